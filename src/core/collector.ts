@@ -1,0 +1,93 @@
+/**
+ * The collector contract: one collector per metric domain (style.md habit 1).
+ *
+ * A collector is created once per plan activation for a monitor, prepared with the whole
+ * plan, then asked to collect one level at a time. `help` is static data that drives plan
+ * validation, `--print-domains` and the generated domain docs.
+ */
+import type { Db } from './db.js';
+import type { MetricType, MetricValue } from './metrics.js';
+import type { Plan } from './plan.js';
+
+export interface OptionHelp {
+  name: string;
+  description: string;
+  /** Effective default, printed by --print-domains ('' = none). */
+  default: string;
+  /** Allowed values → description; absent means free-form. */
+  values?: Record<string, string>;
+}
+
+export interface ErrorHelp {
+  /** Policy name used under `errors:` in a plan, e.g. `access-denied`. */
+  name: string;
+  description: string;
+  /**
+   * MySQL/MariaDB error numbers this policy handles. The engine maps a collection error
+   * carrying one of these errnos to this policy automatically.
+   */
+  errnos?: number[];
+}
+
+export interface MetricHelp {
+  name: string;
+  type: MetricType;
+  description: string;
+}
+
+export interface CollectorHelp {
+  domain: string;
+  description: string;
+  /** SQL or other sources, for docs. */
+  sources: string[];
+  options: OptionHelp[];
+  errors: ErrorHelp[];
+  groups: { key: string; description: string }[];
+  meta: { key: string; description: string }[];
+  /** Declared metrics; empty when the domain reports whatever the server has. */
+  metrics: MetricHelp[];
+}
+
+/** What collect() hands back: values plus, optionally, an error (errors are data). */
+export interface CollectResult {
+  values: MetricValue[];
+  error?: CollectError;
+}
+
+/**
+ * A collection error. `policy` names the plan error policy that governs it (see
+ * ErrorHelp); `zero` are the values to emit when that policy says `zero`.
+ */
+export class CollectError extends Error {
+  readonly policy: string | undefined;
+  readonly zero: MetricValue[] | undefined;
+  readonly errno: number | undefined;
+  constructor(message: string, opts: { policy?: string; zero?: MetricValue[]; errno?: number; cause?: unknown } = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = 'CollectError';
+    this.policy = opts.policy;
+    this.zero = opts.zero;
+    this.errno = opts.errno;
+  }
+}
+
+export interface Collector {
+  readonly domain: string;
+  /** Validate the domain's part of the plan and get ready (run trial queries, pick sources). */
+  prepare(plan: Plan, signal: AbortSignal): Promise<void>;
+  /** Collect one level. Must honour `signal` (the domain's deadline). */
+  collect(level: string, signal: AbortSignal): Promise<CollectResult>;
+  /** Release anything held; called when the plan is replaced or the monitor stops. */
+  close?(): Promise<void>;
+}
+
+export interface CollectorContext {
+  monitorId: string;
+  db: Db;
+}
+
+/** One registry entry: static help plus a factory. */
+export interface CollectorRegistration {
+  help: CollectorHelp;
+  create(ctx: CollectorContext): Collector;
+}

@@ -1,0 +1,48 @@
+/**
+ * The metric data model shared by collectors, the engine and sinks (spec domains.md §0.1).
+ */
+
+/** Metric type codes, numerically identical to Blip's. */
+export const MetricType = {
+  Unknown: 0,
+  CumulativeCounter: 1,
+  DeltaCounter: 2,
+  Gauge: 3,
+  Bool: 4,
+  Event: 5,
+} as const;
+export type MetricType = (typeof MetricType)[keyof typeof MetricType];
+
+/** Human names used by --print-domains and docs. */
+export const METRIC_TYPE_NAMES: Record<MetricType, string> = {
+  0: 'unknown',
+  1: 'cumulative counter',
+  2: 'delta counter',
+  3: 'gauge',
+  4: 'bool',
+  5: 'event',
+};
+
+/** One value of one metric. `name` has no domain prefix. */
+export interface MetricValue {
+  name: string;
+  value: number;
+  type: MetricType;
+  /** Identity labels: same name with another group is another series. */
+  group?: Record<string, string>;
+  /** Annotations, not identity. Reserved key `ts` = Unix milliseconds. */
+  meta?: Record<string, string>;
+}
+
+/** One collection of one plan level from one monitor: what sinks receive. */
+export interface Metrics {
+  begin: Date;
+  end: Date;
+  monitorId: string;
+  plan: string;
+  level: string;
+  interval: number;
+  state: string;
+  /** domain → values, only domains that returned at least one value. */
+  values: Record<string, MetricValue[]>;
+}

@@ -1,0 +1,33 @@
+/**
+ * The sink contract (spec sinks.md §1).
+ */
+import type { Events } from './events.js';
+import type { Metrics } from './metrics.js';
+import type { StatusWriter } from './status.js';
+
+export interface Sink {
+  /** Lowercase name used in status keys and events. */
+  readonly name: string;
+  send(metrics: Metrics, signal?: AbortSignal): Promise<void>;
+  close?(): Promise<void>;
+}
+
+export interface SinkContext {
+  sinkName: string;
+  monitorId: string;
+  /** Option values, already interpolated. */
+  options: Record<string, string>;
+  /** The monitor's resolved tags. */
+  tags: Record<string, string>;
+  status: StatusWriter;
+  events: Events;
+  /** http.proxy, for sinks that make outbound HTTP requests */
+  httpProxy?: string;
+}
+
+export interface SinkRegistration {
+  name: string;
+  description: string;
+  /** Build the sink; throws with a clear message on bad options. */
+  create(ctx: SinkContext): Sink;
+}

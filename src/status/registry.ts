@@ -1,0 +1,71 @@
+/**
+ * Status registry behind GET /status and GET /status/monitors (spec status.md).
+ * Flat string maps; a monitor's map is dropped entirely on unload.
+ */
+import type { StatusReader, StatusWriter } from '../core/status.js';
+
+function sorted(m: Map<string, string>): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const k of [...m.keys()].sort()) out[k] = m.get(k) ?? '';
+  return out;
+}
+
+export class StatusRegistry implements StatusReader {
+  readonly #server = new Map<string, string>();
+  readonly #monitors = new Map<string, Map<string, string>>();
+  /** Computed keys (e.g. uptime) evaluated on each read. */
+  readonly #computed = new Map<string, () => string>();
+
+  /** Writer for server keys. */
+  readonly serverWriter: StatusWriter = {
+    set: (k, v) => void this.#server.set(k, v),
+    delete: (k) => void this.#server.delete(k),
+  };
+
+  setComputed(key: string, fn: () => string): void {
+    this.#computed.set(key, fn);
+  }
+
+  /** Writer for one monitor's keys (the map is created on first write). */
+  monitor(id: string): StatusWriter {
+    return {
+      set: (k, v) => {
+        let m = this.#monitors.get(id);
+        if (!m) {
+          m = new Map();
+          this.#monitors.set(id, m);
+        }
+        m.set(k, v);
+      },
+      delete: (k) => void this.#monitors.get(id)?.delete(k),
+    };
+  }
+
+  /** Make sure a loaded monitor is listed even before it sets a key. */
+  register(id: string): void {
+    if (!this.#monitors.has(id)) this.#monitors.set(id, new Map());
+  }
+
+  /** Delete every key of a monitor (unload). */
+  removeMonitor(id: string): void {
+    this.#monitors.delete(id);
+  }
+
+  server(): Record<string, string> {
+    const m = new Map(this.#server);
+    for (const [k, fn] of this.#computed) m.set(k, fn());
+    return sorted(m);
+  }
+
+  monitors(): Record<string, Record<string, string>> {
+    const out: Record<string, Record<string, string>> = {};
+    for (const id of [...this.#monitors.keys()].sort()) out[id] = sorted(this.#monitors.get(id) ?? new Map());
+    return out;
+  }
+
+  /** One monitor's current status (tests, debugging). */
+  monitorStatus(id: string): Record<string, string> | undefined {
+    const m = this.#monitors.get(id);
+    return m ? sorted(m) : undefined;
+  }
+}
