@@ -38,3 +38,72 @@ export interface Db {
   /** Open a connection and ping it. */
   ping(opts?: QueryOptions): Promise<void>;
 }
+
+/** TLS material for a connection, files already read. */
+export interface TlsSpec {
+  ca?: string;
+  cert?: string;
+  key?: string;
+  /** false when tls.skip-verify is set */
+  rejectUnauthorized: boolean;
+  /** hostname without port, for certificate verification */
+  servername?: string;
+}
+
+/**
+ * Everything needed to open connections to one monitor's server. The password lives in a
+ * private field so the object never serialises it by accident (style.md habit 12).
+ */
+export class ConnectionSpec {
+  readonly username: string;
+  readonly socket: string | undefined;
+  readonly host: string | undefined;
+  readonly port: number | undefined;
+  readonly tls: TlsSpec | undefined;
+  readonly connectTimeoutMs: number;
+  /** `<user>:...@tcp(host:port)/?params` or `<user>:...@unix(path)/?params` */
+  readonly redactedDsn: string;
+  readonly #password: string;
+
+  constructor(args: {
+    username: string;
+    password: string;
+    socket?: string | undefined;
+    host?: string | undefined;
+    port?: number | undefined;
+    tls?: TlsSpec | undefined;
+    connectTimeoutMs: number;
+    redactedDsn: string;
+  }) {
+    this.username = args.username;
+    this.#password = args.password;
+    this.socket = args.socket;
+    this.host = args.host;
+    this.port = args.port;
+    this.tls = args.tls;
+    this.connectTimeoutMs = args.connectTimeoutMs;
+    this.redactedDsn = args.redactedDsn;
+  }
+
+  password(): string {
+    return this.#password;
+  }
+
+  /** Same address and TLS, other credentials (password reload). */
+  withCredentials(username: string, password: string): ConnectionSpec {
+    return new ConnectionSpec({
+      username,
+      password,
+      socket: this.socket,
+      host: this.host,
+      port: this.port,
+      tls: this.tls,
+      connectTimeoutMs: this.connectTimeoutMs,
+      redactedDsn: this.redactedDsn,
+    });
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { dsn: this.redactedDsn };
+  }
+}
