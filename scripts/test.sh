@@ -6,4 +6,5 @@ cd "$(dirname "$0")/.."
 bash scripts/ensure-deps.sh
 npm run lint --silent
 mapfile -t files < <(find dist/src dist/test -name '*.test.js' | sort)
+export TZ=UTC
 exec node --test --test-concurrency=2 --test-reporter=spec "${files[@]}"

@@ -1,0 +1,226 @@
+/**
+ * The monitor loader (monitors.md §2.4, §3, §4): reads every monitor source, finalizes the
+ * monitors, diffs them against what is loaded, applies stop-loss, then adds, removes and
+ * restarts monitors. It is also the MonitorControl the HTTP API drives.
+ */
+import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
+import type { MonitorControl } from '../core/control.js';
+import type { Events } from '../core/events.js';
+import type { Sink } from '../core/sink.js';
+import type { StatusWriter } from '../core/status.js';
+import { SondeError, errorMessage } from '../core/errors.js';
+import type { StatusRegistry } from '../status/registry.js';
+import { formatTimestamp } from '../util/time.js';
+import { sleep } from '../util/backoff.js';
+import type { MonitorDeps } from './monitor.js';
+import { Monitor } from './monitor.js';
+import { stopLossCheck } from './stop-loss.js';
+
+export interface LoaderDeps {
+  config: Config;
+  events: Events;
+  status: StatusRegistry;
+  /** Inheritance, interpolation, id derivation, duplicate check. */
+  finalize(monitors: MonitorConfig[]): FinalMonitorConfig[];
+  /** Per-monitor validation; throws `monitor <id>: …`. */
+  validate(m: FinalMonitorConfig): void;
+  equal(a: FinalMonitorConfig, b: FinalMonitorConfig): boolean;
+  readMonitorFiles(files: string[]): Promise<MonitorConfig[]>;
+  /** Local auto-detect: one monitor with id `localhost`, or none. */
+  autoDetect(): Promise<MonitorConfig | undefined>;
+  /** Build the monitor's sinks; throws `sink <name> not registered` etc. */
+  makeSinks(m: FinalMonitorConfig, status: StatusWriter): Sink[];
+  monitorDeps: MonitorDeps;
+}
+
+/** Pause between starting monitors: 1000/n ms clamped to [20, 100]; 0 for n ≤ 1. */
+export function startPauseMs(n: number): number {
+  if (n <= 1) return 0;
+  return Math.min(100, Math.max(20, Math.floor(1000 / n)));
+}
+
+interface Loaded {
+  monitor: Monitor;
+  sinks: Sink[];
+}
+
+export class Loader implements MonitorControl {
+  readonly #deps: LoaderDeps;
+  readonly #loaded = new Map<string, Loaded>();
+  /** ids the loader has started (API start/stop does not change this: monitors.md §5 quirk) */
+  readonly #started = new Set<string>();
+  /** one load at a time */
+  #busy: Promise<unknown> = Promise.resolve();
+
+  constructor(deps: LoaderDeps) {
+    this.#deps = deps;
+  }
+
+  get size(): number {
+    return this.#loaded.size;
+  }
+
+  /** Finalized configs of the loaded monitors (for --print-monitors). */
+  configs(): FinalMonitorConfig[] {
+    return [...this.#loaded.values()].map((l) => l.monitor.config);
+  }
+
+  monitors(): Record<string, string> {
+    const out: Record<string, string> = {};
+    for (const id of [...this.#loaded.keys()].sort()) out[id] = this.#loaded.get(id)?.monitor.dsn ?? '';
+    return out;
+  }
+
+  /** Read all sources and finalize; any error fails the whole load. */
+  async #read(): Promise<FinalMonitorConfig[]> {
+    const { config, status } = this.#deps;
+    const server = status.serverWriter;
+    const raw: MonitorConfig[] = [...(config.monitors ?? [])];
+    const ml = config['monitor-loader'] ?? {};
+    if ((ml.files ?? []).length > 0) {
+      server.set('monitor-loader', 'loading from files');
+      raw.push(...(await this.#deps.readMonitorFiles(ml.files ?? [])));
+    }
+    if ((ml.aws?.regions ?? []).length > 0) {
+      throw new Error('monitor-loader.aws.regions: loading monitors from AWS RDS is not supported yet');
+    }
+    if (raw.length === 0 && ml.local?.['disable-auto'] !== true) {
+      server.set('monitor-loader', 'auto-detect local');
+      const local = await this.#deps.autoDetect();
+      if (local) raw.push(local);
+    }
+    const finals = this.#deps.finalize(raw);
+    for (const m of finals) this.#deps.validate(m);
+    return finals;
+  }
+
+  /**
+   * Load (boot) or reload: read, diff, stop-loss, apply. Throws SondeError RELOAD_FAILED
+   * or STOP_LOSS; on error nothing changes. Does not start monitors (see startAll).
+   */
+  async load(opts: { boot?: boolean } = {}): Promise<void> {
+    const run = this.#busy.then(() => this.#load(opts.boot === true));
+    this.#busy = run.catch(() => undefined);
+    return run;
+  }
+
+  async #load(boot: boolean): Promise<void> {
+    const { status, events, config } = this.#deps;
+    const server = status.serverWriter;
+    events.info('monitors-loading', '');
+    let added = 0;
+    let removed = 0;
+    let changed = 0;
+    const summary = (): void =>
+      server.set('monitor-loader', `added: ${added} removed: ${removed} changed: ${changed} on ${formatTimestamp(new Date())}`);
+    try {
+      const finals = await this.#read();
+      const next = new Map(finals.map((m) => [m.id, m]));
+      const toAdd: FinalMonitorConfig[] = [];
+      const toRemove: string[] = [];
+      for (const m of finals) {
+        const cur = this.#loaded.get(m.id);
+        if (!cur) toAdd.push(m);
+        else if (!this.#deps.equal(cur.monitor.config, m)) {
+          toRemove.push(m.id);
+          toAdd.push(m);
+          changed++;
+        }
+      }
+      for (const id of this.#loaded.keys()) if (!next.has(id)) toRemove.push(id);
+      added = toAdd.length;
+      removed = toRemove.length - changed;
+
+      if (!boot) {
+        const msg = stopLossCheck(config['monitor-loader']?.['stop-loss'] ?? '', this.#loaded.size, next.size);
+        if (msg) {
+          events.error('monitors-stoploss', '', msg);
+          throw new SondeError('STOP_LOSS', msg);
+        }
+      }
+
+      // Build everything that can fail before touching what is loaded.
+      const built = toAdd.map((m) => {
+        const writer = status.monitor(m.id);
+        let sinks: Sink[];
+        try {
+          sinks = this.#deps.makeSinks(m, writer);
+        } catch (err) {
+          throw new Error(`monitor ${m.id}: ${errorMessage(err)}`, { cause: err });
+        }
+        return { config: m, sinks, writer };
+      });
+
+      for (const id of toRemove) await this.#unload(id);
+      for (const b of built) {
+        status.register(b.config.id);
+        const monitor = new Monitor(b.config, b.sinks, b.writer, this.#deps.monitorDeps);
+        this.#loaded.set(b.config.id, { monitor, sinks: b.sinks });
+      }
+      server.set('monitors', String(this.#loaded.size));
+      summary();
+      events.info('monitors-loaded', '', `${this.#loaded.size} monitors`);
+    } catch (err) {
+      summary();
+      if (err instanceof SondeError) throw err;
+      throw new SondeError('RELOAD_FAILED', errorMessage(err), { cause: err });
+    }
+  }
+
+  async #unload(id: string): Promise<void> {
+    const l = this.#loaded.get(id);
+    if (!l) return;
+    await l.monitor.stop();
+    await Promise.allSettled(l.sinks.map((s) => s.close?.()));
+    this.#loaded.delete(id);
+    this.#started.delete(id);
+    this.#deps.status.removeMonitor(id);
+  }
+
+  /** Start every loaded monitor the loader has not started yet, paced (monitors.md §2.4). */
+  async startAll(): Promise<void> {
+    const server = this.#deps.status.serverWriter;
+    const todo = [...this.#loaded.values()].filter((l) => !this.#started.has(l.monitor.id));
+    const pause = startPauseMs(todo.length);
+    this.#deps.events.info('monitors-starting', '', `${todo.length} monitors`);
+    for (const [i, l] of todo.entries()) {
+      server.set('monitor-loader', `starting ${l.monitor.id}`);
+      this.#started.add(l.monitor.id);
+      if (!l.monitor.running) l.monitor.start();
+      if (i < todo.length - 1 && pause > 0) await sleep(pause);
+    }
+    server.set('monitor-loader', `${todo.length} monitors started at ${formatTimestamp(new Date())}`);
+    this.#deps.events.info('monitors-started', '', `${todo.length} monitors`);
+  }
+
+  async reload(): Promise<void> {
+    await this.load();
+    await this.startAll();
+  }
+
+  #get(id: string): Loaded {
+    const l = this.#loaded.get(id);
+    if (!l) throw new SondeError('MONITOR_NOT_LOADED', `monitor ${id} not loaded`);
+    return l;
+  }
+
+  async start(id: string): Promise<void> {
+    const l = this.#get(id);
+    try {
+      l.monitor.start();
+    } catch (err) {
+      throw new SondeError('MONITOR_START_FAILED', `Error starting monitor ${id}: ${errorMessage(err)}`);
+    }
+  }
+
+  async stop(id: string): Promise<void> {
+    await this.#get(id).monitor.stop();
+  }
+
+  /** Stop every monitor (shutdown), bounded by `timeoutMs`. */
+  async stopAll(timeoutMs = 5000): Promise<void> {
+    const all = Promise.allSettled([...this.#loaded.values()].map((l) => l.monitor.stop()));
+    await Promise.race([all, sleep(timeoutMs)]);
+    await Promise.allSettled([...this.#loaded.values()].flatMap((l) => l.sinks.map((s) => s.close?.())));
+  }
+}
