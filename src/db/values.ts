@@ -1,0 +1,105 @@
+/**
+ * Turning MySQL's textual values into numbers (spec domains.md §0.2, Blip `sqlutil.Float64`).
+ *
+ * Every value sonde reads from SHOW / INFORMATION_SCHEMA / performance_schema arrives as
+ * text. parseValue() decides whether that text is a metric value; `undefined` means "not a
+ * number, skip it silently". Do NOT use `Number(text)`: `Number("")` is 0 and
+ * `Number("0x10")` is 16, neither of which MySQL means.
+ */
+
+/** Strict decimal grammar: optional sign, digits with optional fraction, optional exponent. */
+const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
+
+/** Exact, case-sensitive keyword table. */
+const KEYWORDS: ReadonlyMap<string, number> = new Map([
+  ['ON', 1],
+  ['YES', 1],
+  ['Yes', 1],
+  ['OFF', 0],
+  ['NO', 0],
+  ['No', 0],
+  ['DISABLED', 0],
+  ['Connecting', 0],
+]);
+
+const MONTHS: Record<string, number> = {
+  Jan: 0,
+  Feb: 1,
+  Mar: 2,
+  Apr: 3,
+  May: 4,
+  Jun: 5,
+  Jul: 6,
+  Aug: 7,
+  Sep: 8,
+  Oct: 9,
+  Nov: 10,
+  Dec: 11,
+};
+
+/**
+ * Go layout `Jan 02 15:04:05 2006 MST`, as in `Ssl_server_not_after` (`Apr 10 12:00:00 2034 GMT`).
+ * OpenSSL pads single-digit days with a space (`Apr  1 …`), so a one-digit day after one or
+ * two spaces is accepted too. The zone abbreviation is not interpreted: UTC, GMT and unknown
+ * abbreviations all mean offset 0, as Go does for abbreviations it cannot resolve.
+ */
+const OPENSSL_DATE = /^([A-Z][a-z]{2}) {1,2}(\d{1,2}) (\d{2}):(\d{2}):(\d{2}) (\d{4}) ([A-Z]{3,5})$/;
+
+/** `YYYY-MM-DD HH:MM:SS`, optional fractional seconds (Go accepts them when parsing), UTC. */
+const SQL_DATETIME = /^(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.\d+)?$/;
+
+/**
+ * Unix seconds of a UTC calendar time, or undefined when a field is out of range (Go's
+ * time.Parse rejects Feb 30 rather than rolling it over, and so do we).
+ */
+function unixSeconds(
+  year: number,
+  month0: number,
+  day: number,
+  hour: number,
+  min: number,
+  sec: number,
+): number | undefined {
+  if (hour > 23 || min > 59 || sec > 59 || day < 1 || month0 < 0 || month0 > 11) return undefined;
+  const ms = Date.UTC(year, month0, day, hour, min, sec);
+  const d = new Date(ms);
+  // Date.UTC maps years 0..99 to 1900..1999; fix that up so year 0050 stays year 50.
+  if (year < 100) d.setUTCFullYear(year);
+  if (d.getUTCDate() !== day || d.getUTCMonth() !== month0) return undefined;
+  return Math.floor(d.getTime() / 1000);
+}
+
+/**
+ * Parse one textual MySQL value per domains.md §0.2.
+ *
+ * - decimal numbers (`123`, `-1.5`, `1e+06`) → that number (non-finite results are rejected)
+ * - `ON`, `YES`, `Yes` → 1; `OFF`, `NO`, `No`, `DISABLED`, `Connecting` → 0 (case-sensitive)
+ * - `Jan 02 15:04:05 2006 MST` and `YYYY-MM-DD HH:MM:SS` (UTC) → Unix seconds
+ * - anything else, including `null`, `""`, `NULL`, `on` → undefined (skip the value)
+ */
+export function parseValue(text: string | null | undefined): number | undefined {
+  if (text === null || text === undefined || text === '') return undefined;
+
+  if (DECIMAL.test(text)) {
+    const n = Number(text);
+    return Number.isFinite(n) ? n : undefined;
+  }
+
+  const keyword = KEYWORDS.get(text);
+  if (keyword !== undefined) return keyword;
+
+  let m = SQL_DATETIME.exec(text);
+  if (m !== null) {
+    const [, y, mo, d, h, mi, s] = m.map(Number) as [number, number, number, number, number, number, number];
+    return unixSeconds(y, mo - 1, d, h, mi, s);
+  }
+
+  m = OPENSSL_DATE.exec(text);
+  if (m !== null) {
+    const month0 = MONTHS[m[1] ?? ''];
+    if (month0 === undefined) return undefined;
+    return unixSeconds(Number(m[6]), month0, Number(m[2]), Number(m[3]), Number(m[4]), Number(m[5]));
+  }
+
+  return undefined;
+}
