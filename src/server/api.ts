@@ -1,0 +1,366 @@
+/**
+ * The management HTTP API, exactly per the API contract (shared/seed) and monitors.md §5.
+ *
+ * Blip routes by exact path with Go's http.ServeMux, answers errors with
+ * `text/plain; charset=utf-8` bodies of one line plus `\n`, and `404 page not found` for
+ * unknown paths. Fastify would answer with JSON error objects by default, so every path
+ * out of fastify's own machinery is overridden here: the error handler, the not-found
+ * handler (which also turns a wrong method on a known path into 405), framework errors
+ * (bad URL encoding), client errors (malformed HTTP) and body parsing (bodies are ignored).
+ */
+import { STATUS_CODES } from 'node:http';
+import type { Socket } from 'node:net';
+import Fastify from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
+import type { AgentInfo, MonitorControl } from '../core/control.js';
+import { SondeError, errorMessage } from '../core/errors.js';
+import type { Events } from '../core/events.js';
+import type { StatusReader } from '../core/status.js';
+
+/** What the API needs from the agent; the CLI wires the real pieces. */
+export interface ApiDeps {
+  control: MonitorControl;
+  status: StatusReader;
+  info: AgentInfo;
+  /** GET /config renderings, already redacted by the caller. */
+  renderConfig: { yaml(): string; json(): unknown };
+  /**
+   * Where unexpected failures (answered 500 with a fixed text) are reported as the error
+   * event `server-api-error`. Optional; without it they are only answered.
+   */
+  events?: Events;
+}
+
+const TEXT = 'text/plain; charset=utf-8';
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** Fixed body of an unexpected failure: its message may hold anything, so it is not shown. */
+const INTERNAL_ERROR = 'internal server error';
+const STOP_LOSS_MESSAGE = 'Stop-loss prevented reloading; see sonde error log for details';
+
+/** An HTTP answer carried by a throw: the error handler renders it as text. */
+class HttpError extends Error {
+  readonly status: number;
+  constructor(status: number, message: string) {
+    super(message);
+    this.status = status;
+  }
+}
+
+/** Go's html.EscapeString: the five characters it replaces, with the same entities. */
+export function htmlEscape(s: string): string {
+  return s.replace(/[&'<>"]/g, (c) => {
+    switch (c) {
+      case '&':
+        return '&amp;';
+      case "'":
+        return '&#39;';
+      case '<':
+        return '&lt;';
+      case '>':
+        return '&gt;';
+      default:
+        return '&#34;';
+    }
+  });
+}
+
+/** An id as shown in a message: CR/LF removed (no forged lines), then HTML-escaped. */
+function shownId(id: string): string {
+  return htmlEscape(id.replace(/[\r\n]/g, ''));
+}
+
+/** Error bodies are one line: any line break inside a message becomes a space. */
+function oneLine(s: string): string {
+  return s.replace(/\r\n|[\r\n]/g, ' ');
+}
+
+function sendText(reply: FastifyReply, status: number, message: string): FastifyReply {
+  return reply
+    .code(status)
+    .header('content-type', TEXT)
+    .send(oneLine(message) + '\n');
+}
+
+function sendJson(reply: FastifyReply, value: unknown): FastifyReply {
+  // Serialised here, not by fastify: a string value must still go out as JSON.
+  return reply.code(200).header('content-type', JSON_TYPE).send(JSON.stringify(value));
+}
+
+/** The `id` query value; Go's Query().Get keeps the first of repeated keys. */
+function queryId(req: FastifyRequest): string {
+  const q = req.query as Record<string, string | string[] | undefined>;
+  const v = q.id;
+  const id = Array.isArray(v) ? v[0] : v;
+  if (id === undefined || id === '') throw new HttpError(400, 'missing id=monitorId in query');
+  return id;
+}
+
+/** Control errors every single-monitor endpoint shares. */
+function notLoaded(err: unknown, id: string): HttpError | undefined {
+  if (err instanceof SondeError && err.code === 'MONITOR_NOT_LOADED') {
+    return new HttpError(404, `monitor ${shownId(id)} not loaded`);
+  }
+  return undefined;
+}
+
+/**
+ * The reason part of a start/stop failure. The contract's body is
+ * `Error starting monitor <id>: <reason>`; a controller that already put that prefix in its
+ * message is tolerated rather than printed twice.
+ */
+function reason(err: SondeError, verb: string, id: string): string {
+  const prefix = `Error ${verb} monitor ${id}: `;
+  return err.message.startsWith(prefix) ? err.message.slice(prefix.length) : err.message;
+}
+
+type Handler = (req: FastifyRequest, reply: FastifyReply) => Promise<FastifyReply>;
+
+interface Endpoint {
+  path: string;
+  methods: HTTPMethods[];
+  handler: Handler;
+}
+
+/** GET is accepted beside POST on state-changing endpoints (monitors.md §5, Recommended). */
+const CHANGE: HTTPMethods[] = ['POST', 'GET'];
+/** HEAD is answered for read-only GET endpoints (fastify exposes it from GET). */
+const READ: HTTPMethods[] = ['GET'];
+
+function endpoints(deps: ApiDeps): Endpoint[] {
+  const { control, status, info, renderConfig } = deps;
+  return [
+    {
+      path: '/monitors',
+      methods: READ,
+      handler: async (_req, reply) => sendJson(reply, control.monitors()),
+    },
+    {
+      path: '/monitors/reload',
+      methods: CHANGE,
+      handler: async (_req, reply) => {
+        try {
+          await control.reload();
+        } catch (err) {
+          if (err instanceof SondeError) {
+            if (err.code === 'STOP_LOSS') throw new HttpError(412, STOP_LOSS_MESSAGE);
+            // Any load failure is the contract's 409; SondeError messages are safe to show.
+            throw new HttpError(409, `Error reloading monitors: ${htmlEscape(err.message)}`);
+          }
+          throw err;
+        }
+        return reply.code(200).send();
+      },
+    },
+    {
+      path: '/monitors/start',
+      methods: CHANGE,
+      handler: async (req, reply) => {
+        const id = queryId(req);
+        try {
+          await control.start(id);
+        } catch (err) {
+          const nl = notLoaded(err, id);
+          if (nl) throw nl;
+          if (err instanceof SondeError && err.code === 'MONITOR_START_FAILED') {
+            const why = htmlEscape(reason(err, 'starting', id));
+            throw new HttpError(409, `Error starting monitor ${shownId(id)}: ${why}`);
+          }
+          throw err;
+        }
+        return reply.code(200).send();
+      },
+    },
+    {
+      path: '/monitors/stop',
+      methods: CHANGE,
+      handler: async (req, reply) => {
+        const id = queryId(req);
+        try {
+          await control.stop(id);
+        } catch (err) {
+          const nl = notLoaded(err, id);
+          if (nl) throw nl;
+          if (err instanceof SondeError && err.code === 'MONITOR_STOP_FAILED') {
+            const why = htmlEscape(reason(err, 'stopping', id));
+            throw new HttpError(err.httpStatus, `Error stopping monitor ${shownId(id)}: ${why}`);
+          }
+          throw err;
+        }
+        return reply.code(200).send();
+      },
+    },
+    {
+      path: '/config',
+      methods: READ,
+      handler: async (req, reply) => {
+        // `?json` is a presence flag: `?json`, `?json=` and `?json=1` all select JSON.
+        const q = req.query as Record<string, unknown>;
+        if (Object.hasOwn(q, 'json')) return sendJson(reply, renderConfig.json());
+        // Go sniffs YAML text as text/plain; kept so browsers and curl show it inline.
+        return reply.code(200).header('content-type', TEXT).send(renderConfig.yaml());
+      },
+    },
+    {
+      path: '/registered',
+      methods: READ,
+      handler: async (_req, reply) => {
+        const r = info.registered();
+        return sendJson(reply, { collectors: r.collectors, sinks: r.sinks });
+      },
+    },
+    {
+      path: '/version',
+      methods: READ,
+      handler: async (_req, reply) => reply.code(200).header('content-type', TEXT).send(`v${info.version}`),
+    },
+    {
+      path: '/status',
+      methods: READ,
+      handler: async (_req, reply) => sendJson(reply, status.server()),
+    },
+    {
+      path: '/status/monitors',
+      methods: READ,
+      handler: async (_req, reply) => sendJson(reply, status.monitors()),
+    },
+    {
+      // Not in the contract (cli.md §4): toggles debug output, answers the new state.
+      path: '/debug',
+      methods: CHANGE,
+      handler: async (_req, reply) => sendJson(reply, { debugging: info.toggleDebug() }),
+    },
+  ];
+}
+
+/** `Allow` header value for a known path: HEAD rides along with read-only GET routes. */
+function allowHeader(methods: HTTPMethods[]): string {
+  const all = methods.includes('POST') ? methods : [...methods, 'HEAD'];
+  return all.join(', ');
+}
+
+/** Fastify's own errors carry an HTTP status; anything else is unexpected. */
+function fastifyStatus(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null || !('statusCode' in err)) return undefined;
+  const s = err.statusCode;
+  return typeof s === 'number' && s >= 400 && s < 500 ? s : undefined;
+}
+
+/** Raw answer to a malformed HTTP request, in Go's words; the socket is then closed. */
+function clientError(_err: Error, socket: Socket): void {
+  if (socket.writable) {
+    socket.end(
+      'HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request',
+    );
+  } else {
+    socket.destroy();
+  }
+}
+
+/**
+ * Build the API (not listening). `app.inject()` works at once; `listenApi` binds it.
+ * Fastify's logger stays off: sonde reports through its events, never per request.
+ */
+export function buildApi(deps: ApiDeps): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    clientErrorHandler: clientError,
+    // Fastify's own closing answer is a JSON 503; the preClose/onRequest hooks below say it in text.
+    return503OnClosing: false,
+    frameworkErrors: (err, _req, reply) => {
+      void sendText(
+        reply,
+        fastifyStatus(err) ?? 400,
+        STATUS_CODES[fastifyStatus(err) ?? 400] ?? 'Bad Request',
+      );
+    },
+  });
+
+  // Request bodies are never used: accept and drop any of them (a `curl -d ''` POST must
+  // not be refused with 415). Reading it as a buffer keeps keep-alive sockets clean.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => {
+    done(null, undefined);
+  });
+
+  let closing = false;
+  app.addHook('preClose', async () => {
+    closing = true;
+  });
+  app.addHook('onRequest', async (_req, reply) => {
+    if (closing) return sendText(reply.header('connection', 'close'), 503, 'server is shutting down');
+    return undefined;
+  });
+
+  const known = new Map<string, HTTPMethods[]>();
+  for (const ep of endpoints(deps)) {
+    known.set(ep.path, ep.methods);
+    app.route({
+      method: ep.methods,
+      url: ep.path,
+      // HEAD must not start, stop, reload or toggle anything.
+      exposeHeadRoute: !ep.methods.includes('POST'),
+      handler: ep.handler,
+    });
+  }
+
+  app.setNotFoundHandler(async (req, reply) => {
+    const path = req.url.split('?', 1)[0] ?? '';
+    const methods = known.get(path);
+    if (methods) {
+      reply.header('allow', allowHeader(methods));
+      return sendText(reply, 405, 'method not allowed');
+    }
+    return sendText(reply, 404, '404 page not found');
+  });
+
+  app.setErrorHandler(async (err: unknown, _req, reply) => {
+    if (err instanceof HttpError) return sendText(reply, err.status, err.message);
+    if (err instanceof SondeError) return sendText(reply, err.httpStatus, htmlEscape(err.message));
+    const status = fastifyStatus(err);
+    if (status !== undefined) return sendText(reply, status, STATUS_CODES[status] ?? 'Bad Request');
+    deps.events?.error('server-api-error', '', errorMessage(err));
+    return sendText(reply, 500, INTERNAL_ERROR);
+  });
+
+  return app;
+}
+
+/** Split `host:port`, `:port` or `[v6]:port`; an empty host means all interfaces. */
+export function parseBind(bind: string): { host: string; port: number } {
+  const i = bind.lastIndexOf(':');
+  const portText = i < 0 ? '' : bind.slice(i + 1);
+  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
+    throw new Error(`invalid bind address ${JSON.stringify(bind)}: want host:port or :port`);
+  }
+  let host = bind.slice(0, i);
+  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
+  return { host, port: Number(portText) };
+}
+
+function isErrno(err: unknown, ...codes: string[]): boolean {
+  return err instanceof Error && 'code' in err && codes.includes(String(err.code));
+}
+
+/**
+ * Listen on `bind` (`host:port` or `:port`) and return the bound address as `host:port`
+ * (`[v6]:port` for IPv6), with the real port when `bind` asked for port 0.
+ * `:port` listens on every interface: `::` (dual stack), or `0.0.0.0` without IPv6.
+ */
+export async function listenApi(app: FastifyInstance, bind: string): Promise<string> {
+  const { host, port } = parseBind(bind);
+  if (host === '') {
+    try {
+      await app.listen({ host: '::', port });
+    } catch (err) {
+      if (!isErrno(err, 'EAFNOSUPPORT', 'EADDRNOTAVAIL')) throw err;
+      await app.listen({ host: '0.0.0.0', port });
+    }
+  } else {
+    await app.listen({ host, port });
+  }
+  const addr = app.server.address();
+  if (addr === null || typeof addr === 'string') return addr ?? bind;
+  const shown = addr.family === 'IPv6' ? `[${addr.address}]` : addr.address;
+  return `${shown}:${addr.port}`;
+}
