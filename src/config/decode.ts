@@ -1,0 +1,303 @@
+/**
+ * Strict YAML decoding shared by the main config file and monitor files.
+ *
+ * The `yaml` package parses into an AST; we walk it ourselves so that we can
+ * - report duplicate keys with their key path (yaml only knows an offset),
+ * - remember the line of every key, so a zod issue path maps back to a line,
+ * - keep the source text of scalars: Blip (Go yaml.v2) accepts any scalar for a string
+ *   key and stores its text, so `port: 3306` in sink options is the string `3306`, `freq: 5`
+ *   is `5` (then a duration error) and `password: 0123` stays `0123`, not `83`.
+ *
+ * The document is read as YAML 1.1 like Go's yaml.v2: `yes`/`no`/`on`/`off` are booleans
+ * for boolean keys, and `<<` merge keys are honoured.
+ */
+import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
+import type { Document, Node as YamlNode, Scalar } from 'yaml';
+import type * as z from 'zod';
+
+/**
+ * A YAML boolean as decoded: its value for boolean keys and its source text for string keys
+ * (`enabled: yes` as a tag value is the string `yes`).
+ */
+export class YamlBool {
+  constructor(
+    readonly value: boolean,
+    readonly text: string,
+  ) {}
+}
+
+/** A decoded path: map keys and list indexes. */
+export type KeyPath = readonly PropertyKey[];
+
+/** `monitors[0].tls.ca` */
+export function formatPath(path: KeyPath): string {
+  let out = '';
+  for (const p of path) {
+    if (typeof p === 'number') out += `[${p}]`;
+    else out += out === '' ? String(p) : `.${String(p)}`;
+  }
+  return out;
+}
+
+/** One-line decode failure; `detail` is `line N: ...` (file name added by the caller). */
+export class DecodeFailure extends Error {
+  constructor(
+    readonly detail: string,
+    readonly line: number | undefined,
+    readonly key: string | undefined,
+  ) {
+    super(detail);
+    this.name = 'DecodeFailure';
+  }
+}
+
+/** YAML kind of a node, for "expected X, got Y" messages. */
+type Kind = 'null' | 'boolean' | 'number' | 'string' | 'mapping' | 'list' | 'value';
+
+interface WalkCtx {
+  doc: Document;
+  lc: LineCounter;
+  lines: Map<string, number>;
+  kinds: Map<string, Kind>;
+}
+
+function pathKey(path: KeyPath): string {
+  return JSON.stringify(path.map((p) => (typeof p === 'number' ? p : String(p))));
+}
+
+function lineOf(ctx: WalkCtx, node: unknown): number | undefined {
+  const range = (node as { range?: [number, number, number] } | null | undefined)?.range;
+  if (!range) return undefined;
+  return ctx.lc.linePos(range[0]).line;
+}
+
+/** Assign without ever touching the prototype (a `__proto__` key is just a key). */
+function define(obj: Record<string, unknown>, key: string, value: unknown): void {
+  Object.defineProperty(obj, key, { value, enumerable: true, writable: true, configurable: true });
+}
+
+function scalarKind(s: Scalar): Kind {
+  const v = s.value;
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'boolean') return 'boolean';
+  if (typeof v === 'number' || typeof v === 'bigint') return 'number';
+  if (typeof v === 'string') return 'string';
+  return 'value';
+}
+
+function scalarValue(s: Scalar): unknown {
+  const v = s.value;
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'boolean') return new YamlBool(v, s.source ?? String(v));
+  if (typeof v === 'string') return v;
+  // Numbers, dates (YAML 1.1 timestamps), ...: keep the text as written.
+  return typeof s.source === 'string' ? s.source : String(v as number);
+}
+
+function isMergeKey(key: unknown): boolean {
+  return isScalar(key) && (typeof key.value === 'symbol' || (key.value === '<<' && key.type === 'PLAIN'));
+}
+
+function resolveNode(ctx: WalkCtx, node: unknown, path: KeyPath): unknown {
+  if (!isAlias(node)) return node;
+  const target = node.resolve(ctx.doc);
+  if (target === undefined) {
+    throw new DecodeFailure(
+      `line ${lineOf(ctx, node) ?? 1}: unresolved alias *${node.source} at ${formatPath(path) || 'top level'}`,
+      lineOf(ctx, node),
+      formatPath(path),
+    );
+  }
+  return target;
+}
+
+function walk(ctx: WalkCtx, raw: unknown, path: KeyPath, depth: number): unknown {
+  if (depth > 64) {
+    throw new DecodeFailure(
+      `line ${lineOf(ctx, raw) ?? 1}: document nested too deeply at ${formatPath(path)}`,
+      lineOf(ctx, raw),
+      formatPath(path),
+    );
+  }
+  const node = resolveNode(ctx, raw, path);
+  const pk = pathKey(path);
+  if (node === null || node === undefined) {
+    ctx.kinds.set(pk, 'null');
+    return null;
+  }
+  if (isScalar(node)) {
+    ctx.kinds.set(pk, scalarKind(node));
+    return scalarValue(node);
+  }
+  if (isSeq(node)) {
+    ctx.kinds.set(pk, 'list');
+    return node.items.map((item, i) => {
+      const line = lineOf(ctx, item);
+      if (line !== undefined) ctx.lines.set(pathKey([...path, i]), line);
+      return walk(ctx, item, [...path, i], depth + 1);
+    });
+  }
+  if (isMap(node)) {
+    ctx.kinds.set(pk, 'mapping');
+    const out: Record<string, unknown> = {};
+    // Merge keys first, so explicit keys (and their lines) override what they bring in.
+    for (const pair of node.items) {
+      if (!isPair(pair) || !isMergeKey(pair.key)) continue;
+      const src = resolveNode(ctx, pair.value, path);
+      const sources = isSeq(src) ? src.items.map((s) => resolveNode(ctx, s, path)) : [src];
+      for (const s of sources) {
+        if (!isMap(s)) {
+          const line = lineOf(ctx, pair.key) ?? 1;
+          throw new DecodeFailure(
+            `line ${line}: merge key << at ${formatPath(path) || 'top level'} needs a mapping`,
+            line,
+            formatPath(path),
+          );
+        }
+        const merged = walk(ctx, s, path, depth + 1) as Record<string, unknown>;
+        for (const [k, v] of Object.entries(merged)) if (!Object.hasOwn(out, k)) define(out, k, v);
+      }
+    }
+    ctx.kinds.set(pk, 'mapping');
+    const seen = new Set<string>();
+    for (const pair of node.items) {
+      if (isMergeKey(pair.key)) continue;
+      const keyNode = resolveNode(ctx, pair.key, path);
+      const line = lineOf(ctx, pair.key) ?? lineOf(ctx, pair.value) ?? 1;
+      if (!isScalar(keyNode)) {
+        throw new DecodeFailure(
+          `line ${line}: a key at ${formatPath(path) || 'top level'} must be a plain value`,
+          line,
+          formatPath(path),
+        );
+      }
+      const v = keyNode.value;
+      const key = typeof v === 'string' ? v : (keyNode.source ?? String(v as number));
+      const childPath = [...path, key];
+      if (seen.has(key)) {
+        throw new DecodeFailure(
+          `line ${line}: duplicate key ${formatPath(childPath)}`,
+          line,
+          formatPath(childPath),
+        );
+      }
+      seen.add(key);
+      ctx.lines.set(pathKey(childPath), line);
+      define(out, key, walk(ctx, pair.value, childPath, depth + 1));
+    }
+    return out;
+  }
+  ctx.kinds.set(pk, 'value');
+  return null;
+}
+
+/** The decoded value plus where each key path came from. */
+export interface DecodedYaml {
+  /** plain JS: objects, arrays, strings, YamlBool, null; `undefined` for an empty document */
+  value: unknown;
+  lineOf(path: KeyPath): number;
+  kindOf(path: KeyPath): string;
+}
+
+/** Parse YAML text into plain values; syntax errors and duplicate keys throw a DecodeFailure. */
+export function decodeYaml(text: string): DecodedYaml {
+  const lc = new LineCounter();
+  const doc = parseDocument(text, {
+    lineCounter: lc,
+    prettyErrors: false,
+    uniqueKeys: false, // we detect duplicates ourselves, with the key path
+    version: '1.1',
+  });
+  const err = doc.errors[0];
+  if (err) {
+    const line = lc.linePos(err.pos[0]).line || 1;
+    const msg = (err.message.split('\n')[0] ?? err.code).replace(/\s+at line \d+, column \d+:?$/, '');
+    throw new DecodeFailure(`line ${line}: ${msg}`, line, undefined);
+  }
+  const ctx: WalkCtx = { doc: doc as Document, lc, lines: new Map(), kinds: new Map() };
+  const contents = doc.contents as YamlNode | null;
+  const value = contents === null ? undefined : walk(ctx, contents, [], 0);
+  return {
+    value,
+    lineOf(path: KeyPath): number {
+      for (let n = path.length; n > 0; n--) {
+        const l = ctx.lines.get(pathKey(path.slice(0, n)));
+        if (l !== undefined) return l;
+      }
+      return lineOf(ctx, contents) ?? 1;
+    },
+    kindOf(path: KeyPath): string {
+      return ctx.kinds.get(pathKey(path)) ?? 'nothing';
+    },
+  };
+}
+
+const EXPECTED: Record<string, string> = {
+  object: 'mapping',
+  record: 'mapping',
+  map: 'mapping',
+  array: 'list',
+  string: 'string',
+  boolean: 'boolean',
+};
+
+interface Candidate {
+  line: number;
+  key: string;
+  text: string;
+}
+
+function candidates(issue: z.core.$ZodIssue, decoded: DecodedYaml): Candidate[] {
+  const path = issue.path;
+  if (issue.code === 'unrecognized_keys') {
+    return issue.keys.map((k) => {
+      const p = [...path, k];
+      const key = formatPath(p);
+      return { line: decoded.lineOf(p), key, text: `unknown key ${key}` };
+    });
+  }
+  const key = formatPath(path);
+  const line = decoded.lineOf(path);
+  if (issue.code === 'invalid_type') {
+    const got = decoded.kindOf(path);
+    const want = EXPECTED[issue.expected] ?? issue.expected;
+    if (key === '') return [{ line, key, text: `expected a ${want} at the top level, got ${got}` }];
+    if (got === 'nothing') return [{ line, key, text: `missing key ${key}` }];
+    return [{ line, key, text: `wrong type for key ${key}: expected ${want}, got ${got}` }];
+  }
+  if (issue.code === 'invalid_key') {
+    return [{ line, key, text: `invalid key in ${key}` }];
+  }
+  return [{ line, key, text: `invalid value for key ${key}: ${issue.message}` }];
+}
+
+/** Remove `undefined` members (zod keeps optional keys that were `null` in YAML). */
+export function pruneUndefined<T>(v: T): T {
+  if (Array.isArray(v)) return v.map((x: unknown) => pruneUndefined(x)) as T;
+  if (v !== null && typeof v === 'object' && !(v instanceof YamlBool)) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v as Record<string, unknown>)) {
+      if (x !== undefined) define(out, k, pruneUndefined(x));
+    }
+    return out as T;
+  }
+  return v;
+}
+
+/**
+ * Decode YAML text and validate it with a strict zod schema. Failure throws a DecodeFailure
+ * naming the line and key path of the earliest problem in the file, e.g.
+ * `line 7: unknown key monitors[0].hostnme`.
+ */
+export function strictDecode<T>(text: string, schema: z.ZodType, empty: T): T {
+  const decoded = decodeYaml(text);
+  if (decoded.value === undefined || decoded.value === null) return empty;
+  const result = schema.safeParse(decoded.value);
+  if (result.success) return pruneUndefined(result.data as T);
+  let best: Candidate | undefined;
+  for (const issue of result.error.issues) {
+    for (const c of candidates(issue, decoded)) if (!best || c.line < best.line) best = c;
+  }
+  if (!best) throw new DecodeFailure('line 1: invalid document', 1, undefined);
+  throw new DecodeFailure(`line ${best.line}: ${best.text}`, best.line, best.key);
+}

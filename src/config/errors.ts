@@ -1,0 +1,64 @@
+/**
+ * The one error type of the config module. Its message is always a single line that can be
+ * shown to a user as is (the CLI prints `server.Boot failed: <message>`), never a password.
+ */
+import { SondeError } from '../core/errors.js';
+
+/**
+ * `load`: the file could not be found, read or decoded (CLI event `boot-error`).
+ * `invalid`: the file decoded but a value is wrong (CLI event `boot-config-invalid`).
+ */
+export type ConfigErrorKind = 'load' | 'invalid';
+
+export interface ConfigErrorDetails {
+  kind?: ConfigErrorKind;
+  /** absolute path of the file the error is about, when there is one */
+  file?: string | undefined;
+  /** 1-based line in `file` */
+  line?: number | undefined;
+  /** key path, e.g. `monitors[0].hostname` */
+  key?: string | undefined;
+  cause?: unknown;
+}
+
+/** A config error: one line of text naming the file and key; code `CONFIG_INVALID`. */
+export class ConfigError extends SondeError {
+  readonly kind: ConfigErrorKind;
+  readonly file: string | undefined;
+  readonly line: number | undefined;
+  readonly key: string | undefined;
+
+  constructor(message: string, details: ConfigErrorDetails = {}) {
+    // Collapse any newline a library put in the text: the message must stay one line.
+    super('CONFIG_INVALID', message.replace(/\s*\r?\n\s*/g, ' '), { cause: details.cause });
+    this.name = 'ConfigError';
+    this.kind = details.kind ?? 'invalid';
+    this.file = details.file;
+    this.line = details.line;
+    this.key = details.key;
+  }
+}
+
+const OS_TEXT: Record<string, string> = {
+  ENOENT: 'no such file or directory',
+  EACCES: 'permission denied',
+  EPERM: 'operation not permitted',
+  EISDIR: 'is a directory',
+  ENOTDIR: 'not a directory',
+  ELOOP: 'too many levels of symbolic links',
+  EMFILE: 'too many open files',
+};
+
+/**
+ * An fs error as Go prints it: `open /etc/x.yaml: no such file or directory`.
+ * `path` is the path as the user wrote it (Node's error holds the resolved one).
+ */
+export function osErrorText(err: unknown, path: string): string {
+  const e = err as NodeJS.ErrnoException;
+  const code = typeof e?.code === 'string' ? e.code : '';
+  const text =
+    OS_TEXT[code] ??
+    (e instanceof Error ? e.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '') : String(err));
+  const syscall = typeof e?.syscall === 'string' ? e.syscall : 'open';
+  return `${syscall} ${path}: ${text}`;
+}

@@ -1,0 +1,286 @@
+/**
+ * Locate, read, strictly decode, merge over defaults, `${ENV}`-interpolate and validate the
+ * config file (spec config.md §2, §8.3, §9).
+ */
+import { readFile, stat } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { Config } from '../core/config.js';
+import { interpolateEnv } from '../util/interpolate.js';
+import { DecodeFailure, strictDecode } from './decode.js';
+import { ConfigError, osErrorText } from './errors.js';
+import { configSchema } from './schema.js';
+import {
+  checkDuration,
+  checkExporter,
+  checkHeartbeat,
+  checkPlans,
+  checkStopLoss,
+  checkTls,
+} from './validate.js';
+
+export { ConfigError } from './errors.js';
+export type { ConfigErrorKind } from './errors.js';
+
+/** Default file names tried in the working directory, in order, when no file is given. */
+export const DEFAULT_CONFIG_FILES = ['sonde.yaml', 'blip.yaml'] as const;
+
+/** Built-in defaults (config.md §4); the file is decoded on top of them. Never mutate. */
+export const DEFAULT_CONFIG: Readonly<Config> = deepFreeze({
+  api: { bind: '127.0.0.1:7522' },
+  mysql: { username: 'blip', 'timeout-connect': '10s' },
+});
+
+function deepFreeze<T>(o: T): T {
+  if (o !== null && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** A fresh, mutable copy of the built-in defaults. */
+export function defaultConfig(): Config {
+  return structuredClone(DEFAULT_CONFIG) as Config;
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+/**
+ * `over` on top of `base` (config.md §2): maps merge key by key, lists and scalars replace,
+ * a key absent from `over` keeps `base`'s value. Returns new objects; inputs are untouched.
+ */
+export function mergeConfig<T>(base: T, over: T): T {
+  if (over === undefined) return structuredClone(base);
+  if (isPlainObject(base) && isPlainObject(over)) {
+    const out: Record<string, unknown> = structuredClone(base);
+    for (const [k, v] of Object.entries(over)) {
+      if (v === undefined) continue;
+      Object.defineProperty(out, k, {
+        value: mergeConfig(out[k], v),
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    }
+    return out as T;
+  }
+  return structuredClone(over);
+}
+
+function mapValues(m: Record<string, string> | undefined, f: (s: string) => string): void {
+  if (!m) return;
+  for (const k of Object.keys(m)) m[k] = f(m[k] ?? '');
+}
+
+/**
+ * `${ENV}` interpolation of the server config, in place, for exactly the keys of
+ * config.md §8.3 (server row). Not interpolated: map keys, booleans, `monitors` (done per
+ * monitor when loading) and `plans.monitor`. exporter.mode and exporter.plan are
+ * interpolated too (Blip no-ops them; Recommended).
+ */
+export function interpolateServerConfig(c: Config, env: NodeJS.ProcessEnv = process.env): Config {
+  const e = (s: string | undefined): string | undefined =>
+    s === undefined ? undefined : interpolateEnv(s, env);
+  const list = (l: string[] | undefined): string[] | undefined => l?.map((s) => interpolateEnv(s, env));
+  const str = (s: string): string => interpolateEnv(s, env);
+
+  if (c.api) c.api.bind = e(c.api.bind);
+  if (c.http) c.http.proxy = e(c.http.proxy);
+  const ml = c['monitor-loader'];
+  if (ml) {
+    ml['stop-loss'] = e(ml['stop-loss']);
+    ml.files = list(ml.files);
+  }
+  if (c.aws) {
+    c.aws['password-secret'] = e(c.aws['password-secret']);
+    c.aws.region = e(c.aws.region);
+  }
+  if (c.exporter) {
+    c.exporter.mode = e(c.exporter.mode);
+    c.exporter.plan = e(c.exporter.plan);
+    mapValues(c.exporter.flags, str);
+  }
+  if (c.heartbeat) {
+    const h = c.heartbeat;
+    h.freq = e(h.freq);
+    h['source-id'] = e(h['source-id']);
+    h.role = e(h.role);
+    h.table = e(h.table);
+  }
+  if (c.mysql) {
+    const m = c.mysql; // hostname and socket are not interpolated at this level (§8.3)
+    m.mycnf = e(m.mycnf);
+    m.username = e(m.username);
+    m.password = e(m.password);
+    m['password-file'] = e(m['password-file']);
+    m['timeout-connect'] = e(m['timeout-connect']);
+  }
+  if (c.plans) {
+    const p = c.plans;
+    p.files = list(p.files);
+    p.table = e(p.table);
+    for (const st of Object.values(p.change ?? {})) {
+      if (!st) continue;
+      st.after = e(st.after);
+      st.plan = e(st.plan);
+    }
+  }
+  for (const opts of Object.values(c.sinks ?? {})) mapValues(opts, str);
+  mapValues(c.tags, str);
+  if (c.tls) {
+    c.tls.ca = e(c.tls.ca);
+    c.tls.cert = e(c.tls.cert);
+    c.tls.key = e(c.tls.key);
+  }
+  return dropUndefined(c);
+}
+
+/** Assigning `e(undefined)` creates keys holding undefined; remove them again. */
+function dropUndefined<T>(v: T): T {
+  if (Array.isArray(v)) {
+    for (const x of v) dropUndefined(x);
+  } else if (isPlainObject(v)) {
+    for (const [k, x] of Object.entries(v)) {
+      if (x === undefined) delete v[k];
+      else dropUndefined(x);
+    }
+  }
+  return v;
+}
+
+export interface ValidateConfigOptions {
+  /** base of relative tls paths; default process.cwd() */
+  cwd?: string;
+  /** config file path, recorded on the error */
+  file?: string | undefined;
+}
+
+/**
+ * Validate the top-level sections in the order of config.md §9 (api, http, sinks,
+ * monitor-loader, aws, exporter, ha, heartbeat, mysql, plans, tls) and throw a ConfigError
+ * (kind `invalid`) with the exact text of the first failure. api.bind is not test-bound here
+ * (the CLI does that); `monitors` entries are validated when they are finalized.
+ */
+export function validateConfig(c: Config, opts: ValidateConfigOptions = {}): void {
+  const cwd = opts.cwd ?? process.cwd();
+  const checks: [string, () => string | undefined][] = [
+    ['monitor-loader.stop-loss', () => checkStopLoss(c['monitor-loader']?.['stop-loss'])],
+    ['exporter.mode', () => checkExporter(c.exporter)],
+    ['heartbeat', () => checkHeartbeat(c.heartbeat)],
+    [
+      'mysql.timeout-connect',
+      () => checkDuration('config.mysql.timeout-connect', c.mysql?.['timeout-connect']),
+    ],
+    ['plans.change', () => checkPlans(c.plans)],
+    ['tls', () => checkTls(c.tls, cwd)],
+  ];
+  for (const [key, check] of checks) {
+    const err = check();
+    if (err !== undefined) throw new ConfigError(err, { kind: 'invalid', file: opts.file, key });
+  }
+}
+
+export interface ParseConfigOptions {
+  /** absolute path of the file, used in messages; default `<config>` */
+  path?: string;
+  env?: NodeJS.ProcessEnv;
+  cwd?: string;
+}
+
+/**
+ * Decode config text strictly, merge it over DEFAULT_CONFIG, interpolate `${ENV}` and
+ * validate. An empty document yields the defaults. Decode errors are one line:
+ * `cannot decode YAML in <path>: line <n>: unknown key <key path>`.
+ */
+export function parseConfig(text: string, opts: ParseConfigOptions = {}): Config {
+  const path = opts.path ?? '<config>';
+  let fromFile: Config;
+  try {
+    fromFile = strictDecode<Config>(text, configSchema, {});
+  } catch (err) {
+    if (err instanceof DecodeFailure) {
+      throw new ConfigError(`cannot decode YAML in ${path}: ${err.detail}`, {
+        kind: 'load',
+        file: path,
+        line: err.line,
+        key: err.key,
+        cause: err,
+      });
+    }
+    throw err;
+  }
+  return finishConfig(mergeConfig<Config>(defaultConfig(), fromFile), opts.env, opts.cwd, opts.path);
+}
+
+function finishConfig(
+  merged: Config,
+  env: NodeJS.ProcessEnv | undefined,
+  cwd: string | undefined,
+  file: string | undefined,
+): Config {
+  const c = interpolateServerConfig(merged, env ?? process.env);
+  // api.bind: empty (also after interpolation) means the default (config.md §4.1).
+  if (c.api?.bind === undefined || c.api.bind === '') {
+    c.api = { ...c.api, bind: DEFAULT_CONFIG.api?.bind ?? '127.0.0.1:7522' };
+  }
+  validateConfig(c, { cwd, file });
+  return c;
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await stat(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Load the server config (config.md §2).
+ *
+ * - `file` given (from `--config` or `SONDE_CONFIG`/`BLIP_CONFIG`): it must exist, else
+ *   ConfigError `config file FILE does not exist` (FILE as given).
+ * - no file: `sonde.yaml`, then `blip.yaml` in `cwd`; neither → built-in defaults and
+ *   `path` undefined.
+ *
+ * Relative paths are resolved against `opts.cwd` (default the process working directory).
+ * Throws ConfigError: kind `load` for locate/read/decode failures, `invalid` for validation.
+ */
+export async function loadConfig(
+  file: string | undefined,
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+): Promise<{ config: Config; path: string | undefined }> {
+  const cwd = opts.cwd ?? process.cwd();
+  let path: string | undefined;
+  if (file !== undefined && file !== '') {
+    path = resolve(cwd, file);
+    if (!(await exists(path))) {
+      throw new ConfigError(`config file ${file} does not exist`, { kind: 'load', file: path });
+    }
+  } else {
+    for (const name of DEFAULT_CONFIG_FILES) {
+      const p = resolve(cwd, name);
+      if (await exists(p)) {
+        path = p;
+        break;
+      }
+    }
+  }
+  if (path === undefined) {
+    return { config: finishConfig(defaultConfig(), opts.env, cwd, undefined), path: undefined };
+  }
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read config file: ${osErrorText(err, path)}`, {
+      kind: 'load',
+      file: path,
+      cause: err,
+    });
+  }
+  return { config: parseConfig(text, { path, env: opts.env ?? process.env, cwd }), path };
+}
