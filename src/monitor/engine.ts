@@ -27,6 +27,7 @@ import { errorMessage } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
 import { parsePolicy } from '../plan/policy.js';
+import { sleep } from '../util/backoff.js';
 
 /** Max collectors running at once per monitor (monitors.md §7.2). */
 export const MAX_CONCURRENT_COLLECTORS = 2;
@@ -204,7 +205,7 @@ export class Engine {
         events.error('collector-fault', monitorId, `${tag}/${w.domain}: previous collection still running, cancelled`);
         prev.fenced = true;
         prev.controller.abort(new Error('cancelled: domain due again'));
-        const settled = await Promise.race([prev.promise.then(() => true), delay(FENCE_WAIT_MS).then(() => false)]);
+        const settled = await Promise.race([prev.promise.then(() => true), sleep(FENCE_WAIT_MS).then(() => false)]);
         if (!settled) {
           outcomes.push({ ...w, values: [], error: 'previous collection did not stop in time; skipped' });
           return;
@@ -254,7 +255,7 @@ export class Engine {
     const workers = Array.from({ length: Math.min(MAX_CONCURRENT_COLLECTORS, queue.length) }, () => worker());
     status.set('engine-collect', `${tag}: receiving metrics, ${Math.min(MAX_CONCURRENT_COLLECTORS, queue.length)} collectors running`);
     const emrTimer = new AbortController();
-    await Promise.race([Promise.all(workers), delay(Math.max(0, emrAt - Date.now()), emrTimer.signal)]);
+    await Promise.race([Promise.all(workers), sleep(Math.max(0, emrAt - Date.now()), emrTimer.signal)]);
     emrTimer.abort();
     batchOpen = false;
     current.end = new Date();
@@ -361,18 +362,4 @@ function toCollectError(err: unknown, signal: AbortSignal): CollectError {
   }
   const errno = (err as { errno?: unknown } | null)?.errno;
   return new CollectError(errorMessage(err), typeof errno === 'number' ? { errno, cause: err } : { cause: err });
-}
-
-function delay(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
-  });
 }
