@@ -1,0 +1,75 @@
+// node:test's describe/it return promises that the runner itself tracks.
+/* eslint-disable @typescript-eslint/no-floating-promises */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { SondeError } from '../core/errors.js';
+import { NO_EVENTS } from '../core/events.js';
+import type { SinkContext } from '../core/sink.js';
+import { builtinSinks } from './builtin.js';
+import { logSinkRegistration } from './log.js';
+import { SinkRegistry } from './registry.js';
+
+function ctx(sinkName: string, options: Record<string, string> = {}): SinkContext {
+  return {
+    sinkName,
+    monitorId: 'db1',
+    options,
+    tags: {},
+    status: { set: () => undefined, delete: () => undefined },
+    events: NO_EVENTS,
+  };
+}
+
+describe('sink registry', () => {
+  it('lists the built-in names sorted', () => {
+    assert.deepEqual(builtinSinks().names(), [
+      'chronosphere',
+      'datadog',
+      'log',
+      'noop',
+      'prom-pushgateway',
+      'signalfx',
+    ]);
+  });
+
+  it('builds log and noop sinks', () => {
+    const reg = builtinSinks();
+    assert.equal(reg.create('log', ctx('log')).name, 'log');
+    assert.equal(reg.create('noop', ctx('noop')).name, 'noop');
+    assert.equal(reg.has('log'), true);
+    assert.equal(reg.get('noop')?.name, 'noop');
+  });
+
+  it('fails an unknown name with `sink <name> not registered`', () => {
+    const reg = builtinSinks();
+    assert.equal(reg.has('retry'), false);
+    assert.throws(
+      () => reg.create('retry', ctx('retry')),
+      (err: unknown) =>
+        err instanceof SondeError &&
+        err.code === 'CONFIG_INVALID' &&
+        err.message === 'sink retry not registered',
+    );
+  });
+
+  it('knows the sinks not built yet but refuses to create them with a clear message', () => {
+    const reg = builtinSinks();
+    for (const name of ['datadog', 'signalfx', 'chronosphere', 'prom-pushgateway']) {
+      assert.equal(reg.has(name), true, name);
+      assert.throws(
+        () => reg.create(name, ctx(name)),
+        (err: unknown) =>
+          err instanceof SondeError &&
+          err.code === 'NOT_SUPPORTED' &&
+          err.message === `sink ${name} is not supported yet`,
+        name,
+      );
+    }
+  });
+
+  it('refuses to register a name twice', () => {
+    const reg = new SinkRegistry();
+    reg.register(logSinkRegistration());
+    assert.throws(() => reg.register(logSinkRegistration()), /^Error: sink log already registered$/);
+  });
+});
