@@ -1,0 +1,112 @@
+/**
+ * The CLI as a user runs it: flags, exit codes, print options, and bad config files that
+ * each fail the boot with one clear line naming the file and the key.
+ */
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { runSonde, writeConfig, ROOT } from '../helpers/agent.js';
+
+const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
+const NO_AUTO = 'monitor-loader:\n  local:\n    disable-auto: true\n';
+
+/** Boot failures print exactly one stderr line: `<date time> server.Boot failed: <error>`. */
+function oneLine(stderr: string): string {
+  const lines = stderr.split('\n').filter((l) => l !== '');
+  assert.equal(lines.length, 1, `expected one stderr line, got:\n${stderr}`);
+  const line = lines[0] ?? '';
+  assert.match(line, /^\d{4}\/\d\d\/\d\d \d\d:\d\d:\d\d server\.Boot failed: /);
+  return line.replace(/^.* server\.Boot failed: /, '');
+}
+
+describe('sonde CLI', () => {
+  it('prints the version as v<major>.<minor>.<patch>', async () => {
+    const r = await runSonde(['--version']);
+    assert.equal(r.code, 0);
+    assert.equal(r.stdout, `v${VERSION}\n`);
+  });
+
+  it('prints help with every option', async () => {
+    const r = await runSonde(['--help']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^Usage: sonde \[options\]/);
+    for (const o of ['--config', '--debug', '--help', '--log', '--print-config', '--print-domains', '--print-monitors', '--print-plans', '--run', '--version']) {
+      assert.ok(r.stdout.includes(o), o);
+    }
+  });
+
+  it('rejects an unknown option', async () => {
+    const r = await runSonde(['--bogus']);
+    assert.equal(r.code, 1);
+    assert.equal(oneLine(r.stderr), 'Error parsing command line: unknown argument --bogus');
+  });
+
+  it('prints every domain for --print-domains without reading a config', async () => {
+    const r = await runSonde(['--print-domains', '--config', '/nonexistent.yaml']);
+    assert.equal(r.code, 0);
+    assert.match(r.stdout, /^innodb\n\t/m);
+    assert.match(r.stdout, /^status\.global\n\t.+\n\tOptions:\n\t\tall: /m);
+    assert.match(r.stdout, /^var\.global$/m);
+  });
+
+  it('boots and exits 0 with --run=false, printing the config, plans and monitors', async () => {
+    const [dir, path] = writeConfig(`${NO_AUTO}mysql:\n  password: hunter2-secret\nmonitors:\n  - hostname: db1\n  - id: two\n    socket: /tmp/x.sock\n`);
+    const r = await runSonde(['--config', path, '--run=false', '--print-config', '--print-monitors', '--print-plans'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /^api:\n {2}bind: 127\.0\.0\.1:7522\n/);
+    assert.match(r.stdout, /# default-mysql\n/);
+    assert.match(r.stdout, /monitors:\n/);
+    assert.match(r.stdout, /id: db1\n/);
+    assert.ok(!r.stdout.includes('hunter2-secret'), 'password printed');
+  });
+
+  it('reads the config file from SONDE_CONFIG and BLIP_CONFIG, and BLIP_RUN=false', async () => {
+    const [dir, path] = writeConfig(`${NO_AUTO}api:\n  bind: 127.0.0.1:0\n`);
+    const r = await runSonde(['--print-config'], { cwd: dir, env: { BLIP_CONFIG: path, BLIP_RUN: 'false' } });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /bind: 127\.0\.0\.1:0/);
+    const s = await runSonde(['--print-config', '--run=false'], { cwd: dir, env: { SONDE_CONFIG: path } });
+    assert.equal(s.code, 0, s.stderr);
+    assert.match(s.stdout, /bind: 127\.0\.0\.1:0/);
+  });
+
+  it('fails with one line for a missing config file', async () => {
+    const r = await runSonde(['--config', '/no/such/sonde.yaml']);
+    assert.equal(r.code, 1);
+    assert.equal(oneLine(r.stderr), 'config file /no/such/sonde.yaml does not exist');
+  });
+
+  const bad: [string, string, RegExp][] = [
+    ['unknown key', 'mysql:\n  hostnme: db1\n', /sonde\.yaml.*line 2.*mysql\.hostnme/],
+    ['unknown monitor key', 'monitors:\n  - id: a\n    pasword: x\n', /sonde\.yaml.*line 3.*monitors\[0\]\.pasword/],
+    ['duplicate key', 'api:\n  bind: :1\n  bind: :2\n', /sonde\.yaml.*line 3.*bind/],
+    ['bad stop-loss', "monitor-loader:\n  stop-loss: '5x'\n", /'5x' does not match/],
+    ['bad exporter mode', 'exporter:\n  mode: bogus\n', /invalid config\.exporter\.mode: bogus; valid values: dual, legacy/],
+    ['zero heartbeat', 'heartbeat:\n  freq: "0"\n', /invalid config\.heartbeat\.freq: 0: must be greater than zero/],
+    ['missing TLS file', 'tls:\n  ca: /no/ca.pem\n', /config\.tls\.ca: \/no\/ca\.pem: file does not exist/],
+    ['unknown sink', `${NO_AUTO}monitors:\n  - id: a\n    sinks:\n      nosuch: {}\n`, /sink nosuch not registered/],
+    ['duplicate monitor ids', `${NO_AUTO}monitors:\n  - hostname: db1\n  - id: db1\n`, /duplicate monitor id: db1/],
+    ['bad plan file', `${NO_AUTO}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
+  ];
+  for (const [what, yaml, expected] of bad) {
+    it(`fails with one line for ${what}`, async () => {
+      const [dir, path] = writeConfig(yaml);
+      const r = await runSonde(['--config', path, '--run=false'], { cwd: dir });
+      assert.equal(r.code, 1, r.stdout);
+      assert.match(oneLine(r.stderr), expected);
+    });
+  }
+
+  it('fails when api.bind is already in use', async () => {
+    const srv = createServer();
+    await new Promise<void>((r) => srv.listen(0, '127.0.0.1', () => r()));
+    const port = (srv.address() as { port: number }).port;
+    const [dir, path] = writeConfig(`${NO_AUTO}api:\n  bind: 127.0.0.1:${port}\n`);
+    const r = await runSonde(['--config', path, '--run=false'], { cwd: dir });
+    srv.close();
+    assert.equal(r.code, 1);
+    assert.match(oneLine(r.stderr), /^api\.bind: .*EADDRINUSE/);
+  });
+});

@@ -1,0 +1,132 @@
+/**
+ * Runs the built sonde binary as a user would: a config file in a temp dir, the real
+ * process, its API on a free port. Collects stdout/stderr lines for assertions.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { freePort } from './mariadb.js';
+
+/** Repo root (this file runs from dist/test/helpers). */
+export const ROOT = resolve(import.meta.dirname, '../../..');
+export const BIN = join(ROOT, 'dist/src/bin/sonde.js');
+
+export interface Agent {
+  proc: ChildProcess;
+  base: string;
+  port: number;
+  dir: string;
+  stdout(): string;
+  stderr(): string;
+  /** GET/POST the API; returns status, content type and body text. */
+  http(method: string, path: string): Promise<{ status: number; type: string; body: string }>;
+  json<T = unknown>(path: string): Promise<T>;
+  /** Poll until `check` returns a truthy value (or throw after timeoutMs). */
+  until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
+  /** Send a signal and wait for exit; returns the exit code. */
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export interface RunResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Run sonde to completion (e.g. --version, --run=false, a bad config). */
+export function runSonde(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolvePromise, reject) => {
+    const proc = spawn(process.execPath, [BIN, ...args], {
+      cwd: opts.cwd ?? ROOT,
+      env: { ...process.env, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    proc.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    proc.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    const t = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`sonde ${args.join(' ')} did not exit; stdout=${stdout} stderr=${stderr}`));
+    }, opts.timeoutMs ?? 30_000);
+    proc.on('exit', (code) => {
+      clearTimeout(t);
+      resolvePromise({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Write a config file into a fresh temp dir. Returns [dir, path]. */
+export function writeConfig(yaml: string, name = 'sonde.yaml'): [string, string] {
+  const dir = mkdtempSync(join(tmpdir(), 'sonde-test-'));
+  const path = join(dir, name);
+  writeFileSync(path, yaml);
+  return [dir, path];
+}
+
+/**
+ * Start sonde with `configYaml`; `{{API}}` in it is replaced by a free 127.0.0.1 port.
+ * `files` are written next to the config (the agent's working directory) first.
+ * Resolves once GET /status answers.
+ */
+export async function startAgent(
+  configYaml: string,
+  opts: { args?: string[]; env?: NodeJS.ProcessEnv; files?: Record<string, string> } = {},
+): Promise<Agent> {
+  const port = await freePort();
+  const [dir, path] = writeConfig(configYaml.replaceAll('{{API}}', `127.0.0.1:${port}`));
+  for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(dir, name), text);
+  const proc = spawn(process.execPath, [BIN, '--config', path, ...(opts.args ?? [])], {
+    cwd: dir,
+    env: { ...process.env, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  const base = `http://127.0.0.1:${port}`;
+  const agent: Agent = {
+    proc,
+    base,
+    port,
+    dir,
+    stdout: () => out,
+    stderr: () => err,
+    async http(method, p) {
+      const res = await fetch(base + p, { method });
+      return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() };
+    },
+    async json<T>(p: string): Promise<T> {
+      const res = await fetch(base + p);
+      if (res.status !== 200) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
+      return (await res.json()) as T;
+    },
+    async until(what, check, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: unknown;
+      for (;;) {
+        try {
+          const v = await check();
+          if (v) return v;
+        } catch (e) {
+          last = e;
+        }
+        if (Date.now() > deadline) {
+          throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}\nstderr: ${err.slice(-2000)}`);
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    async stop(signal = 'SIGTERM') {
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill(signal);
+      const code = await exited;
+      rmSync(dir, { recursive: true, force: true });
+      return code;
+    },
+  };
+  await agent.until('API up', async () => (await fetch(`${base}/status`)).ok, 20_000);
+  return agent;
+}
