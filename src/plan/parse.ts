@@ -1,0 +1,240 @@
+/**
+ * Plan parsing and validation (spec plans.md §2 and §5).
+ *
+ * Parsing is deliberately lenient, like Blip's non-strict YAML decoding: unknown keys are
+ * ignored, an empty document is a plan with zero levels, and a domain written without a
+ * body (`size.database:`) is an empty domain. Everything that can be wrong with the
+ * *values* is left to validation, so that every problem is reported with Blip's texts.
+ */
+import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import type { CollectorHelp } from '../core/collector.js';
+import { SondeError } from '../core/errors.js';
+import type { DomainPlan, Level, Plan } from '../core/plan.js';
+import { formatDuration, parseDuration } from '../util/duration.js';
+
+/**
+ * Any plan problem: a YAML document that is not a plan, a failed validation (one or many
+ * lines), a plan table that cannot be read, or a failed lookup. Code `PLAN_INVALID`.
+ */
+export class PlanError extends SondeError {
+  /** The individual problems; one entry unless this is an aggregate validation error. */
+  readonly errors: string[];
+  constructor(message: string, options?: { cause?: unknown; errors?: string[] }) {
+    super('PLAN_INVALID', message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'PlanError';
+    this.errors = options?.errors ?? [message];
+  }
+}
+
+/** Plans may only list metric names made of these characters (domains.md §0.3). */
+export const METRIC_NAME = /^[a-zA-Z0-9_-]*$/;
+
+/** The text of a scalar as written (so `0.10` stays `0.10` and `yes` stays `yes`). */
+function scalarText(node: unknown, what: string): string | undefined {
+  if (node === null || node === undefined) return undefined;
+  if (!isScalar(node))
+    throw new PlanError(`${what}: expected a value, got a ${isSeq(node) ? 'list' : 'mapping'}`);
+  if (node.value === null || node.value === undefined) return undefined;
+  if (typeof node.source === 'string') return node.source;
+  const v: unknown = node.value;
+  return typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean'
+    ? String(v)
+    : JSON.stringify(v);
+}
+
+function keyText(node: unknown, where: string): string {
+  return scalarText(node, `${where}: key`) ?? '';
+}
+
+/** Iterate a YAML mapping as [key, value] pairs; null / empty → no pairs. */
+function mapPairs(node: unknown, what: string): [string, unknown][] {
+  if (node === null || node === undefined) return [];
+  if (isScalar(node) && (node.value === null || node.value === '')) return [];
+  if (!isMap(node)) throw new PlanError(`${what}: expected a mapping`);
+  return node.items.map((pair) => [keyText(pair.key, what), pair.value]);
+}
+
+function stringMap(node: unknown, what: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of mapPairs(node, what)) out[k] = scalarText(v, `${what}.${k}`) ?? '';
+  return out;
+}
+
+function stringList(node: unknown, what: string): string[] {
+  if (node === null || node === undefined) return [];
+  if (isScalar(node) && node.value === null) return [];
+  if (!isSeq(node)) throw new PlanError(`${what}: expected a list`);
+  return node.items.map((item, i) => scalarText(item, `${what}[${i}]`) ?? '');
+}
+
+/** A mapping value by key, or undefined (unknown keys are simply never asked for). */
+function field(node: unknown, key: string): unknown {
+  if (!isMap(node)) return undefined;
+  for (const pair of node.items) {
+    if (isScalar(pair.key) && String(pair.key.value) === key) return pair.value;
+  }
+  return undefined;
+}
+
+function parseDomain(node: unknown, where: string): DomainPlan {
+  if (node !== null && node !== undefined && !isMap(node) && !(isScalar(node) && node.value === null)) {
+    throw new PlanError(`${where}: expected a mapping`);
+  }
+  return {
+    metrics: stringList(field(node, 'metrics'), `${where}: metrics`),
+    options: stringMap(field(node, 'options'), `${where}: options`),
+    errors: stringMap(field(node, 'errors'), `${where}: errors`),
+  };
+}
+
+/** Parse a freq text into ms; NaN when it is missing or does not parse (validation says why). */
+function freqMs(freq: string): number {
+  if (freq === '') return NaN;
+  try {
+    return parseDuration(freq);
+  } catch {
+    return NaN;
+  }
+}
+
+function parseLevel(name: string, node: unknown): Level {
+  // A level with a null body crashes Blip; here it is a level without freq, which
+  // validation reports as `at <level>: freq not set (...)` (plans.md §2, recommended).
+  if (node !== null && node !== undefined && !isMap(node) && !(isScalar(node) && node.value === null)) {
+    throw new PlanError(`at ${name}: expected a mapping with freq and collect`);
+  }
+  const freq = scalarText(field(node, 'freq'), `at ${name}: freq`) ?? '';
+  const collect: Record<string, DomainPlan> = {};
+  for (const [domain, body] of mapPairs(field(node, 'collect'), `at ${name}: collect`)) {
+    collect[domain] = parseDomain(body, `at ${name}/${domain}`);
+  }
+  return { name, freq, freqMs: freqMs(freq), collect };
+}
+
+/** First line of a YAML library message, without the trailing source excerpt. */
+function yamlMessage(message: string): string {
+  const first = message.split('\n')[0] ?? message;
+  return first.replace(/:\s*$/, '');
+}
+
+/**
+ * Parse plan YAML (a plan file or a plan table row) into a Plan named `name`. Level names
+ * come from the mapping keys. Throws PlanError when the text is not YAML or not shaped like
+ * a plan; does not validate values (see validatePlan).
+ */
+export function parsePlan(name: string, source: string, yamlText: string): Plan {
+  const doc = parseDocument(yamlText, { prettyErrors: false });
+  const first = doc.errors[0];
+  if (first) throw new PlanError(yamlMessage(first.message));
+  const levels: Record<string, Level> = {};
+  for (const [levelName, body] of mapPairs(doc.contents, 'plan')) {
+    levels[levelName] = parseLevel(levelName, body);
+  }
+  return { name, source, levels };
+}
+
+/** Levels in ascending freq order; levels without a usable freq first, in written order. */
+function levelsByFreq(plan: Plan): Level[] {
+  const key = (l: Level): number => (Number.isFinite(l.freqMs) ? l.freqMs : -Infinity);
+  return Object.values(plan.levels).sort((a, b) => key(a) - key(b));
+}
+
+/**
+ * The per-plan checks of plans.md §5, first failure thrown as a PlanError with Blip's text
+ * (without the `invalid plan: <plan>: ` prefix). Levels are checked in ascending freq order
+ * so the reported error does not depend on map order; `0s` (or a negative freq) is rejected.
+ */
+export function validatePlan(plan: Plan): void {
+  const seen = new Map<number, string>(); // freq in ns → first level with it
+  for (const level of levelsByFreq(plan)) {
+    const at = `at ${level.name}`;
+    if (level.freq === '') throw new PlanError(`${at}: freq not set (Go time duration string required)`);
+    let ms: number;
+    try {
+      ms = parseDuration(level.freq);
+    } catch (err) {
+      throw new PlanError(`${at}: invalid freq: ${level.freq}: ${(err as Error).message}`);
+    }
+    if (!(ms > 0)) throw new PlanError(`${at}: invalid freq: ${level.freq}: must be greater than zero`);
+    const ns = Math.round(ms * 1e6);
+    const other = seen.get(ns);
+    if (other !== undefined) {
+      throw new PlanError(
+        `${at}: duplicate freq: ${level.freq} (${formatDuration(ms)}): first seen at ${other}`,
+      );
+    }
+    seen.set(ns, level.name);
+    for (const [domain, dp] of Object.entries(level.collect)) {
+      for (const metric of dp.metrics) {
+        if (!METRIC_NAME.test(metric)) {
+          throw new PlanError(
+            `${at}/${domain}: invalid metric: ${metric} (does not match /^[a-zA-Z0-9_-]*$/)`,
+          );
+        }
+      }
+    }
+  }
+}
+
+const PRINT_DOMAINS = "(run 'sonde --print-domains' to list collectors and options)";
+
+/** The loader checks of one plan against the collectors' help; problems appended to `out`. */
+function checkDomains(
+  plan: Plan,
+  getHelp: (domain: string) => CollectorHelp | undefined,
+  out: string[],
+): void {
+  for (const level of levelsByFreq(plan)) {
+    for (const [domain, dp] of Object.entries(level.collect)) {
+      const prefix = `invalid plan: ${plan.name}: at ${level.name}/${domain}: `;
+      const help = getHelp(domain);
+      if (!help) {
+        out.push(`${prefix}invalid domain: ${domain} (no factory registered)`);
+        continue;
+      }
+      const given = Object.keys(dp.options);
+      if (given.length === 0) continue;
+      if (help.options.length === 0) {
+        // Blip prints the number of declared options (always 0); the given count helps more.
+        out.push(`${prefix}collector has no options but ${given.length} given`);
+        continue;
+      }
+      for (const [key, value] of Object.entries(dp.options)) {
+        const opt = help.options.find((o) => o.name === key);
+        if (!opt) {
+          out.push(`${prefix}unknown option: ${key} ${PRINT_DOMAINS}`);
+          continue;
+        }
+        const allowed = opt.values ? Object.keys(opt.values) : [];
+        if (allowed.length > 0 && !allowed.includes(value)) {
+          out.push(`${prefix}invalid value for option ${key}: ${value} ${PRINT_DOMAINS}`);
+        }
+      }
+    }
+  }
+}
+
+/** `<n> plan validation errors:` then one error per line. */
+export function aggregateMessage(errors: string[]): string {
+  return [`${errors.length} plan validation errors:`, ...errors].join('\n');
+}
+
+/**
+ * The loader checks of plans.md §5 over newly read plans: each plan's own checks
+ * (validatePlan), then every domain against its collector's help (known domain, known
+ * options, allowed values). All problems are collected and thrown as one PlanError whose
+ * message is `<n> plan validation errors:` followed by one line per problem.
+ */
+export function validatePlans(plans: Plan[], getHelp: (domain: string) => CollectorHelp | undefined): void {
+  const errors: string[] = [];
+  for (const plan of plans) {
+    try {
+      validatePlan(plan);
+    } catch (err) {
+      errors.push(`invalid plan: ${plan.name}: ${(err as Error).message}`);
+      continue;
+    }
+    checkDomains(plan, getHelp, errors);
+  }
+  if (errors.length > 0) throw new PlanError(aggregateMessage(errors), { errors });
+}
