@@ -267,12 +267,10 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     clientErrorHandler: clientError,
     // Fastify's own closing answer is a JSON 503; the preClose/onRequest hooks below say it in text.
     return503OnClosing: false,
+    // Router-level failures such as a badly percent-encoded path (FST_ERR_BAD_URL).
     frameworkErrors: (err, _req, reply) => {
-      void sendText(
-        reply,
-        fastifyStatus(err) ?? 400,
-        STATUS_CODES[fastifyStatus(err) ?? 400] ?? 'Bad Request',
-      );
+      const status = fastifyStatus(err) ?? 400;
+      void sendText(reply, status, STATUS_CODES[status] ?? 'Bad Request');
     },
   });
 
