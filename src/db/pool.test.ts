@@ -1,0 +1,272 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConnectionSpec } from '../core/db.js';
+import { startMariaDB, type MariaDB } from '../../test/helpers/mariadb.js';
+import { DB_ERROR_CODES, createDb, type PooledDb } from './pool.js';
+
+function specFor(
+  server: MariaDB,
+  username: string,
+  password: string,
+  via: 'socket' | 'tcp' = 'tcp',
+  port = server.port,
+): ConnectionSpec {
+  return new ConnectionSpec({
+    username,
+    password,
+    ...(via === 'socket' ? { socket: server.socket } : { host: server.host, port }),
+    connectTimeoutMs: 3000,
+    redactedDsn:
+      via === 'socket'
+        ? `${username}:...@unix(${server.socket})/?interpolateParams=true&parseTime=true`
+        : `${username}:...@tcp(${server.host}:${port})/?interpolateParams=true&parseTime=true`,
+  });
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+/** Poll the server until no statement with exactly this text runs (or fail after ~3 s). */
+async function waitNotRunning(server: MariaDB, sql: string): Promise<number> {
+  const start = Date.now();
+  while (Date.now() - start < 3000) {
+    const rows = await server.query(
+      'SELECT COUNT(*) AS n FROM information_schema.processlist WHERE info = ?',
+      [sql],
+    );
+    if (Number(rows[0]?.n) === 0) return Date.now() - start;
+    await sleep(20);
+  }
+  throw new Error(`${sql} still running after 3 s`);
+}
+
+void describe('createDb (mysql2 pool) against a real MariaDB', () => {
+  let server: MariaDB;
+  let db: PooledDb;
+  const open: PooledDb[] = [];
+  const track = (d: PooledDb) => {
+    open.push(d);
+    return d;
+  };
+
+  before(async () => {
+    server = await startMariaDB();
+    await server.createUser('mon', 'mon-secret-pw', []);
+    db = track(createDb(specFor(server, 'mon', 'mon-secret-pw')));
+  });
+  after(async () => {
+    for (const d of open) await d.close();
+    await server.stop();
+  });
+
+  void it('returns every column as text and NULL as null', async () => {
+    const rows = await db.query(
+      'SELECT 1 AS a, 1.50 AS b, ? AS c, NULL AS d, CAST(18446744073709551615 AS UNSIGNED) AS e, -3 AS f',
+      ["it's"],
+    );
+    assert.deepEqual(rows, [{ a: '1', b: '1.50', c: "it's", d: null, e: '18446744073709551615', f: '-3' }]);
+  });
+
+  void it('returns [] for a statement without a result set', async () => {
+    assert.deepEqual(await db.query('DO 1'), []);
+  });
+
+  void it('sets lock_wait_timeout=5 on each session', async () => {
+    const rows = await db.query('SELECT @@SESSION.lock_wait_timeout AS t');
+    assert.deepEqual(rows, [{ t: '5' }]);
+  });
+
+  void it('works over the unix socket too', async () => {
+    const s = track(createDb(specFor(server, 'root', '', 'socket')));
+    assert.deepEqual(await s.query('SELECT CURRENT_USER() AS u'), [{ u: 'root@localhost' }]);
+  });
+
+  void it('detects MariaDB 10.11 once per pool', async () => {
+    const info = await db.serverInfo();
+    assert.equal(info.flavor, 'mariadb');
+    assert.deepEqual(info.version.slice(0, 2), [10, 11]);
+    assert.match(info.versionString, /^10\.11\.\d+-MariaDB/);
+    assert.equal(await db.serverInfo(), info);
+  });
+
+  void it('pings', async () => {
+    await db.ping();
+  });
+
+  void it('kills a query at its timeout and keeps the pool usable', async () => {
+    const [before] = await db.query('SELECT CONNECTION_ID() AS id');
+    const t0 = Date.now();
+    await assert.rejects(
+      db.query('SELECT SLEEP(10)', [], { timeoutMs: 300 }),
+      (err: Error & { code?: string }) => {
+        assert.equal(err.code, DB_ERROR_CODES.timeout);
+        assert.match(err.message, /timed out after 300ms/);
+        return true;
+      },
+    );
+    assert.ok(Date.now() - t0 < 1000, `rejected after ${Date.now() - t0} ms`);
+    // The server really stopped running it (KILL QUERY), well within a second.
+    const waited = await waitNotRunning(server, 'SELECT SLEEP(10)');
+    assert.ok(Date.now() - t0 < 1500, `still running ${waited} ms after rejection`);
+    await sleep(50);
+    // The same connection went back to the pool: the KILL did not cost it.
+    assert.deepEqual(await db.query('SELECT CONNECTION_ID() AS id'), [before]);
+    // And the pool serves three statements at once.
+    const many = await Promise.all([1, 2, 3].map((n) => db.query('SELECT ? + SLEEP(0.1) AS n', [n])));
+    assert.deepEqual(many, [[{ n: '1' }], [{ n: '2' }], [{ n: '3' }]]);
+  });
+
+  void it('kills a query when its signal aborts', async () => {
+    const ac = new AbortController();
+    const t0 = Date.now();
+    setTimeout(() => ac.abort(new Error('deadline passed')), 200);
+    await assert.rejects(
+      db.query('SELECT SLEEP(9)', [], { signal: ac.signal }),
+      (err: Error & { code?: string }) => {
+        assert.equal(err.code, DB_ERROR_CODES.cancelled);
+        assert.equal(err.message, 'query cancelled: deadline passed');
+        return true;
+      },
+    );
+    assert.ok(Date.now() - t0 < 1000);
+    await waitNotRunning(server, 'SELECT SLEEP(9)');
+    assert.ok(Date.now() - t0 < 1500);
+    assert.deepEqual(await db.query('SELECT 2 AS x'), [{ x: '2' }]);
+  });
+
+  void it('rejects at once when the signal is already aborted', async () => {
+    await assert.rejects(db.query('SELECT 1', [], { signal: AbortSignal.abort() }), {
+      code: DB_ERROR_CODES.cancelled,
+    });
+  });
+
+  void it('gives up waiting for a pool slot at the timeout', async () => {
+    const busy = [1, 2, 3].map(() => db.query('SELECT SLEEP(0.8)'));
+    await sleep(50);
+    const t0 = Date.now();
+    await assert.rejects(db.query('SELECT 1', [], { timeoutMs: 150 }), { code: DB_ERROR_CODES.timeout });
+    assert.ok(Date.now() - t0 < 600);
+    assert.equal((await Promise.all(busy)).length, 3);
+    assert.deepEqual(await db.query('SELECT 3 AS x'), [{ x: '3' }]);
+  });
+
+  void it('reports a server error with errno, code and sqlState', async () => {
+    await assert.rejects(db.query('SELECT * FROM mysql.user'), (err: Error & Record<string, unknown>) => {
+      assert.equal(err.errno, 1142);
+      assert.equal(err.code, 'ER_TABLEACCESS_DENIED_ERROR');
+      assert.equal(err.sqlState, '42000');
+      assert.match(err.message, /SELECT command denied to user 'mon'@'127.0.0.1' for table `mysql`\.`user`/);
+      return true;
+    });
+  });
+
+  void it('reports access denied as errno 1045 without the password', async () => {
+    const bad = track(createDb(specFor(server, 'mon', 'wrong-password-xyz')));
+    await assert.rejects(bad.query('SELECT 1'), (err: Error & Record<string, unknown>) => {
+      assert.equal(err.errno, 1045);
+      assert.equal(err.code, 'ER_ACCESS_DENIED_ERROR');
+      assert.equal(err.sqlState, '28000');
+      assert.match(err.message, /Access denied for user 'mon'/);
+      assert.doesNotMatch(err.message + JSON.stringify(err), /wrong-password-xyz/);
+      return true;
+    });
+  });
+
+  void it('scrubs the password from any error text defensively', async () => {
+    await server.createUser('scrub', 'SecretPw123', []);
+    const d = track(createDb(specFor(server, 'scrub', 'SecretPw123')));
+    await assert.rejects(d.query('SELECT no_such_col_SecretPw123'), (err: Error & { errno?: number }) => {
+      assert.equal(err.errno, 1054);
+      assert.equal(err.message, "Unknown column 'no_such_col_...' in 'SELECT'");
+      return true;
+    });
+  });
+
+  void it('reports a refused TCP connection as a DbError', async () => {
+    const nowhere = track(createDb(specFor(server, 'mon', 'x', 'tcp', 1)));
+    await assert.rejects(nowhere.ping(), (err: Error & { code?: string }) => {
+      assert.equal(err.code, 'ECONNREFUSED');
+      assert.notEqual(err.message, '');
+      return true;
+    });
+  });
+
+  void it('rejects after close()', async () => {
+    const d = createDb(specFor(server, 'mon', 'mon-secret-pw'));
+    await d.query('SELECT 1');
+    await d.close();
+    await d.close();
+    await assert.rejects(d.query('SELECT 1'), { code: DB_ERROR_CODES.closed });
+  });
+
+  void it('opens fresh connections after the server restarted', async () => {
+    const d = track(createDb(specFor(server, 'mon', 'mon-secret-pw')));
+    await Promise.all([1, 2, 3].map(() => d.query('SELECT SLEEP(0.05)')));
+    await server.kill();
+    await assert.rejects(d.query('SELECT 1', [], { timeoutMs: 2000 }));
+    await server.restart();
+    assert.deepEqual(await d.query('SELECT 4 AS x'), [{ x: '4' }]);
+    assert.equal((await d.serverInfo()).flavor, 'mariadb');
+  });
+
+  void describe('password reload on access denied (monitors.md §9)', () => {
+    /** Kill every connection of `user` so the pool must open new ones. */
+    async function dropConnections(user: string): Promise<void> {
+      const rows = await server.query('SELECT id FROM information_schema.processlist WHERE user = ?', [user]);
+      for (const r of rows) await server.query(`KILL CONNECTION ${Number(r.id)}`);
+      await sleep(100);
+    }
+
+    void it('swaps to the reloaded password and retries, one reload for concurrent failures', async () => {
+      await server.createUser('rel', 'first-password', []);
+      let reloads = 0;
+      let current = 'first-password';
+      const d = track(
+        createDb(specFor(server, 'rel', 'first-password'), {
+          reloadCredentials: async () => {
+            reloads++;
+            await sleep(50);
+            return specFor(server, 'rel', current);
+          },
+          onPasswordReloadError: () => assert.fail('no reload error expected'),
+        }),
+      );
+      assert.deepEqual(await d.query('SELECT 1 AS one'), [{ one: '1' }]);
+      await server.query("ALTER USER 'rel'@'%' IDENTIFIED BY 'second-password'");
+      current = 'second-password';
+      await dropConnections('rel');
+      const rows = await Promise.all([1, 2, 3].map((n) => d.query('SELECT ? AS n', [n])));
+      assert.deepEqual(rows, [[{ n: '1' }], [{ n: '2' }], [{ n: '3' }]]);
+      assert.equal(reloads, 1);
+    });
+
+    void it('returns the original error when the credentials did not change', async () => {
+      await server.createUser('same', 'pw-one-1', []);
+      let reloads = 0;
+      const d = track(
+        createDb(specFor(server, 'same', 'pw-wrong-2'), {
+          reloadCredentials: async () => {
+            reloads++;
+            return specFor(server, 'same', 'pw-wrong-2');
+          },
+        }),
+      );
+      await assert.rejects(d.query('SELECT 1'), { errno: 1045 });
+      assert.equal(reloads, 1);
+    });
+
+    void it('reports a failed reload with the redacted DSN and returns the original error', async () => {
+      const messages: string[] = [];
+      const spec = specFor(server, 'mon', 'not-the-password');
+      const d = track(
+        createDb(spec, {
+          reloadCredentials: async () => {
+            throw new Error('open /etc/sonde/pw: no such file');
+          },
+          onPasswordReloadError: (m) => messages.push(m),
+        }),
+      );
+      await assert.rejects(d.query('SELECT 1'), { errno: 1045 });
+      assert.deepEqual(messages, [`${spec.redactedDsn}: open /etc/sonde/pw: no such file`]);
+    });
+  });
+});

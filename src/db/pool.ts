@@ -1,0 +1,446 @@
+/**
+ * One small connection pool per monitor, on mysql2/promise (style.md habit 7, monitors.md §7.2 and §9).
+ *
+ * What this layer guarantees to collectors:
+ * - at most 3 connections (2 for collectors, 1 for heartbeat and plan changing);
+ * - every column comes back as text (NULL stays null), so values are parsed one way only
+ *   (db/values.ts) and BIGINT UNSIGNED never loses digits before that;
+ * - every new connection runs `SET SESSION lock_wait_timeout=5`, so a metadata lock can
+ *   never hold a monitoring query for long;
+ * - a query whose signal aborts or whose timeout passes is rejected at once and KILLed on
+ *   the server from a separate short-lived connection; its pool connection is only reused
+ *   after the statement has really ended, so the KILL can never hit a later statement;
+ * - errors are DbError with the server errno/code/sqlState kept and the password scrubbed;
+ * - on "access denied" (1045) while opening a connection, the credentials are reloaded
+ *   once (shared by concurrent failures) and, if they changed, the connection is retried.
+ */
+import {
+  createConnection,
+  createPool,
+  type Connection,
+  type ConnectionOptions,
+  type Pool,
+  type PoolConnection,
+} from 'mysql2/promise';
+import type { ConnectionSpec, Db, DbError, QueryOptions, Row, ServerInfo } from '../core/db.js';
+import { errorMessage } from '../core/errors.js';
+import { formatDuration } from '../util/duration.js';
+import { parseServerVersion } from './flavor.js';
+
+/** Connections per monitor (monitors.md §7.2). */
+export const POOL_SIZE = 3;
+/** Seconds; set on every new session so DDL locks cannot stall monitoring for long. */
+export const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
+/** After a KILL QUERY, how long to wait for the statement to end before dropping its connection. */
+const KILL_SETTLE_MS = 5_000;
+const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** MySQL/MariaDB ER_ACCESS_DENIED_ERROR. */
+const ER_ACCESS_DENIED = 1045;
+
+/** Error codes this module sets on DbError for its own failures. */
+export const DB_ERROR_CODES = {
+  timeout: 'SONDE_QUERY_TIMEOUT',
+  cancelled: 'SONDE_QUERY_CANCELLED',
+  closed: 'SONDE_DB_CLOSED',
+} as const;
+
+/** The concrete DbError: a plain Error carrying the server's errno, code and SQLSTATE. */
+export class DbQueryError extends Error implements DbError {
+  errno?: number;
+  code?: string;
+  sqlState?: string;
+  /** True when the connection that ran the statement is no longer usable. */
+  fatal?: boolean;
+  constructor(
+    message: string,
+    fields: { errno?: number; code?: string; sqlState?: string; fatal?: boolean } = {},
+  ) {
+    super(message);
+    this.name = 'DbError';
+    if (fields.errno !== undefined) this.errno = fields.errno;
+    if (fields.code !== undefined) this.code = fields.code;
+    if (fields.sqlState !== undefined) this.sqlState = fields.sqlState;
+    if (fields.fatal !== undefined) this.fatal = fields.fatal;
+  }
+}
+
+export interface CreateDbOptions {
+  /**
+   * Re-read the monitor's credentials (password file, my.cnf, secret, IAM token...).
+   * Called after an access-denied error while opening a connection (monitors.md §9).
+   */
+  reloadCredentials?: () => Promise<ConnectionSpec>;
+  /** Told `<redacted dsn>: <error>` when reloadCredentials fails (event `db-reload-password-error`). */
+  onPasswordReloadError?: (msg: string) => void;
+}
+
+/** A Db that owns its pool. */
+export type PooledDb = Db & {
+  /** Close every connection; later calls reject with code SONDE_DB_CLOSED. Idempotent. */
+  close(): Promise<void>;
+};
+
+/** Create the connection pool for one monitor. No connection is opened until first use. */
+export function createDb(spec: ConnectionSpec, opts: CreateDbOptions = {}): PooledDb {
+  return new MysqlDb(spec, opts);
+}
+
+/** mysql2 options for a spec: socket or TCP, TLS, connect timeout, all columns as text. */
+function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
+  const o: ConnectionOptions = {
+    user: spec.username,
+    password: spec.password(),
+    connectTimeout: spec.connectTimeoutMs > 0 ? spec.connectTimeoutMs : DEFAULT_CONNECT_TIMEOUT_MS,
+    // Every column as text; NULL stays null. Collectors parse with parseValue().
+    typeCast: (field) => field.string(),
+    multipleStatements: false,
+  };
+  if (spec.socket !== undefined && spec.socket !== '') {
+    o.socketPath = spec.socket;
+  } else {
+    o.host = spec.host ?? '127.0.0.1';
+    o.port = spec.port ?? 3306;
+  }
+  if (spec.tls !== undefined) {
+    const t = spec.tls;
+    o.ssl = {
+      rejectUnauthorized: t.rejectUnauthorized,
+      // verify the certificate's host name too when verifying at all (as Go's TLS does)
+      verifyIdentity: t.rejectUnauthorized,
+      ...(t.ca !== undefined ? { ca: t.ca } : {}),
+      ...(t.cert !== undefined ? { cert: t.cert } : {}),
+      ...(t.key !== undefined ? { key: t.key } : {}),
+    };
+  }
+  return o;
+}
+
+/** The mysql2 pool plus the spec it was built from. A password swap starts a new generation. */
+interface Generation {
+  spec: ConnectionSpec;
+  pool: Pool;
+  /** Connections checked out of this pool right now. */
+  active: number;
+  /** Replaced by a newer generation: end the pool once nothing is checked out. */
+  retired: boolean;
+}
+
+class MysqlDb implements PooledDb {
+  #gen: Generation;
+  readonly #opts: CreateDbOptions;
+  /** Every password this pool has used: scrubbed from any error text. */
+  readonly #secrets = new Set<string>();
+  /** Core connections that already ran the session setup. */
+  readonly #prepared = new WeakSet<object>();
+  #reloading: Promise<boolean> | undefined;
+  #info: Promise<ServerInfo> | undefined;
+  #closed = false;
+  readonly #retiredEnds = new Set<Promise<void>>();
+
+  constructor(spec: ConnectionSpec, opts: CreateDbOptions) {
+    this.#opts = opts;
+    this.#gen = this.#newGeneration(spec);
+  }
+
+  toJSON(): Record<string, unknown> {
+    return { dsn: this.#gen.spec.redactedDsn };
+  }
+
+  #newGeneration(spec: ConnectionSpec): Generation {
+    if (spec.password() !== '') this.#secrets.add(spec.password());
+    const pool = createPool({
+      ...connectionOptions(spec),
+      connectionLimit: POOL_SIZE,
+      maxIdle: POOL_SIZE,
+      waitForConnections: true,
+      queueLimit: 0,
+    });
+    return { spec, pool, active: 0, retired: false };
+  }
+
+  // ---- errors -------------------------------------------------------------------------
+
+  /** Replace every known password in `text` (defensive: mysql2 does not echo passwords). */
+  #scrub(text: string): string {
+    let out = text;
+    for (const secret of this.#secrets) {
+      // Very short passwords would mangle ordinary words; mysql2 never echoes them anyway.
+      if (secret.length >= 4) out = out.split(secret).join('...');
+    }
+    return out;
+  }
+
+  /** Any thrown value → DbQueryError with errno/code/sqlState kept and the password scrubbed. */
+  #toDbError(err: unknown): DbQueryError {
+    if (err instanceof DbQueryError) return err;
+    const e = (typeof err === 'object' && err !== null ? err : {}) as {
+      errno?: unknown;
+      code?: unknown;
+      sqlState?: unknown;
+      fatal?: unknown;
+    };
+    const fields: ConstructorParameters<typeof DbQueryError>[1] = {};
+    if (typeof e.errno === 'number') fields.errno = e.errno;
+    if (typeof e.code === 'string') fields.code = e.code;
+    if (typeof e.sqlState === 'string' && e.sqlState !== '') fields.sqlState = e.sqlState;
+    if (e.fatal === true) fields.fatal = true;
+    let msg = errorMessage(err);
+    if (msg === '' && fields.code !== undefined) msg = fields.code; // e.g. AggregateError ECONNREFUSED
+    return new DbQueryError(this.#scrub(msg), fields);
+  }
+
+  // ---- connections --------------------------------------------------------------------
+
+  /**
+   * Check out a connection from the current generation, reloading credentials on 1045.
+   * The returned `gen` is the generation the connection belongs to (for release()).
+   */
+  async #acquire(): Promise<{ conn: PoolConnection; gen: Generation }> {
+    if (this.#closed) throw new DbQueryError('connection pool is closed', { code: DB_ERROR_CODES.closed });
+    const gen = this.#gen;
+    try {
+      return { conn: await this.#checkout(gen), gen };
+    } catch (err) {
+      if (!isAccessDenied(err)) throw this.#toDbError(err);
+      // Password reload (monitors.md §9): one reload at a time; concurrent failures wait
+      // for it, then retry once if the credentials changed.
+      const swapped = this.#gen !== gen || (await this.#reloadOnce(gen));
+      if (!swapped || this.#closed) throw this.#toDbError(err);
+      const next = this.#gen;
+      try {
+        return { conn: await this.#checkout(next), gen: next };
+      } catch (err2) {
+        throw this.#toDbError(err2);
+      }
+    }
+  }
+
+  async #checkout(gen: Generation): Promise<PoolConnection> {
+    const conn = await gen.pool.getConnection();
+    gen.active++;
+    const core = conn.connection as object;
+    if (!this.#prepared.has(core)) {
+      try {
+        await conn.query(`SET SESSION lock_wait_timeout=${SESSION_LOCK_WAIT_TIMEOUT_S}`);
+      } catch (err) {
+        this.#release(conn, gen, true);
+        throw err;
+      }
+      this.#prepared.add(core);
+    }
+    return conn;
+  }
+
+  /** Give a connection back (or drop it when it may be unusable). */
+  #release(conn: PoolConnection, gen: Generation, destroy: boolean): void {
+    gen.active--;
+    if (destroy) conn.destroy();
+    else conn.release();
+    this.#maybeEndRetired(gen);
+  }
+
+  #maybeEndRetired(gen: Generation): void {
+    if (!gen.retired || gen.active > 0) return;
+    gen.retired = false; // end once
+    const p = gen.pool.end().catch(() => undefined);
+    this.#retiredEnds.add(p);
+    void p.finally(() => this.#retiredEnds.delete(p)); // bookkeeping only; end() errors are ignored above
+  }
+
+  /** Shared reload: resolves true when the credentials changed and a new generation is in place. */
+  #reloadOnce(failedGen: Generation): Promise<boolean> {
+    this.#reloading ??= this.#reload(failedGen).finally(() => {
+      this.#reloading = undefined;
+    });
+    return this.#reloading;
+  }
+
+  async #reload(failedGen: Generation): Promise<boolean> {
+    const reload = this.#opts.reloadCredentials;
+    if (reload === undefined) return false;
+    let fresh: ConnectionSpec;
+    try {
+      fresh = await reload();
+    } catch (err) {
+      const msg = `${failedGen.spec.redactedDsn}: ${this.#scrub(errorMessage(err))}`;
+      this.#opts.onPasswordReloadError?.(msg);
+      return false;
+    }
+    if (this.#closed) return false;
+    const cur = this.#gen.spec;
+    if (fresh.username === cur.username && fresh.password() === cur.password())
+      return this.#gen !== failedGen;
+    // New credentials: new connections come from a new pool; connections checked out of the
+    // old one keep running and the old pool is ended once they are all returned.
+    const old = this.#gen;
+    this.#gen = this.#newGeneration(fresh);
+    this.#info = undefined;
+    old.retired = true;
+    this.#maybeEndRetired(old);
+    return true;
+  }
+
+  /** A short-lived connection outside the pool, so a KILL never waits for a pool slot. */
+  async #killQuery(threadId: number): Promise<void> {
+    let conn: Connection | undefined;
+    try {
+      conn = await createConnection(connectionOptions(this.#gen.spec));
+      conn.on('error', () => undefined); // a late socket error must not crash the process
+      await conn.query(`KILL QUERY ${Math.trunc(threadId)}`);
+    } finally {
+      if (conn !== undefined) await conn.end().catch(() => conn?.destroy());
+    }
+  }
+
+  // ---- running statements -------------------------------------------------------------
+
+  /**
+   * Run `work` on a pooled connection under the caller's signal and timeout. Rejects at
+   * once when either fires; the statement is then KILLed and its connection returned only
+   * after it has ended (or destroyed if that does not happen within KILL_SETTLE_MS).
+   */
+  async #run<T>(opts: QueryOptions | undefined, work: (conn: PoolConnection) => Promise<T>): Promise<T> {
+    const signal = opts?.signal;
+    const timeoutMs = opts?.timeoutMs;
+    if (signal?.aborted) throw cancelledError(signal);
+
+    // `stop` settles as soon as the signal aborts or the timeout passes.
+    let timer: NodeJS.Timeout | undefined;
+    let onAbort: (() => void) | undefined;
+    let stopped: DbQueryError | undefined;
+    const stop = new Promise<'stop'>((resolve) => {
+      const fire = (err: DbQueryError) => {
+        stopped ??= err;
+        resolve('stop');
+      };
+      if (timeoutMs !== undefined && timeoutMs >= 0 && Number.isFinite(timeoutMs)) {
+        timer = setTimeout(() => fire(timeoutError(timeoutMs)), timeoutMs);
+      }
+      if (signal !== undefined) {
+        onAbort = () => fire(cancelledError(signal));
+        signal.addEventListener('abort', onAbort, { once: true });
+      }
+    });
+    const cleanup = () => {
+      if (timer !== undefined) clearTimeout(timer);
+      if (signal !== undefined && onAbort !== undefined) signal.removeEventListener('abort', onAbort);
+    };
+
+    try {
+      // 1. Get a connection (may wait for a free slot, or open and authenticate one).
+      const acquiring = this.#acquire();
+      const first = await Promise.race([acquiring.then((c) => ({ c })), stop]);
+      if (first === 'stop') {
+        // Give the connection back whenever it arrives; nothing ran on it yet.
+        acquiring.then(
+          ({ conn, gen }) => this.#release(conn, gen, false),
+          () => undefined,
+        );
+        throw stopped ?? cancelledError(signal);
+      }
+      const { conn, gen } = first.c;
+
+      // 2. Run the statement.
+      const running = work(conn).then(
+        (value) => ({ ok: true as const, value }),
+        (error: unknown) => ({ ok: false as const, error }),
+      );
+      const second = await Promise.race([running, stop]);
+      if (second !== 'stop') {
+        if (second.ok) {
+          this.#release(conn, gen, false);
+          return second.value;
+        }
+        const err = this.#toDbError(second.error);
+        if (err.fatal === true) this.#info = undefined; // server may have restarted: re-detect
+        this.#release(conn, gen, err.fatal === true);
+        throw err;
+      }
+
+      // 3. Cancelled while running: KILL it, release the connection once it is quiet.
+      void this.#settleKilled(conn, gen, running); // background cleanup; never rejects
+      throw stopped ?? cancelledError(signal);
+    } finally {
+      cleanup();
+    }
+  }
+
+  async #settleKilled(conn: PoolConnection, gen: Generation, running: Promise<unknown>): Promise<void> {
+    let killed = false;
+    try {
+      await this.#killQuery(conn.threadId);
+      killed = true;
+    } catch {
+      // cannot KILL (server gone, no slot...): the connection is dropped below
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const ended = await Promise.race([
+      running.then(() => true),
+      new Promise<false>((resolve) => {
+        timer = setTimeout(() => resolve(false), KILL_SETTLE_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    this.#release(conn, gen, !(killed && ended));
+  }
+
+  // ---- Db -----------------------------------------------------------------------------
+
+  async query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
+    return this.#run(opts, async (conn) => {
+      const [result] = await conn.query(sql, params === undefined ? undefined : [...params]);
+      return toRows(result);
+    });
+  }
+
+  async serverInfo(opts?: QueryOptions): Promise<ServerInfo> {
+    if (this.#info === undefined) {
+      const p = this.query('SELECT @@version AS version', [], opts).then((rows) =>
+        parseServerVersion(rows[0]?.version ?? ''),
+      );
+      this.#info = p;
+      // a failed detection is not cached
+      p.catch(() => {
+        if (this.#info === p) this.#info = undefined;
+      });
+    }
+    return this.#info;
+  }
+
+  async ping(opts?: QueryOptions): Promise<void> {
+    await this.#run(opts, (conn) => conn.ping());
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#gen.pool.end().catch(() => undefined);
+    await Promise.all([...this.#retiredEnds]);
+  }
+}
+
+function isAccessDenied(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && (err as { errno?: unknown }).errno === ER_ACCESS_DENIED;
+}
+
+function timeoutError(ms: number): DbQueryError {
+  return new DbQueryError(`query timed out after ${formatDuration(ms)} and was cancelled`, {
+    code: DB_ERROR_CODES.timeout,
+  });
+}
+
+function cancelledError(signal: AbortSignal | undefined): DbQueryError {
+  const reason: unknown = signal?.reason;
+  const why = reason instanceof Error ? reason.message : typeof reason === 'string' ? reason : '';
+  return new DbQueryError(`query cancelled${why !== '' ? `: ${why}` : ''}`, {
+    code: DB_ERROR_CODES.cancelled,
+  });
+}
+
+/** mysql2 result → rows as plain objects; statements without a result set give []. */
+function toRows(result: unknown): Row[] {
+  if (!Array.isArray(result)) return [];
+  // Several result sets (CALL): keep the first.
+  const rows: unknown[] = result.length > 0 && Array.isArray(result[0]) ? (result[0] as unknown[]) : result;
+  return rows.map((r) => ({ ...(r as Row) }));
+}
