@@ -1,5 +1,3 @@
-// node:test's describe/it return promises that the runner itself tracks.
-/* eslint-disable @typescript-eslint/no-floating-promises */
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { EventLog, formatEventLine, redact } from './events.js';
