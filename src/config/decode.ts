@@ -285,12 +285,11 @@ export function pruneUndefined<T>(v: T): T {
 }
 
 /**
- * Decode YAML text and validate it with a strict zod schema. Failure throws a DecodeFailure
- * naming the line and key path of the earliest problem in the file, e.g.
- * `line 7: unknown key monitors[0].hostnme`.
+ * Validate decoded YAML with a strict zod schema. Failure throws a DecodeFailure naming the
+ * line and key path of the earliest problem in the file, e.g.
+ * `line 7: unknown key monitors[0].hostnme`. An empty document yields `empty`.
  */
-export function strictDecode<T>(text: string, schema: z.ZodType, empty: T): T {
-  const decoded = decodeYaml(text);
+export function validateDecoded<T>(decoded: DecodedYaml, schema: z.ZodType, empty: T): T {
   if (decoded.value === undefined || decoded.value === null) return empty;
   const result = schema.safeParse(decoded.value);
   if (result.success) return pruneUndefined(result.data as T);
@@ -300,4 +299,9 @@ export function strictDecode<T>(text: string, schema: z.ZodType, empty: T): T {
   }
   if (!best) throw new DecodeFailure('line 1: invalid document', 1, undefined);
   throw new DecodeFailure(`line ${best.line}: ${best.text}`, best.line, best.key);
+}
+
+/** decodeYaml then validateDecoded. */
+export function strictDecode<T>(text: string, schema: z.ZodType, empty: T): T {
+  return validateDecoded(decodeYaml(text), schema, empty);
 }

@@ -1,0 +1,255 @@
+/**
+ * Connection assembly for one finalized monitor (spec config.md §7): my.cnf, network and
+ * address, credentials, TLS, connect timeout, and the redacted DSN shown by the API.
+ *
+ * No error thrown here contains a password: messages name paths, keys and line numbers only.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { FinalMonitorConfig } from '../core/config.js';
+import { ConnectionSpec } from '../core/db.js';
+import type { TlsSpec } from '../core/db.js';
+import { errorMessage } from '../core/errors.js';
+import { parseDuration } from '../util/duration.js';
+import { ConfigError, osErrorText } from './errors.js';
+import { myCnfHostname, readMyCnf } from './mycnf.js';
+import type { MyCnf } from './mycnf.js';
+
+/** MySQL's port when none is given. */
+export const DEFAULT_MYSQL_PORT = 3306;
+/** Connect timeout when `timeout-connect` is empty (config.md §4.9). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+/** The built-in default username; my.cnf's `user` replaces it (it is not an explicit choice). */
+const BUILTIN_USERNAME = 'blip';
+
+const RDS_ADDRESS = /rds\.amazonaws\.com(:\d+)?$/;
+
+/** Go's url.QueryEscape: everything but `A-Za-z0-9-_.~` is %XX, space is `+`. */
+function queryEscape(s: string): string {
+  let out = '';
+  for (const b of Buffer.from(s, 'utf8')) {
+    const c = String.fromCharCode(b);
+    if (/[A-Za-z0-9\-_.~]/.test(c)) out += c;
+    else if (c === ' ') out += '+';
+    else out += `%${b.toString(16).toUpperCase().padStart(2, '0')}`;
+  }
+  return out;
+}
+
+/** A tcp address split like Go's net.SplitHostPort; `port` undefined when none is written. */
+export interface HostPort {
+  host: string;
+  port: string | undefined;
+}
+
+/**
+ * Split `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 literal (`::1`, which has
+ * no port: two or more colons without brackets are all host).
+ */
+export function splitHostPort(addr: string): HostPort {
+  if (addr.startsWith('[')) {
+    const m = /^\[([^\]]*)\](?::(.*))?$/.exec(addr);
+    if (m) return { host: m[1] ?? '', port: m[2] };
+    return { host: addr, port: undefined };
+  }
+  const first = addr.indexOf(':');
+  if (first === -1) return { host: addr, port: undefined };
+  if (addr.indexOf(':', first + 1) !== -1) return { host: addr, port: undefined };
+  return { host: addr.slice(0, first), port: addr.slice(first + 1) };
+}
+
+/** The tcp address as go-sql-driver prints it: default port added, IPv6 bracketed. */
+function displayTcpAddress(hostname: string): string {
+  if (hostname === '') return `127.0.0.1:${DEFAULT_MYSQL_PORT}`;
+  const hp = splitHostPort(hostname);
+  if (hp.port !== undefined) return hostname; // written with a port: shown as written
+  const host = hp.host.includes(':') ? `[${hp.host}]` : hp.host;
+  return `${host}:${DEFAULT_MYSQL_PORT}`;
+}
+
+/** What the redacted DSN is made of. */
+export interface RedactDsnInput {
+  username: string;
+  /** unix socket path; wins over `hostname` */
+  socket?: string | undefined;
+  /** tcp address as configured: `host`, `host:port`, `[v6]:port`, `v6` or "" */
+  hostname?: string | undefined;
+  /** TLS config name for the `tls` param: the monitor id, or `rds` */
+  tls?: string | undefined;
+  /** IAM auth adds `allowCleartextPasswords=true` */
+  allowCleartextPasswords?: boolean | undefined;
+}
+
+/**
+ * The DSN as shown by `GET /monitors` and status key `dsn` (config.md §7.5):
+ * `<user>:...@tcp(host:3306)/?interpolateParams=true&parseTime=true[&tls=<id>]` or
+ * `<user>:...@unix(/path)/?...`. The password is always `...` (even when there is none);
+ * no username → no `<user>:...@` at all. Params in go-sql-driver's order.
+ */
+export function redactDsn(p: RedactDsnInput): string {
+  const user = p.username !== '' ? `${p.username}:...@` : '';
+  const socket = p.socket ?? '';
+  const addr = socket !== '' ? `unix(${socket})` : `tcp(${displayTcpAddress(p.hostname ?? '')})`;
+  const params: string[] = [];
+  if (p.allowCleartextPasswords) params.push('allowCleartextPasswords=true');
+  params.push('interpolateParams=true', 'parseTime=true');
+  if (p.tls !== undefined && p.tls !== '') params.push(`tls=${queryEscape(p.tls)}`);
+  return `${user}${addr}/?${params.join('&')}`;
+}
+
+/**
+ * Read a password file: the whole content, minus ONE trailing `\n` or `\r\n` (Recommended;
+ * Blip keeps it). Other whitespace is part of the password.
+ */
+export async function readPasswordFile(path: string): Promise<string> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read password-file: ${osErrorText(err, path)}`, { key: 'password-file' });
+  }
+  if (text.endsWith('\r\n')) return text.slice(0, -2);
+  if (text.endsWith('\n')) return text.slice(0, -1);
+  return text;
+}
+
+async function readTlsFile(key: string, path: string, cwd: string): Promise<string> {
+  try {
+    return await readFile(resolve(cwd, path), 'utf8');
+  } catch (err) {
+    throw new ConfigError(`cannot read tls.${key}: ${osErrorText(err, path)}`, { key: `tls.${key}` });
+  }
+}
+
+function parsePort(hostname: string, port: string | undefined): number {
+  if (port === undefined) return DEFAULT_MYSQL_PORT;
+  const n = /^\d{1,5}$/.test(port) ? Number.parseInt(port, 10) : NaN;
+  if (!(n >= 1 && n <= 65535)) {
+    throw new ConfigError(`invalid port in hostname ${hostname}`, { key: 'hostname' });
+  }
+  return n;
+}
+
+function connectTimeout(v: string | undefined): number {
+  if (v === undefined || v === '') return DEFAULT_CONNECT_TIMEOUT_MS;
+  let ms: number;
+  try {
+    ms = parseDuration(v);
+  } catch (err) {
+    throw new ConfigError(`invalid timeout-connect: ${v}: ${errorMessage(err)}`, { key: 'timeout-connect' });
+  }
+  return ms > 0 ? ms : DEFAULT_CONNECT_TIMEOUT_MS;
+}
+
+export interface BuildConnectionOptions {
+  /**
+   * True when rebuilding credentials after MySQL error 1045 (monitors.md §9). Every build
+   * re-reads my.cnf, the password file and TLS files, so this changes nothing yet; it is
+   * where IAM tokens will be regenerated once AWS auth exists.
+   */
+  reload?: boolean;
+  /** base of relative mycnf/password-file/tls paths; default process.cwd() */
+  cwd?: string;
+}
+
+/**
+ * Build the ConnectionSpec of a finalized monitor (config.md §7), with sonde's Recommended
+ * choices:
+ * - my.cnf `[client]` fills only empty fields: an explicit config hostname, username or
+ *   password wins; my.cnf's socket is used only when the config sets neither socket nor
+ *   hostname. The built-in default username `blip` counts as empty when my.cnf has `user`.
+ * - credentials: aws.iam-auth / aws.password-secret → error (not supported yet), then
+ *   password-file (one trailing newline stripped), then my.cnf, then `password`.
+ * - socket wins over hostname; tcp port defaults to 3306; empty address → 127.0.0.1:3306.
+ * - TLS when not disabled (tls.disable or my.cnf `ssl-mode=DISABLED`) and a ca/cert/key is
+ *   set; cert+key used only together; socket + TLS + no hostname → skip-verify unless set.
+ * - connect timeout from `timeout-connect` (default 10s).
+ * Throws ConfigError; no message contains the password.
+ */
+export async function buildConnection(
+  m: FinalMonitorConfig,
+  opts: BuildConnectionOptions = {},
+): Promise<ConnectionSpec> {
+  const cwd = opts.cwd ?? process.cwd();
+  let username = m.username ?? '';
+  let password = m.password ?? '';
+  let hostname = m.hostname ?? '';
+  let socket = m.socket ?? '';
+  const tls = { ca: m.tls?.ca ?? '', cert: m.tls?.cert ?? '', key: m.tls?.key ?? '' };
+  let tlsDisabled = m.tls?.disable === true;
+
+  // 1. my.cnf fills the gaps (§7.1, §7.2).
+  let cnf: MyCnf | undefined;
+  if ((m.mycnf ?? '') !== '') {
+    try {
+      cnf = await readMyCnf(resolve(cwd, m.mycnf ?? ''));
+    } catch (err) {
+      throw new ConfigError(`cannot read mycnf: ${errorMessage(err)}`, { key: 'mycnf', cause: err });
+    }
+    if (socket === '' && hostname === '' && cnf.socket !== '') socket = cnf.socket;
+    if (hostname === '') hostname = myCnfHostname(cnf);
+    if (cnf.sslMode === 'DISABLED') tlsDisabled = true;
+    else if (!(socket !== '' && cnf.sslMode === 'PREFERRED')) {
+      if (tls.ca === '') tls.ca = cnf.sslCa;
+      if (tls.cert === '') tls.cert = cnf.sslCert;
+      if (tls.key === '') tls.key = cnf.sslKey;
+    }
+    if ((username === '' || username === BUILTIN_USERNAME) && cnf.user !== '') username = cnf.user;
+  }
+
+  // 2. Credentials, first match wins (§7.3).
+  if (m.aws?.['iam-auth'] === true) {
+    throw new ConfigError('aws.iam-auth is not supported yet', { key: 'aws.iam-auth' });
+  }
+  if ((m.aws?.['password-secret'] ?? '') !== '') {
+    throw new ConfigError('aws.password-secret is not supported yet', { key: 'aws.password-secret' });
+  }
+  if ((m['password-file'] ?? '') !== '') {
+    password = await readPasswordFile(resolve(cwd, m['password-file'] ?? ''));
+  } else if (cnf && password === '') {
+    password = cnf.password;
+  }
+
+  // 3. Address (§7.2).
+  let host: string | undefined;
+  let port: number | undefined;
+  if (socket === '') {
+    const hp = splitHostPort(hostname);
+    host = hp.host === '' ? '127.0.0.1' : hp.host;
+    port = parsePort(hostname, hp.port);
+  }
+  const servername = hostname === '' ? '' : splitHostPort(hostname).host;
+
+  // 4. TLS (§7.4).
+  const tlsSet = !tlsDisabled && (tls.ca !== '' || tls.cert !== '' || tls.key !== '');
+  let tlsSpec: TlsSpec | undefined;
+  if (tlsSet) {
+    let skipVerify = m.tls?.['skip-verify'];
+    if (skipVerify === undefined && socket !== '' && hostname === '') skipVerify = true;
+    tlsSpec = { rejectUnauthorized: skipVerify !== true };
+    if (tls.ca !== '') tlsSpec.ca = await readTlsFile('ca', tls.ca, cwd);
+    if (tls.cert !== '' && tls.key !== '') {
+      tlsSpec.cert = await readTlsFile('cert', tls.cert, cwd);
+      tlsSpec.key = await readTlsFile('key', tls.key, cwd);
+    }
+    if (servername !== '') tlsSpec.servername = servername;
+  } else if (m.aws?.['disable-auto-tls'] !== true && socket === '' && RDS_ADDRESS.test(hostname)) {
+    // Blip turns on tls=rds with its built-in Amazon RDS CA bundle; sonde does not ship
+    // that bundle yet, and connecting without verification would be a silent downgrade.
+    throw new ConfigError(
+      `automatic TLS for Amazon RDS (tls=rds) is not supported yet: set tls.ca to the RDS CA bundle, or aws.disable-auto-tls: true`,
+      { key: 'tls' },
+    );
+  }
+
+  return new ConnectionSpec({
+    username,
+    password,
+    socket: socket === '' ? undefined : socket,
+    host,
+    port,
+    tls: tlsSpec,
+    connectTimeoutMs: connectTimeout(m['timeout-connect']),
+    redactedDsn: redactDsn({ username, socket, hostname, tls: tlsSet ? m.id : undefined }),
+  });
+}

@@ -1,0 +1,65 @@
+/**
+ * Monitor files (`monitor-loader.files`, spec monitors.md §3 row 2), re-read on every load.
+ *
+ * A file with a top-level `monitors` key holds a list of monitors; any other file is one
+ * monitor object (Recommended; Blip only knows the second form). Decoding is strict like the
+ * main file: an unknown or duplicate key fails the load. An empty file holds no monitor.
+ */
+import { readFile } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import type { MonitorConfig } from '../core/config.js';
+import { decodeYaml, DecodeFailure, validateDecoded } from './decode.js';
+import { ConfigError, osErrorText } from './errors.js';
+import { monitorListFileSchema, monitorSchema } from './schema.js';
+
+function hasMonitorsKey(v: unknown): boolean {
+  return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, 'monitors');
+}
+
+/** Decode one monitor file's text; `file` is used in the messages. */
+export function parseMonitorFile(text: string, file: string): MonitorConfig[] {
+  try {
+    const decoded = decodeYaml(text);
+    if (hasMonitorsKey(decoded.value)) {
+      return (
+        validateDecoded<{ monitors?: MonitorConfig[] }>(decoded, monitorListFileSchema, {}).monitors ?? []
+      );
+    }
+    if (decoded.value === undefined || decoded.value === null) return [];
+    return [validateDecoded<MonitorConfig>(decoded, monitorSchema, {})];
+  } catch (err) {
+    if (err instanceof DecodeFailure) {
+      throw new ConfigError(`${file}: invalid YAML: ${err.detail}`, {
+        kind: 'load',
+        file,
+        line: err.line,
+        key: err.key,
+        cause: err,
+      });
+    }
+    throw err;
+  }
+}
+
+/**
+ * Read the monitor files in order and return their monitors (not finalized). Relative paths
+ * are resolved against `opts.cwd` (default the process working directory); messages use the
+ * path as given. Throws ConfigError `open <file>: <os error>` or
+ * `<file>: invalid YAML: line <n>: <problem>`.
+ */
+export async function readMonitorFiles(
+  files: string[],
+  opts: { cwd?: string } = {},
+): Promise<MonitorConfig[]> {
+  const out: MonitorConfig[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = await readFile(resolve(opts.cwd ?? process.cwd(), file), 'utf8');
+    } catch (err) {
+      throw new ConfigError(osErrorText(err, file), { kind: 'load', file, cause: err });
+    }
+    out.push(...parseMonitorFile(text, file));
+  }
+  return out;
+}

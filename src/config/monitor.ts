@@ -1,0 +1,357 @@
+/**
+ * Monitor finalization (spec config.md §5, §6): inherit the monitor defaults, interpolate
+ * `${ENV}` then `%{monitor.*}`, derive the id, validate, and reject duplicate ids.
+ */
+import { resolve } from 'node:path';
+import type {
+  AwsConfig,
+  Config,
+  ExporterConfig,
+  FinalMonitorConfig,
+  HeartbeatConfig,
+  MonitorConfig,
+  PlanChangeConfig,
+  PlansConfig,
+  TlsConfig,
+} from '../core/config.js';
+import { errorMessage } from '../core/errors.js';
+import { interpolateEnv, interpolateMonitor } from '../util/interpolate.js';
+import { ConfigError } from './errors.js';
+import { myCnfHostname, readMyCnfSync } from './mycnf.js';
+import { checkDuration, checkExporter, checkHeartbeat, checkPlans, checkTls } from './validate.js';
+
+/** Exporter plan used when a monitor enables the exporter without naming a plan. */
+export const DEFAULT_EXPORTER_PLAN = 'default-exporter';
+/** Heartbeat table used when heartbeat.freq is set without a table. */
+export const DEFAULT_HEARTBEAT_TABLE = 'blip.heartbeat';
+
+const CHANGE_STATES = ['offline', 'standby', 'read-only', 'active'] as const;
+
+function isEmpty(s: string | undefined): boolean {
+  return s === undefined || s === '';
+}
+
+/** `target[k] = src[k]` when target's is empty and src's is not. */
+function fillString<T extends object>(
+  target: T,
+  src: T | undefined,
+  keys: readonly (keyof T & string)[],
+): void {
+  if (!src) return;
+  for (const k of keys) {
+    const cur = target[k] as string | undefined;
+    const def = src[k] as string | undefined;
+    if (isEmpty(cur) && !isEmpty(def)) target[k] = def as T[keyof T & string];
+  }
+}
+
+/** `target[k] = src[k]` when target's tri-state boolean is not set. */
+function fillBool<T extends object>(
+  target: T,
+  src: T | undefined,
+  keys: readonly (keyof T & string)[],
+): void {
+  if (!src) return;
+  for (const k of keys) {
+    if (target[k] === undefined && src[k] !== undefined) target[k] = src[k];
+  }
+}
+
+/**
+ * Copy the defaults into one monitor (config.md §5, every Recommended rule). Returns a new
+ * object; neither input is modified.
+ *
+ * - socket, hostname, mycnf, username, password, password-file, timeout-connect: if empty
+ * - tags: key by key, the monitor's keys win; meta, id, plan: never inherited
+ * - aws strings if empty, aws booleans if not set (tri-state)
+ * - exporter: mode if empty; only when a mode results: plan if empty (then
+ *   `default-exporter`), flags merged with the monitor's keys winning
+ * - heartbeat: each key if empty, then freq set and no table → `blip.heartbeat`
+ * - plans.files: the whole list when the monitor has none; plans.change.*: each if empty;
+ *   plans.table/monitor/disable-default-plans: not inherited
+ * - sinks: a sink name the monitor lacks gets a copy of the default's options; a name it has
+ *   keeps only its own options
+ * - tls files if empty, tls booleans if not set
+ */
+export function inheritDefaults(monitor: MonitorConfig, defaults: Config): MonitorConfig {
+  const m = structuredClone(monitor);
+  const d = defaults;
+
+  fillString(m, d.mysql as MonitorConfig | undefined, [
+    'socket',
+    'hostname',
+    'mycnf',
+    'username',
+    'password',
+    'password-file',
+    'timeout-connect',
+  ]);
+
+  if (d.tags && Object.keys(d.tags).length > 0) {
+    const tags = { ...(m.tags ?? {}) };
+    for (const [k, v] of Object.entries(d.tags)) if (!Object.hasOwn(tags, k)) tags[k] = v;
+    m.tags = tags;
+  }
+
+  const aws: AwsConfig = { ...m.aws };
+  fillString(aws, d.aws, ['password-secret', 'region']);
+  fillBool(aws, d.aws, ['iam-auth', 'disable-auto-region', 'disable-auto-tls']);
+  m.aws = aws;
+
+  const exp: ExporterConfig = { ...m.exporter };
+  fillString(exp, d.exporter, ['mode']);
+  if (!isEmpty(exp.mode)) {
+    fillString(exp, d.exporter, ['plan']);
+    if (isEmpty(exp.plan)) exp.plan = DEFAULT_EXPORTER_PLAN;
+    if (d.exporter?.flags || exp.flags) exp.flags = { ...d.exporter?.flags, ...exp.flags };
+  }
+  m.exporter = exp;
+
+  const hb: HeartbeatConfig = { ...m.heartbeat };
+  fillString(hb, d.heartbeat, ['freq', 'table', 'source-id', 'role']);
+  if (!isEmpty(hb.freq) && isEmpty(hb.table)) hb.table = DEFAULT_HEARTBEAT_TABLE;
+  m.heartbeat = hb;
+
+  const plans: PlansConfig = { ...m.plans };
+  if ((plans.files ?? []).length === 0 && (d.plans?.files ?? []).length > 0) {
+    plans.files = [...(d.plans?.files ?? [])];
+  }
+  const change: PlanChangeConfig = { ...plans.change };
+  for (const st of CHANGE_STATES) {
+    const s = { ...change[st] };
+    fillString(s, d.plans?.change?.[st], ['after', 'plan']);
+    change[st] = s;
+  }
+  plans.change = change;
+  m.plans = plans;
+
+  if (d.sinks) {
+    const sinks = { ...m.sinks };
+    for (const [name, opts] of Object.entries(d.sinks)) {
+      if (!Object.hasOwn(sinks, name)) sinks[name] = { ...opts };
+    }
+    m.sinks = sinks;
+  }
+
+  const tls: TlsConfig = { ...m.tls };
+  fillString(tls, d.tls, ['ca', 'cert', 'key']);
+  fillBool(tls, d.tls, ['skip-verify', 'disable']);
+  m.tls = tls;
+
+  return compactMonitor(m);
+}
+
+function mapValues(m: Record<string, string> | undefined, f: (s: string) => string): void {
+  if (!m) return;
+  for (const k of Object.keys(m)) m[k] = f(m[k] ?? '');
+}
+
+/**
+ * Apply `f` to the monitor's interpolated string fields in the order of config.md §8.2.
+ * `afterIdFields` runs between `hostname` and `username`: the fields that determine a
+ * derived id (id, mycnf, socket, hostname) are done by then. `withAfter` says whether
+ * plans.change.*.after is included (it is for `${ENV}`, not for `%{monitor.*}`).
+ */
+function eachField(
+  m: MonitorConfig,
+  f: (s: string) => string,
+  withAfter: boolean,
+  afterIdFields?: () => void,
+): void {
+  const one = <T extends object>(o: T | undefined, k: keyof T & string): void => {
+    if (o && typeof o[k] === 'string') o[k] = f(o[k] as string) as T[keyof T & string];
+  };
+  one(m, 'id');
+  one(m, 'mycnf');
+  one(m, 'socket');
+  one(m, 'hostname');
+  afterIdFields?.();
+  one(m, 'username');
+  one(m, 'password');
+  one(m, 'password-file');
+  one(m, 'timeout-connect');
+  mapValues(m.tags, f);
+  mapValues(m.meta, f);
+  one(m.aws, 'password-secret');
+  one(m.aws, 'region');
+  // exporter.mode and .plan are no-ops in Blip (bug); interpolated here (Recommended).
+  one(m.exporter, 'mode');
+  one(m.exporter, 'plan');
+  mapValues(m.exporter?.flags, f);
+  one(m.heartbeat, 'freq');
+  one(m.heartbeat, 'source-id');
+  one(m.heartbeat, 'role');
+  one(m.heartbeat, 'table');
+  if (m.plans) {
+    if (m.plans.files) m.plans.files = m.plans.files.map(f);
+    one(m.plans, 'table');
+    for (const st of CHANGE_STATES) {
+      if (withAfter) one(m.plans.change?.[st], 'after');
+      one(m.plans.change?.[st], 'plan');
+    }
+  }
+  one(m, 'plan');
+  for (const opts of Object.values(m.sinks ?? {})) mapValues(opts, f);
+  one(m.tls, 'ca');
+  one(m.tls, 'cert');
+  one(m.tls, 'key');
+}
+
+export interface FinalizeOptions {
+  /** base of relative mycnf/tls paths; default process.cwd() */
+  cwd?: string;
+  /** receives warnings (e.g. a monitor left with an empty id) */
+  warn?: (msg: string) => void;
+}
+
+/**
+ * The id of a monitor whose `id` is empty (config.md §6): hostname as written (with
+ * `:port`) → socket → my.cnf `[client]` host[:port] → my.cnf socket (Recommended) → "".
+ */
+export function deriveMonitorId(m: MonitorConfig, opts: FinalizeOptions = {}): string {
+  if (!isEmpty(m.id)) return m.id ?? '';
+  if (!isEmpty(m.hostname)) return m.hostname ?? '';
+  if (!isEmpty(m.socket)) return m.socket ?? '';
+  if (!isEmpty(m.mycnf)) {
+    const path = m.mycnf ?? '';
+    try {
+      const cnf = readMyCnfSync(resolve(opts.cwd ?? process.cwd(), path));
+      if (cnf.host !== '') return myCnfHostname(cnf);
+      if (cnf.socket !== '') return cnf.socket;
+      opts.warn?.(`monitor with mycnf ${path} has no id: set id, or host or socket in its [client] section`);
+    } catch (err) {
+      opts.warn?.(`monitor with mycnf ${path} has no id: cannot read ${path}: ${errorMessage(err)}`);
+    }
+  }
+  return '';
+}
+
+/**
+ * Finalize one monitor: (1) inherit defaults, (2) `${ENV}`, (3) `%{monitor.*}` with the
+ * field order of §8.2, (4) derive the id, (5) validate. `%{monitor.id}` resolves to the
+ * final id (Recommended): the id is derived right after the fields it depends on (id,
+ * mycnf, socket, hostname) are interpolated, before every later field. Within those four
+ * fields `%{monitor.id}` reads the explicit id (or "").
+ */
+export function finalizeMonitor(
+  monitor: MonitorConfig,
+  defaults: Config,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: FinalizeOptions = {},
+): FinalMonitorConfig {
+  const m = inheritDefaults(monitor, defaults);
+  eachField(m, (s) => interpolateEnv(s, env), true);
+  let id = '';
+  eachField(
+    m,
+    (s) => interpolateMonitor(s, m),
+    false,
+    () => {
+      id = deriveMonitorId(m, opts);
+      m.id = id;
+    },
+  );
+  const final = compactMonitor({ ...m, id }) as FinalMonitorConfig;
+  final.id = id;
+  validateMonitor(final, { cwd: opts.cwd });
+  return final;
+}
+
+/**
+ * Finalize every monitor (config.md §5–6) and fail with `duplicate monitor id: <id>` when two
+ * end up with the same id (Recommended; Blip silently keeps the later one).
+ * Throws ConfigError.
+ */
+export function finalizeMonitors(
+  monitors: MonitorConfig[],
+  defaults: Config,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: FinalizeOptions = {},
+): FinalMonitorConfig[] {
+  const seen = new Set<string>();
+  const out: FinalMonitorConfig[] = [];
+  for (const mon of monitors) {
+    const f = finalizeMonitor(mon, defaults, env, opts);
+    if (seen.has(f.id))
+      throw new ConfigError(`duplicate monitor id: ${f.id}`, { kind: 'invalid', key: 'id' });
+    seen.add(f.id);
+    out.push(f);
+  }
+  return out;
+}
+
+/**
+ * The §9 checks applied to a monitor's own sections (Recommended; a no-op in Blip):
+ * exporter.mode, heartbeat, timeout-connect, plans.change.*.after, tls. Messages are the
+ * top-level ones prefixed with `monitor <id>: `. Throws ConfigError.
+ */
+export function validateMonitor(m: FinalMonitorConfig, opts: { cwd?: string | undefined } = {}): void {
+  const cwd = opts.cwd ?? process.cwd();
+  const checks: [string, () => string | undefined][] = [
+    ['exporter.mode', () => checkExporter(m.exporter)],
+    ['heartbeat', () => checkHeartbeat(m.heartbeat)],
+    ['timeout-connect', () => checkDuration('config.timeout-connect', m['timeout-connect'])],
+    ['plans.change', () => checkPlans(m.plans)],
+    ['tls', () => checkTls(m.tls, cwd)],
+  ];
+  for (const [key, check] of checks) {
+    const err = check();
+    if (err !== undefined) throw new ConfigError(`monitor ${m.id}: ${err}`, { kind: 'invalid', key });
+  }
+}
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return v !== null && typeof v === 'object' && !Array.isArray(v);
+}
+
+const STRING_MAPS = new Set(['tags', 'meta', 'flags']);
+
+/**
+ * Drop undefined and empty values and sections left empty, so equal configs compare equal
+ * however they were written ("empty" = absent or "", config.md §1). Kept as written: values
+ * inside string maps (a tag may be ""), sinks with no options (`log: {}` is a sink), `id`.
+ */
+function compactMonitor<T extends MonitorConfig>(m: T): T {
+  const compact = (v: unknown, inMap: boolean): unknown => {
+    if (Array.isArray(v)) return v.map((x) => compact(x, false));
+    if (!isPlainObject(v)) return v;
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) {
+      if (x === undefined || (x === '' && !inMap)) continue;
+      if (Array.isArray(x) && x.length === 0) continue;
+      const c = compact(x, STRING_MAPS.has(k));
+      if (isPlainObject(c) && Object.keys(c).length === 0) continue;
+      out[k] = c;
+    }
+    return out;
+  };
+  const out = compact(m, false) as T;
+  const sinks = Object.entries(m.sinks ?? {});
+  if (sinks.length > 0) out.sinks = Object.fromEntries(sinks.map(([name, opts]) => [name, { ...opts }]));
+  if (m.id !== undefined) out.id = m.id;
+  if (m.plans?.monitor && out.plans) out.plans.monitor = compactMonitor(m.plans.monitor);
+  return out;
+}
+
+function deepEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    return a.every((x, i) => deepEqual(x, b[i]));
+  }
+  if (isPlainObject(a) && isPlainObject(b)) {
+    const ka = Object.keys(a).filter((k) => a[k] !== undefined);
+    const kb = Object.keys(b).filter((k) => b[k] !== undefined);
+    if (ka.length !== kb.length) return false;
+    return ka.every((k) => Object.hasOwn(b, k) && deepEqual(a[k], b[k]));
+  }
+  return false;
+}
+
+/**
+ * Deep value equality of two finalized monitors, for the reload diff (monitors.md §4.1):
+ * key order does not matter and an `undefined` member equals an absent one.
+ */
+export function monitorsEqual(a: MonitorConfig, b: MonitorConfig): boolean {
+  return deepEqual(a, b);
+}

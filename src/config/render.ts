@@ -1,0 +1,226 @@
+/**
+ * Rendering of the server config (`GET /config`, `--print-config`) and of finalized monitors
+ * (`--print-monitors`), spec config.md §10.
+ *
+ * Key order is the declaration order of config.md §4; map keys are sorted; empty values and
+ * empty sections are omitted; a tri-state boolean is printed whenever it is set (also
+ * `false`), a plain boolean only when `true`. Secrets are printed as `...` (Recommended;
+ * Blip prints them in clear): `password` everywhere, and the sink options that hold
+ * credentials (`api-key-auth`, `app-key-auth`, `auth-token`).
+ */
+import { stringify } from 'yaml';
+import type {
+  AwsConfig,
+  Config,
+  ExporterConfig,
+  FinalMonitorConfig,
+  HeartbeatConfig,
+  MonitorConfig,
+  PlansConfig,
+  SinksConfig,
+  TlsConfig,
+} from '../core/config.js';
+
+/** What a secret is printed as. */
+export const REDACTED = '...';
+
+const SECRET_SINK_OPTIONS = new Set(['api-key-auth', 'app-key-auth', 'auth-token']);
+
+type Out = Record<string, unknown>;
+type Entry = [string, unknown];
+
+/** An object of the entries whose value is not undefined; undefined when none is left. */
+function obj(entries: Entry[]): Out | undefined {
+  const out: Out = {};
+  for (const [k, v] of entries) if (v !== undefined) out[k] = v;
+  return Object.keys(out).length > 0 ? out : undefined;
+}
+
+const str = (v: string | undefined): string | undefined => (v === undefined || v === '' ? undefined : v);
+const secret = (v: string | undefined): string | undefined => (str(v) === undefined ? undefined : REDACTED);
+const plainBool = (v: boolean | undefined): true | undefined => (v === true ? true : undefined);
+const triBool = (v: boolean | undefined): boolean | undefined => v;
+const list = (v: string[] | undefined): string[] | undefined => (v && v.length > 0 ? [...v] : undefined);
+
+function sortedMap(m: Record<string, string> | undefined): Out | undefined {
+  if (!m) return undefined;
+  const keys = Object.keys(m).sort();
+  if (keys.length === 0) return undefined;
+  const out: Out = {};
+  for (const k of keys) out[k] = m[k] ?? '';
+  return out;
+}
+
+function sinks(s: SinksConfig | undefined): Out | undefined {
+  if (!s) return undefined;
+  const names = Object.keys(s).sort();
+  if (names.length === 0) return undefined;
+  const out: Out = {};
+  for (const name of names) {
+    const opts: Out = {};
+    const o = s[name] ?? {};
+    for (const k of Object.keys(o).sort())
+      opts[k] = SECRET_SINK_OPTIONS.has(k) && o[k] !== '' ? REDACTED : o[k];
+    out[name] = opts; // a sink with no options is still a sink: `log: {}`
+  }
+  return out;
+}
+
+function aws(a: AwsConfig | undefined): Out | undefined {
+  return obj([
+    ['iam-auth', triBool(a?.['iam-auth'])],
+    ['password-secret', str(a?.['password-secret'])],
+    ['region', str(a?.region)],
+    ['disable-auto-region', triBool(a?.['disable-auto-region'])],
+    ['disable-auto-tls', triBool(a?.['disable-auto-tls'])],
+  ]);
+}
+
+function exporter(e: ExporterConfig | undefined): Out | undefined {
+  return obj([
+    ['mode', str(e?.mode)],
+    ['plan', str(e?.plan)],
+    ['flags', sortedMap(e?.flags)],
+  ]);
+}
+
+function heartbeat(h: HeartbeatConfig | undefined): Out | undefined {
+  return obj([
+    ['freq', str(h?.freq)],
+    ['source-id', str(h?.['source-id'])],
+    ['role', str(h?.role)],
+    ['table', str(h?.table)],
+  ]);
+}
+
+function plans(p: PlansConfig | undefined): Out | undefined {
+  const change = p?.change;
+  const state = (s: { after?: string; plan?: string } | undefined): Out | undefined =>
+    obj([
+      ['after', str(s?.after)],
+      ['plan', str(s?.plan)],
+    ]);
+  return obj([
+    ['files', list(p?.files)],
+    ['table', str(p?.table)],
+    ['monitor', p?.monitor ? monitor(p.monitor) : undefined],
+    ['disable-default-plans', plainBool(p?.['disable-default-plans'])],
+    [
+      'change',
+      obj([
+        ['offline', state(change?.offline)],
+        ['standby', state(change?.standby)],
+        ['read-only', state(change?.['read-only'])],
+        ['active', state(change?.active)],
+      ]),
+    ],
+  ]);
+}
+
+function tls(t: TlsConfig | undefined): Out | undefined {
+  return obj([
+    ['ca', str(t?.ca)],
+    ['cert', str(t?.cert)],
+    ['key', str(t?.key)],
+    ['skip-verify', triBool(t?.['skip-verify'])],
+    ['disable', triBool(t?.disable)],
+  ]);
+}
+
+/** One monitor in config.md §4.13 order; `id` is always printed (`""` when unset). */
+function monitor(m: MonitorConfig): Out {
+  return {
+    id: m.id ?? '',
+    ...obj([
+      ['hostname', str(m.hostname)],
+      ['socket', str(m.socket)],
+      ['mycnf', str(m.mycnf)],
+      ['username', str(m.username)],
+      ['password', secret(m.password)],
+      ['password-file', str(m['password-file'])],
+      ['timeout-connect', str(m['timeout-connect'])],
+      ['tags', sortedMap(m.tags)],
+      ['meta', sortedMap(m.meta)],
+      ['plan', str(m.plan)],
+      ['aws', aws(m.aws)],
+      ['exporter', exporter(m.exporter)],
+      ['heartbeat', heartbeat(m.heartbeat)],
+      ['plans', plans(m.plans)],
+      ['sinks', sinks(m.sinks)],
+      ['tls', tls(m.tls)],
+    ]),
+  };
+}
+
+/**
+ * The server config as a plain object with kebab-case keys in render order (the `?json`
+ * answer of GET /config; same omission and redaction rules as the YAML).
+ */
+export function renderConfigJson(c: Config): unknown {
+  const ml = c['monitor-loader'];
+  const mysql = c.mysql;
+  return (
+    obj([
+      [
+        'api',
+        obj([
+          ['bind', str(c.api?.bind)],
+          ['disable', plainBool(c.api?.disable)],
+        ]),
+      ],
+      ['http', obj([['proxy', str(c.http?.proxy)]])],
+      [
+        'monitor-loader',
+        obj([
+          ['files', list(ml?.files)],
+          ['stop-loss', str(ml?.['stop-loss'])],
+          ['aws', obj([['regions', list(ml?.aws?.regions)]])],
+          [
+            'local',
+            obj([
+              ['disable-auto', plainBool(ml?.local?.['disable-auto'])],
+              ['disable-auto-root', plainBool(ml?.local?.['disable-auto-root'])],
+            ]),
+          ],
+        ]),
+      ],
+      ['sinks', sinks(c.sinks)],
+      ['aws', aws(c.aws)],
+      ['exporter', exporter(c.exporter)],
+      // ha has no keys: never printed
+      ['heartbeat', heartbeat(c.heartbeat)],
+      [
+        'mysql',
+        obj([
+          ['hostname', str(mysql?.hostname)],
+          ['mycnf', str(mysql?.mycnf)],
+          ['password', secret(mysql?.password)],
+          ['password-file', str(mysql?.['password-file'])],
+          ['socket', str(mysql?.socket)],
+          ['timeout-connect', str(mysql?.['timeout-connect'])],
+          ['username', str(mysql?.username)],
+        ]),
+      ],
+      ['plans', plans(c.plans)],
+      ['tags', sortedMap(c.tags)],
+      ['tls', tls(c.tls)],
+      ['monitors', c.monitors && c.monitors.length > 0 ? c.monitors.map(monitor) : undefined],
+    ]) ?? {}
+  );
+}
+
+const YAML_OPTIONS = { lineWidth: 0 } as const;
+
+/**
+ * The server config as YAML (GET /config, `--print-config`). With only the defaults:
+ * `api:\n  bind: 127.0.0.1:7522\nmysql:\n  timeout-connect: 10s\n  username: blip\n`.
+ */
+export function renderConfigYaml(c: Config): string {
+  const o = renderConfigJson(c) as Out;
+  return Object.keys(o).length === 0 ? '{}\n' : stringify(o, YAML_OPTIONS);
+}
+
+/** Finalized monitors as a YAML `monitors:` list (`--print-monitors`); passwords as `...`. */
+export function renderMonitorsYaml(ms: FinalMonitorConfig[]): string {
+  return stringify({ monitors: ms.map(monitor) }, YAML_OPTIONS);
+}
