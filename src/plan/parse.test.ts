@@ -1,0 +1,250 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Plan } from '../core/plan.js';
+import { PlanError, parsePlan, validatePlan, validatePlans } from './parse.js';
+import { testHelp } from './help-fixture.js';
+
+const EXAMPLE = `
+kpi:
+  freq: 5s
+  timeout: 3s   # unknown keys are ignored
+  collect:
+    status.global:
+      metrics: [queries, threads_running]
+    repl:
+      metrics: [running]
+      errors:
+        access-denied: "report-once,drop,stop"
+size:
+  freq: 5m
+  collect:
+    size.database:
+`;
+
+function planErrorText(fn: () => void): string {
+  try {
+    fn();
+  } catch (err) {
+    assert.ok(err instanceof PlanError, `not a PlanError: ${String(err)}`);
+    return err.message;
+  }
+  assert.fail('no error thrown');
+}
+
+function plan(yaml: string, name = 'p.yaml'): Plan {
+  return parsePlan(name, name, yaml);
+}
+
+void describe('parsePlan', () => {
+  void it('parses the plans.md §2 example with level names from the keys', () => {
+    const p = plan(EXAMPLE);
+    assert.equal(p.name, 'p.yaml');
+    assert.equal(p.source, 'p.yaml');
+    assert.deepEqual(Object.keys(p.levels), ['kpi', 'size']);
+    assert.deepEqual(p.levels.kpi, {
+      name: 'kpi',
+      freq: '5s',
+      freqMs: 5000,
+      collect: {
+        'status.global': { metrics: ['queries', 'threads_running'], options: {}, errors: {} },
+        repl: { metrics: ['running'], options: {}, errors: { 'access-denied': 'report-once,drop,stop' } },
+      },
+    });
+    assert.deepEqual(p.levels.size, {
+      name: 'size',
+      freq: '5m',
+      freqMs: 300_000,
+      collect: { 'size.database': { metrics: [], options: {}, errors: {} } },
+    });
+  });
+
+  void it('treats an empty file (or only comments) as a plan with zero levels', () => {
+    assert.deepEqual(plan('').levels, {});
+    assert.deepEqual(plan('# nothing here\n').levels, {});
+  });
+
+  void it('keeps scalar option values as written', () => {
+    const p = plan(`l:
+  freq: 1s
+  collect:
+    d:
+      options: {a: yes, b: 0.10, c: 50, d: "x,y", e: 'it''s', f: true}
+`);
+    assert.deepEqual(p.levels.l?.collect.d?.options, {
+      a: 'yes',
+      b: '0.10',
+      c: '50',
+      d: 'x,y',
+      e: "it's",
+      f: 'true',
+    });
+  });
+
+  void it('turns a null level body into a level without freq', () => {
+    const p = plan('kpi:\n');
+    assert.deepEqual(p.levels.kpi, { name: 'kpi', freq: '', freqMs: NaN, collect: {} });
+    assert.equal(
+      planErrorText(() => validatePlan(p)),
+      'at kpi: freq not set (Go time duration string required)',
+    );
+  });
+
+  void it('fails on text that is not YAML, with a one-line message', () => {
+    const msg = planErrorText(() => plan('a: [1,\n'));
+    assert.match(msg, /^Flow sequence in block collection must be sufficiently indented/);
+    assert.ok(!msg.includes('\n'));
+  });
+
+  void it('fails on duplicate keys and on documents that are not a mapping', () => {
+    assert.match(
+      planErrorText(() => plan('a:\n  freq: 1s\na:\n  freq: 2s\n')),
+      /Map keys must be unique/,
+    );
+    assert.equal(
+      planErrorText(() => plan('- a\n- b\n')),
+      'plan: expected a mapping',
+    );
+    assert.equal(
+      planErrorText(() => plan('l:\n  freq: 1s\n  collect:\n    d:\n      metrics: queries\n')),
+      'at l/d: metrics: expected a list',
+    );
+  });
+});
+
+void describe('validatePlan', () => {
+  void it('accepts the example', () => {
+    validatePlan(plan(EXAMPLE));
+  });
+
+  void it('reports a missing freq', () => {
+    assert.equal(
+      planErrorText(() => validatePlan(plan('a:\n  collect:\n    repl:\n'))),
+      'at a: freq not set (Go time duration string required)',
+    );
+  });
+
+  void it('reports an unparsable freq with the Go parse error', () => {
+    assert.equal(
+      planErrorText(() => validatePlan(plan('a:\n  freq: 5x\n'))),
+      'at a: invalid freq: 5x: time: invalid duration "5x"',
+    );
+    assert.equal(
+      planErrorText(() => validatePlan(plan('a:\n  freq: 5\n'))),
+      'at a: invalid freq: 5: time: missing unit in duration "5"',
+    );
+  });
+
+  void it('rejects a zero or negative freq', () => {
+    assert.equal(
+      planErrorText(() => validatePlan(plan('a:\n  freq: 0s\n'))),
+      'at a: invalid freq: 0s: must be greater than zero',
+    );
+    assert.equal(
+      planErrorText(() => validatePlan(plan('a:\n  freq: -5s\n'))),
+      'at a: invalid freq: -5s: must be greater than zero',
+    );
+  });
+
+  void it('reports two levels with the same duration, naming the first one seen', () => {
+    assert.equal(
+      planErrorText(() => validatePlan(plan('one:\n  freq: 60s\ntwo:\n  freq: 1m\n'))),
+      'at two: duplicate freq: 1m (1m0s): first seen at one',
+    );
+  });
+
+  void it('reports an invalid metric name', () => {
+    assert.equal(
+      planErrorText(() =>
+        validatePlan(
+          plan('a:\n  freq: 5s\n  collect:\n    status.global:\n      metrics: [ok_1, "bad.name"]\n'),
+        ),
+      ),
+      'at a/status.global: invalid metric: bad.name (does not match /^[a-zA-Z0-9_-]*$/)',
+    );
+  });
+
+  void it('checks levels in ascending freq order, whatever the written order', () => {
+    const p = plan(`slow:
+  freq: 1m
+  collect:
+    d:
+      metrics: ["slow!"]
+fast:
+  freq: 1s
+  collect:
+    d:
+      metrics: ["fast!"]
+`);
+    assert.equal(
+      planErrorText(() => validatePlan(p)),
+      'at fast/d: invalid metric: fast! (does not match /^[a-zA-Z0-9_-]*$/)',
+    );
+  });
+
+  void it('reports levels without a usable freq before the others', () => {
+    const p = plan('fast:\n  freq: 1s\n  collect:\n    d:\n      metrics: ["x!"]\nbroken:\n  freq: soon\n');
+    assert.equal(
+      planErrorText(() => validatePlan(p)),
+      'at broken: invalid freq: soon: time: invalid duration "soon"',
+    );
+  });
+});
+
+void describe('validatePlans', () => {
+  void it('accepts valid plans with known domains, options and values', () => {
+    validatePlans(
+      [
+        plan(EXAMPLE),
+        plan(
+          'l:\n  freq: 10s\n  collect:\n    status.global:\n      options: {all: "yes"}\n    repl.lag:\n      options: {table: any.thing}\n',
+        ),
+      ],
+      testHelp,
+    );
+  });
+
+  void it('collects every problem of every plan into one aggregate error', () => {
+    const bad = plan(
+      `l:
+  freq: 10s
+  collect:
+    nope.domain:
+      options: {x: "1"}
+    status.global:
+      options: {all: maybe, colour: red}
+    size.binlog:
+      options: {a: "1", b: "2"}
+`,
+      'bad.yaml',
+    );
+    const broken = plan('x:\n  freq: 0s\n', 'broken.yaml');
+    let caught: unknown;
+    try {
+      validatePlans([bad, plan(EXAMPLE, 'good.yaml'), broken], testHelp);
+    } catch (err) {
+      caught = err;
+    }
+    assert.ok(caught instanceof PlanError);
+    const lines = [
+      'invalid plan: bad.yaml: at l/nope.domain: invalid domain: nope.domain (no factory registered)',
+      "invalid plan: bad.yaml: at l/status.global: invalid value for option all: maybe (run 'sonde --print-domains' to list collectors and options)",
+      "invalid plan: bad.yaml: at l/status.global: unknown option: colour (run 'sonde --print-domains' to list collectors and options)",
+      'invalid plan: bad.yaml: at l/size.binlog: collector has no options but 2 given',
+      'invalid plan: broken.yaml: at x: invalid freq: 0s: must be greater than zero',
+    ];
+    assert.deepEqual(caught.errors, lines);
+    assert.equal(caught.message, ['5 plan validation errors:', ...lines].join('\n'));
+    assert.equal(caught.code, 'PLAN_INVALID');
+  });
+
+  void it('does not check metric names against collectors, nor error policies', () => {
+    validatePlans(
+      [
+        plan(
+          'l:\n  freq: 1s\n  collect:\n    repl:\n      metrics: [no_such_metric]\n      errors: {who: what}\n',
+        ),
+      ],
+      testHelp,
+    );
+  });
+});
