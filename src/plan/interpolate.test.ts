@@ -66,7 +66,7 @@ void describe('interpolatePlan', () => {
     assert.deepEqual(out.levels.l?.collect['repl.lag']?.metrics, ['%{monitor.id}']);
     assert.deepEqual(out.levels.l?.collect['repl.lag']?.errors, { 'access-denied': '${POLICY}' });
     assert.equal(p.levels.l?.collect['repl.lag']?.options.opt1, '%{monitor.meta.foo}');
-    out.levels.l!.collect['repl.lag']!.metrics.push('x');
+    out.levels.l.collect['repl.lag'].metrics.push('x');
     assert.deepEqual(p.levels.l?.collect['repl.lag']?.metrics, ['%{monitor.id}']);
   });
 });
