@@ -220,7 +220,7 @@ export function deriveMonitorId(m: MonitorConfig, opts: FinalizeOptions = {}): s
       if (cnf.socket !== '') return cnf.socket;
       opts.warn?.(`monitor with mycnf ${path} has no id: set id, or host or socket in its [client] section`);
     } catch (err) {
-      opts.warn?.(`monitor with mycnf ${path} has no id: cannot read ${path}: ${errorMessage(err)}`);
+      opts.warn?.(`monitor with mycnf ${path} has no id: ${errorMessage(err)}`);
     }
   }
   return '';
