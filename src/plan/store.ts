@@ -142,10 +142,14 @@ function levelsDocument(plan: Plan): Record<string, unknown> {
 
 /**
  * The `--print-plans` text (cli.md §5.3): per plan `---`, `# <plan name>`, the YAML of its
- * levels (in plan-file format, so it can be saved as a plan file), then a blank line.
+ * levels (in plan-file format, so it can be saved as a plan file; YAML 1.1 quoting so `yes`/`no`
+ * stay strings for any reader), then a blank line.
  */
 export function printPlans(plans: Plan[]): string {
   return plans
-    .map((plan) => `---\n# ${plan.name}\n${stringify(levelsDocument(plan), { nullStr: '' }).trimEnd()}\n\n`)
+    .map(
+      (plan) =>
+        `---\n# ${plan.name}\n${stringify(levelsDocument(plan), { nullStr: '', version: '1.1' }).trimEnd()}\n\n`,
+    )
     .join('');
 }
