@@ -109,7 +109,7 @@ export class StatusGlobalCollector implements Collector {
     this.#db = ctx.db;
   }
 
-  async prepare(plan: Plan): Promise<void> {
+  async prepare(plan: Plan, _signal?: AbortSignal): Promise<void> {
     // Nothing to check on the server: SHOW GLOBAL STATUS needs no privilege and exists
     // everywhere. Listed names the server lacks are simply never reported.
     const levels = new Map<string, LevelState>();

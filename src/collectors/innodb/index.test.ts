@@ -1,0 +1,193 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConnectionSpec } from '../../core/db.js';
+import { MetricType } from '../../core/metrics.js';
+import { createDb, type PooledDb } from '../../db/pool.js';
+import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { GAUGES, InnodbCollector, buildInnodbQuery, help, innodbValues } from './index.js';
+
+const BASE = 'SELECT subsystem, name, count FROM information_schema.innodb_metrics';
+
+void describe('innodb queries and rows', () => {
+  void it('all: no lists the plan metrics as bound, lowercased names', () => {
+    assert.deepEqual(
+      buildInnodbQuery('no', ['lock_timeouts', 'buffer_LRU_batch_flush_total_pages'], 'mariadb'),
+      {
+        sql: `${BASE} WHERE name IN (?, ?)`,
+        params: ['lock_timeouts', 'buffer_lru_batch_flush_total_pages'],
+      },
+    );
+    assert.equal(buildInnodbQuery('', ['x'], 'mysql').sql, `${BASE} WHERE name IN (?)`);
+  });
+
+  void it('all: enabled filters by flavor: STATUS on MySQL, ENABLED on MariaDB', () => {
+    assert.equal(buildInnodbQuery('enabled', [], 'mysql').sql, `${BASE} WHERE status='enabled'`);
+    assert.equal(buildInnodbQuery('enabled', [], 'mariadb').sql, `${BASE} WHERE enabled=1`);
+  });
+
+  void it('all: yes reads every row', () => {
+    assert.deepEqual(buildInnodbQuery('yes', ['ignored'], 'mysql'), { sql: BASE, params: [] });
+  });
+
+  void it('an empty list without all is refused', () => {
+    assert.throws(() => buildInnodbQuery('no', [], 'mysql'), /^Error: no metrics specified$/);
+  });
+
+  void it('rows: names lowercased, negatives clamped, subsystem kept as returned, types by list', () => {
+    const values = innodbValues([
+      { SUBSYSTEM: 'lock', NAME: 'lock_timeouts', COUNT: '4' },
+      { SUBSYSTEM: 'Buffer', NAME: 'buffer_LRU_get_free_search', COUNT: '7' },
+      { SUBSYSTEM: 'transaction', NAME: 'trx_rseg_history_len', COUNT: '-3' },
+      { SUBSYSTEM: 'server', NAME: 'odd', COUNT: null },
+    ]);
+    assert.deepEqual(values, [
+      { name: 'lock_timeouts', value: 4, type: MetricType.CumulativeCounter, meta: { subsystem: 'lock' } },
+      {
+        name: 'buffer_lru_get_free_search',
+        value: 7,
+        type: MetricType.CumulativeCounter,
+        meta: { subsystem: 'Buffer' },
+      },
+      { name: 'trx_rseg_history_len', value: 0, type: MetricType.Gauge, meta: { subsystem: 'transaction' } },
+    ]);
+  });
+
+  void it('declares 35 gauges, the all option and subsystem meta', () => {
+    assert.equal(GAUGES.size, 35);
+    assert.deepEqual(
+      help.options.map((o) => [o.name, o.default, Object.keys(o.values ?? {})]),
+      [['all', 'no', ['yes', 'enabled', 'no']]],
+    );
+    assert.deepEqual(
+      help.meta.map((m) => m.key),
+      ['subsystem'],
+    );
+  });
+
+  void it('on MySQL 8 the collector asks for STATUS=enabled (flavor from ServerInfo)', async () => {
+    const db = new FakeDb('8.0.36', () => [
+      { SUBSYSTEM: 'lock', NAME: 'lock_timeouts', COUNT: '2' },
+      { SUBSYSTEM: 'transaction', NAME: 'trx_active_transactions', COUNT: '1' },
+    ]);
+    const c = new InnodbCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { innodb: { options: { all: 'enabled' } } } }), NO_SIGNAL);
+    const res = await c.collect('l', NO_SIGNAL);
+    assert.deepEqual(db.queries, [{ sql: `${BASE} WHERE status='enabled'`, params: [] }]);
+    assert.deepEqual(
+      res.values.map((v) => [v.name, v.value, v.type]),
+      [
+        ['lock_timeouts', 2, MetricType.CumulativeCounter],
+        ['trx_active_transactions', 1, MetricType.Gauge],
+      ],
+    );
+  });
+
+  void it('asks the server nothing while preparing a list-mode plan', async () => {
+    const db = new FakeDb('10.11.6-MariaDB', () => []);
+    const c = new InnodbCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { innodb: { metrics: ['lock_timeouts'] } } }), NO_SIGNAL);
+    assert.deepEqual(db.queries, []);
+    assert.deepEqual(await c.collect('other', NO_SIGNAL), { values: [] });
+    assert.deepEqual(db.queries, []);
+  });
+});
+
+void describe('innodb against a real MariaDB', () => {
+  let server: MariaDB;
+  let db: PooledDb;
+  let noProcess: PooledDb;
+
+  const spec = (user: string, password: string) =>
+    new ConnectionSpec({
+      username: user,
+      password,
+      host: server.host,
+      port: server.port,
+      connectTimeoutMs: 5000,
+      redactedDsn: `${user}:...@tcp(${server.host}:${server.port})/`,
+    });
+
+  before(async () => {
+    server = await startMariaDB();
+    await server.createUser('mon', 'mon-pass-1', ['PROCESS ON *.*']);
+    await server.createUser('weak', 'weak-pass-1', []);
+    db = createDb(spec('mon', 'mon-pass-1'));
+    noProcess = createDb(spec('weak', 'weak-pass-1'));
+  });
+  after(async () => {
+    await db.close();
+    await noProcess.close();
+    await server.stop();
+  });
+
+  async function collect(options: Record<string, string>, metrics: string[] = [], on: PooledDb = db) {
+    const c = new InnodbCollector({ monitorId: 'm', db: on });
+    await c.prepare(planOf({ l: { innodb: { metrics, options } } }), NO_SIGNAL);
+    return c.collect('l', NO_SIGNAL);
+  }
+
+  async function tableNames(where: string): Promise<string[]> {
+    const rows = await server.query(`SELECT name FROM information_schema.innodb_metrics ${where}`);
+    return rows.map((r) => String(r.name).toLowerCase()).sort();
+  }
+
+  void it('list mode returns the listed metrics with subsystem meta', async () => {
+    const res = await collect({}, [
+      'lock_timeouts',
+      'buffer_LRU_batch_flush_total_pages',
+      'trx_rseg_history_len',
+      'buffer_pool_pages_total',
+      'innodb_log_waits',
+    ]);
+    assert.equal(res.error, undefined);
+    const [total] = await server.query(
+      "SELECT count FROM information_schema.innodb_metrics WHERE name = 'buffer_pool_pages_total'",
+    );
+    const byName = new Map(res.values.map((v) => [v.name, v]));
+    assert.deepEqual([...byName.keys()].sort(), [
+      'buffer_lru_batch_flush_total_pages',
+      'buffer_pool_pages_total',
+      'lock_timeouts',
+      'trx_rseg_history_len',
+    ]);
+    assert.deepEqual(byName.get('lock_timeouts'), {
+      name: 'lock_timeouts',
+      value: 0,
+      type: MetricType.CumulativeCounter,
+      meta: { subsystem: 'lock' },
+    });
+    assert.deepEqual(byName.get('buffer_pool_pages_total'), {
+      name: 'buffer_pool_pages_total',
+      value: Number(total?.count),
+      type: MetricType.Gauge,
+      meta: { subsystem: 'buffer' },
+    });
+    assert.equal(byName.get('trx_rseg_history_len')?.type, MetricType.Gauge);
+    assert.equal(byName.get('buffer_lru_batch_flush_total_pages')?.meta?.subsystem, 'buffer');
+  });
+
+  void it('all: enabled returns exactly the enabled rows (ENABLED=1 on MariaDB)', async () => {
+    const res = await collect({ all: 'enabled' });
+    assert.equal(res.error, undefined);
+    const enabled = await tableNames('WHERE enabled = 1');
+    assert.ok(enabled.length > 20 && enabled.length < 195, `${enabled.length} enabled`);
+    assert.deepEqual(res.values.map((v) => v.name).sort(), enabled);
+    assert.ok(!res.values.some((v) => v.name === 'log_lsn_checkpoint_age')); // exists but disabled
+  });
+
+  void it('all: yes returns every row, disabled ones too', async () => {
+    const res = await collect({ all: 'yes' });
+    const all = await tableNames('');
+    assert.deepEqual(res.values.map((v) => v.name).sort(), all);
+    assert.ok(all.length >= 195);
+    assert.equal(res.values.find((v) => v.name === 'buffer_lru_get_free_search')?.meta?.subsystem, 'Buffer');
+  });
+
+  void it('reports a missing PROCESS privilege as a collection error with errno 1227', async () => {
+    const res = await collect({}, ['lock_timeouts'], noProcess);
+    assert.deepEqual(res.values, []);
+    assert.equal(res.error?.errno, 1227);
+    assert.match(res.error?.message ?? '', /PROCESS privilege/);
+  });
+});
