@@ -22,7 +22,9 @@ import { Loader } from '../monitor/loader.js';
 import { autoDetectLocal } from '../monitor/local.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import { buildRuntime } from '../monitor/plan-runtime.js';
+import { unavailableCollector } from '../monitor/unavailable.js';
 import { PlanStore, printPlans } from '../plan/store.js';
+import { freqWarnings, sortLevels } from '../plan/schedule.js';
 import { buildApi, listenApi, parseBind } from '../server/api.js';
 import { builtinSinks } from '../sinks/builtin.js';
 import { StatusRegistry } from '../status/registry.js';
@@ -182,6 +184,15 @@ async function main(argv: string[]): Promise<number> {
     throw new BootError(errorMessage(err));
   }
   events.info('boot-config-loaded', '');
+  // Defensive scrubbing: every password sonde learns is masked in any line it prints.
+  for (const pw of [config.mysql?.password, ...(config.monitors ?? []).map((m) => m.password)]) {
+    if (pw) events.addSecret(pw);
+  }
+  const connect = async (cfg: FinalMonitorConfig, o?: { reload?: boolean }) => {
+    const spec = await buildConnection(cfg, o);
+    if (spec.password() !== '') events.addSecret(spec.password());
+    return spec;
+  };
   if (opts.printConfig) process.stdout.write(`${renderConfigYaml(config)}\n`);
 
   // --- boot: plans
@@ -200,7 +211,7 @@ async function main(argv: string[]): Promise<number> {
       const pm = config.plans.monitor;
       if (!pm) throw new Error('plans.table: Table set but Monitor is nil (set plans.monitor)');
       const [m] = finalizeMonitors([pm], { mysql: config.mysql ?? {} });
-      if (m) tableDb = createDb(await buildConnection(m), dbOpts(m.id));
+      if (m) tableDb = createDb(await connect(m), dbOpts(m.id));
     }
     try {
       await plans.loadShared(config, help, tableDb);
@@ -217,15 +228,19 @@ async function main(argv: string[]): Promise<number> {
   const monitorDeps: MonitorDeps = {
     events,
     help,
-    makeCollector: (domain, monitorId, db) => collectors.make(domain, { monitorId, db }),
-    buildConnection: (cfg, o) => buildConnection(cfg, o),
+    makeCollector: (domain, monitorId, db) =>
+      collectors.has(domain) ? collectors.make(domain, { monitorId, db }) : unavailableCollector(domain),
+    buildConnection: (cfg, o) => connect(cfg, o),
     createDb: (spec, o) => createDb(spec, o),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {
       events.info('plans-load-monitor', cfg.id);
       const list = await plans.monitorPlans(cfg, db, help);
       return (name: string) => plans.lookup(cfg.id, list, name);
     },
-    buildRuntime: (plan, cfg) => buildRuntime(plan, cfg),
+    buildRuntime: (plan, cfg) => {
+      for (const w of freqWarnings(sortLevels(plan))) events.info('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
+      return buildRuntime(plan, cfg);
+    },
   };
   const loader = new Loader({
     config,
@@ -242,7 +257,7 @@ async function main(argv: string[]): Promise<number> {
           if (!f) throw new Error('auto-detect: no monitor');
           return f;
         },
-        buildConnection: (cfg) => buildConnection(cfg),
+        buildConnection: (cfg) => connect(cfg),
         createDb: (spec) => createDb(spec),
       }),
     makeSinks: (m, writer) => {
@@ -287,6 +302,7 @@ async function main(argv: string[]): Promise<number> {
             },
           },
           renderConfig: { yaml: () => renderConfigYaml(config), json: () => renderConfigJson(config) },
+          events,
         });
   events.info('boot-success', '', `booted in ${formatDuration(Date.now() - bootStart)}, loaded ${loader.size} monitors`);
 

@@ -62,12 +62,21 @@ export class CollectError extends Error {
   readonly policy: string | undefined;
   readonly zero: MetricValue[] | undefined;
   readonly errno: number | undefined;
-  constructor(message: string, opts: { policy?: string; zero?: MetricValue[]; errno?: number; cause?: unknown } = {}) {
+  /**
+   * The domain cannot work on this server (a missing source, an unsupported flavor): the
+   * engine reports it once and stops collecting the domain until the plan is re-activated.
+   */
+  readonly unsupported: boolean;
+  constructor(
+    message: string,
+    opts: { policy?: string; zero?: MetricValue[]; errno?: number; cause?: unknown; unsupported?: boolean } = {},
+  ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'CollectError';
     this.policy = opts.policy;
     this.zero = opts.zero;
     this.errno = opts.errno;
+    this.unsupported = opts.unsupported === true;
   }
 }
 

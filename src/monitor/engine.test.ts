@@ -180,6 +180,21 @@ describe('Engine', () => {
     assert.ok(events.some((e) => e.startsWith('collector-fault: p/l/2/innodb')));
   });
 
+  it('reports an unsupported domain once and stops collecting it, keeping its status', async () => {
+    const c = new Scripted('query.response-time', async () => ({
+      values: [],
+      error: new CollectError('query.response-time: not supported on mariadb 10.11.9: no histogram table', { unsupported: true }),
+    }));
+    const ok = new Scripted('status.global', async () => ({ values: [value('queries', 1)] }));
+    const { status, events, collect } = await setup(plan({ 'query.response-time': {}, 'status.global': {} }), [c, ok]);
+    await collect(1);
+    await collect(2);
+    assert.equal(c.calls, 1);
+    assert.equal(ok.calls, 2);
+    assert.equal(events.filter((e) => e.startsWith('collector-error')).length, 1);
+    assert.match(status.monitorStatus('m1')?.['error:query.response-time'] ?? '', /not supported on mariadb/);
+  });
+
   describe('error policies', () => {
     const denied = () =>
       new Scripted('repl', async () => {

@@ -325,6 +325,11 @@ export class Engine {
   #applyPolicy(w: DomainWork, result: CollectResult): Outcome {
     const err = result.error;
     if (!err) return { ...w, values: result.values, error: '' };
+    if (err.unsupported) {
+      // Said once, clearly; the status key stays because the domain no longer runs.
+      this.#stopped.add(w.domain);
+      return { ...w, values: result.values, error: err.message };
+    }
     const help = this.#ctx.help(w.domain);
     const policyName =
       err.policy ?? (err.errno !== undefined ? help?.errors.find((e) => e.errnos?.includes(err.errno ?? -1))?.name : undefined);
