@@ -91,7 +91,9 @@ function scalarValue(s: Scalar): unknown {
   if (typeof v === 'boolean') return new YamlBool(v, s.source ?? String(v));
   if (typeof v === 'string') return v;
   // Numbers, dates (YAML 1.1 timestamps), ...: keep the text as written.
-  return typeof s.source === 'string' ? s.source : String(v as number);
+  if (typeof s.source === 'string') return s.source;
+  if (typeof v === 'number' || typeof v === 'bigint') return v.toString();
+  return JSON.stringify(v) ?? '';
 }
 
 function isMergeKey(key: unknown): boolean {
@@ -172,7 +174,7 @@ function walk(ctx: WalkCtx, raw: unknown, path: KeyPath, depth: number): unknown
         );
       }
       const v = keyNode.value;
-      const key = typeof v === 'string' ? v : (keyNode.source ?? String(v as number));
+      const key = typeof v === 'string' ? v : (keyNode.source ?? String(v));
       const childPath = [...path, key];
       if (seen.has(key)) {
         throw new DecodeFailure(
@@ -214,7 +216,7 @@ export function decodeYaml(text: string): DecodedYaml {
     const msg = (err.message.split('\n')[0] ?? err.code).replace(/\s+at line \d+, column \d+:?$/, '');
     throw new DecodeFailure(`line ${line}: ${msg}`, line, undefined);
   }
-  const ctx: WalkCtx = { doc: doc as Document, lc, lines: new Map(), kinds: new Map() };
+  const ctx: WalkCtx = { doc: doc, lc, lines: new Map(), kinds: new Map() };
   const contents = doc.contents as YamlNode | null;
   const value = contents === null ? undefined : walk(ctx, contents, [], 0);
   return {

@@ -40,7 +40,7 @@ function deepFreeze<T>(o: T): T {
 
 /** A fresh, mutable copy of the built-in defaults. */
 export function defaultConfig(): Config {
-  return structuredClone(DEFAULT_CONFIG) as Config;
+  return structuredClone(DEFAULT_CONFIG);
 }
 
 function isPlainObject(v: unknown): v is Record<string, unknown> {
@@ -121,7 +121,8 @@ export function interpolateServerConfig(c: Config, env: NodeJS.ProcessEnv = proc
     const p = c.plans;
     p.files = list(p.files);
     p.table = e(p.table);
-    for (const st of Object.values(p.change ?? {})) {
+    for (const state of ['offline', 'standby', 'read-only', 'active'] as const) {
+      const st = p.change?.[state];
       if (!st) continue;
       st.after = e(st.after);
       st.plan = e(st.plan);

@@ -77,7 +77,7 @@ export function inheritDefaults(monitor: MonitorConfig, defaults: Config): Monit
   const m = structuredClone(monitor);
   const d = defaults;
 
-  fillString(m, d.mysql as MonitorConfig | undefined, [
+  fillString(m, d.mysql, [
     'socket',
     'hostname',
     'mycnf',
@@ -159,7 +159,7 @@ function eachField(
   afterIdFields?: () => void,
 ): void {
   const one = <T extends object>(o: T | undefined, k: keyof T & string): void => {
-    if (o && typeof o[k] === 'string') o[k] = f(o[k] as string) as T[keyof T & string];
+    if (o && typeof o[k] === 'string') o[k] = f(o[k]) as T[keyof T & string];
   };
   one(m, 'id');
   one(m, 'mycnf');
@@ -251,7 +251,7 @@ export function finalizeMonitor(
       m.id = id;
     },
   );
-  const final = compactMonitor({ ...m, id }) as FinalMonitorConfig;
+  const final = compactMonitor<FinalMonitorConfig>({ ...m, id });
   final.id = id;
   validateMonitor(final, { cwd: opts.cwd });
   return final;

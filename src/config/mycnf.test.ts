@@ -1,0 +1,91 @@
+import { describe, it, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { myCnfHostname, parseMyCnf, readMyCnf, readMyCnfSync } from './mycnf.js';
+
+let dir: string;
+before(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'sonde-mycnf-'));
+});
+after(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+describe('parseMyCnf', () => {
+  it('reads only the [client] section, with comments, quotes and value-less keys', () => {
+    const c = parseMyCnf(
+      [
+        '# comment',
+        '[mysqld]',
+        'user = mysql',
+        'port = 9999',
+        '[client]',
+        '; another comment',
+        'user = "monitor"',
+        "password = 'p#ss w=rd'",
+        'host=db1.local',
+        'port = 3307',
+        'skip-ssl',
+        'ssl_ca = /etc/ca.pem',
+        '!include /etc/other.cnf',
+        '[Client]',
+        'user = ignored',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(c.user, 'monitor');
+    assert.equal(c.password, 'p#ss w=rd');
+    assert.equal(c.host, 'db1.local');
+    assert.equal(c.port, '3307');
+    assert.equal(c.socket, '');
+    assert.equal(c.sslCa, '/etc/ca.pem');
+    assert.equal(c.sslMode, 'PREFERRED');
+    assert.deepEqual(c.client, {
+      user: 'monitor',
+      password: 'p#ss w=rd',
+      host: 'db1.local',
+      port: '3307',
+      'skip-ssl': '',
+      'ssl-ca': '/etc/ca.pem',
+    });
+  });
+
+  it('upper-cases ssl-mode and handles CRLF line ends', () => {
+    const c = parseMyCnf('[client]\r\nssl-mode = disabled\r\nsocket=/tmp/m.sock\r\n');
+    assert.equal(c.sslMode, 'DISABLED');
+    assert.equal(c.socket, '/tmp/m.sock');
+  });
+
+  it('fails on a malformed line without quoting it', () => {
+    assert.throws(() => parseMyCnf('[client\nuser=x\n'), { message: 'line 1: invalid section header' });
+    assert.throws(() => parseMyCnf('[client]\n = secret\n'), { message: 'line 2: missing option name' });
+  });
+});
+
+describe('myCnfHostname', () => {
+  const base = parseMyCnf('');
+  it('joins host and port, also without host, and brackets IPv6', () => {
+    assert.equal(myCnfHostname({ ...base, host: 'db', port: '' }), 'db');
+    assert.equal(myCnfHostname({ ...base, host: 'db', port: '3307' }), 'db:3307');
+    assert.equal(myCnfHostname({ ...base, host: '', port: '3307' }), ':3307');
+    assert.equal(myCnfHostname({ ...base, host: '::1', port: '3307' }), '[::1]:3307');
+    assert.equal(myCnfHostname(base), '');
+  });
+});
+
+describe('readMyCnf', () => {
+  it('reads a file, and names the file in errors', async () => {
+    const p = join(dir, 'my.cnf');
+    await writeFile(p, '[client]\nuser=u\n');
+    assert.equal((await readMyCnf(p)).user, 'u');
+    assert.equal(readMyCnfSync(p).user, 'u');
+    await assert.rejects(readMyCnf(join(dir, 'nope.cnf')), {
+      message: `open ${join(dir, 'nope.cnf')}: no such file or directory`,
+    });
+    const bad = join(dir, 'bad.cnf');
+    await writeFile(bad, '[client\n');
+    assert.throws(() => readMyCnfSync(bad), { message: `${bad}: line 1: invalid section header` });
+  });
+});
