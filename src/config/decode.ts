@@ -59,7 +59,11 @@ interface WalkCtx {
   lc: LineCounter;
   lines: Map<string, number>;
   kinds: Map<string, Kind>;
+  /** alias expansions so far: capped, so a "billion laughs" document cannot blow up memory */
+  aliases: number;
 }
+
+const MAX_ALIAS_EXPANSIONS = 1000;
 
 function pathKey(path: KeyPath): string {
   return JSON.stringify(path.map((p) => (typeof p === 'number' ? p : String(p))));
@@ -102,6 +106,10 @@ function isMergeKey(key: unknown): boolean {
 
 function resolveNode(ctx: WalkCtx, node: unknown, path: KeyPath): unknown {
   if (!isAlias(node)) return node;
+  if (++ctx.aliases > MAX_ALIAS_EXPANSIONS) {
+    const line = lineOf(ctx, node) ?? 1;
+    throw new DecodeFailure(`line ${line}: too many alias expansions`, line, formatPath(path));
+  }
   const target = node.resolve(ctx.doc);
   if (target === undefined) {
     throw new DecodeFailure(
@@ -216,7 +224,7 @@ export function decodeYaml(text: string): DecodedYaml {
     const msg = (err.message.split('\n')[0] ?? err.code).replace(/\s+at line \d+, column \d+:?$/, '');
     throw new DecodeFailure(`line ${line}: ${msg}`, line, undefined);
   }
-  const ctx: WalkCtx = { doc: doc, lc, lines: new Map(), kinds: new Map() };
+  const ctx: WalkCtx = { doc: doc, lc, lines: new Map(), kinds: new Map(), aliases: 0 };
   const contents = doc.contents as YamlNode | null;
   const value = contents === null ? undefined : walk(ctx, contents, [], 0);
   return {

@@ -416,3 +416,34 @@ describe('validation (config.md §9)', () => {
     assert.doesNotThrow(() => validateConfig({ ...DEFAULT_CONFIG }));
   });
 });
+
+describe('hostile or unusual YAML', () => {
+  it('caps alias expansion', () => {
+    const lines = ['x0: &a0 [v, v, v, v, v, v, v, v, v, v]'];
+    for (let i = 1; i < 8; i++)
+      lines.push(
+        `x${i}: &a${i} [${Array(10)
+          .fill(`*a${i - 1}`)
+          .join(', ')}]`,
+      );
+    lines.push('tags: {a: "1"}');
+    assert.match(
+      decodeError(lines.join('\n')).message,
+      /^cannot decode YAML in \/abs\/sonde\.yaml: line \d+: too many alias expansions$/,
+    );
+  });
+
+  it('rejects a file with several documents', () => {
+    assert.match(
+      decodeError('api: {bind: a}\n---\napi: {bind: b}\n').message,
+      /^cannot decode YAML in \/abs\/sonde\.yaml: line 2: /,
+    );
+  });
+
+  it('treats __proto__ as an ordinary (unknown) key', () => {
+    assert.equal(
+      decodeError('api:\n  __proto__: {bind: x}\n').message,
+      'cannot decode YAML in /abs/sonde.yaml: line 2: unknown key api.__proto__',
+    );
+  });
+});

@@ -6,7 +6,13 @@ import { join } from 'node:path';
 import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
 import { ConfigError } from './errors.js';
 import { DEFAULT_CONFIG, parseConfig } from './load.js';
-import { finalizeMonitors, inheritDefaults, monitorsEqual, validateMonitor } from './monitor.js';
+import {
+  finalizeMonitors,
+  finalizePlansMonitor,
+  inheritDefaults,
+  monitorsEqual,
+  validateMonitor,
+} from './monitor.js';
 
 let dir: string;
 before(async () => {
@@ -348,5 +354,22 @@ describe('monitorsEqual', () => {
       monitorsEqual({ id: 'x', plans: { files: ['a', 'b'] } }, { id: 'x', plans: { files: ['b', 'a'] } }),
       false,
     );
+  });
+});
+
+describe('finalizePlansMonitor', () => {
+  it('applies only the mysql defaults and interpolation to plans.monitor', () => {
+    const c = parseConfig(
+      'mysql: {username: mon, password: pw}\ntags: {a: "1"}\nplans: {table: blip.plans, monitor: {hostname: "${H}"}}',
+      { env: {} },
+    );
+    assert.deepEqual(finalizePlansMonitor(c, { H: 'plansdb' }), {
+      id: 'plansdb',
+      hostname: 'plansdb',
+      username: 'mon',
+      password: 'pw',
+      'timeout-connect': '10s',
+    });
+    assert.equal(finalizePlansMonitor(DEFAULT_CONFIG), undefined);
   });
 });

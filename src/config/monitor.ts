@@ -355,3 +355,18 @@ function deepEqual(a: unknown, b: unknown): boolean {
 export function monitorsEqual(a: MonitorConfig, b: MonitorConfig): boolean {
   return deepEqual(a, b);
 }
+
+/**
+ * The connection monitor of the shared plan table (top-level `plans.monitor`, plans.md §3):
+ * Blip uses it raw; sonde applies the `mysql` defaults and the monitor interpolation
+ * (Recommended), nothing else (no tags, sinks, heartbeat...). Undefined when not set.
+ */
+export function finalizePlansMonitor(
+  c: Config,
+  env: NodeJS.ProcessEnv = process.env,
+  opts: FinalizeOptions = {},
+): FinalMonitorConfig | undefined {
+  const m = c.plans?.monitor;
+  if (!m) return undefined;
+  return finalizeMonitor(m, c.mysql ? { mysql: c.mysql } : {}, env, opts);
+}
