@@ -1,6 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
 import { createConnection } from 'mysql2/promise';
 import { freePort, startMariaDB, type MariaDB } from './mariadb.js';
 
@@ -80,5 +83,23 @@ void describe('throwaway MariaDB helper', () => {
     await other.stop();
     assert.equal(existsSync(other.datadir), false);
     assert.throws(() => process.kill(pid, 0), /ESRCH/);
+  });
+
+  void it('fails with the error log tail when mariadbd cannot start, leaving nothing behind', async () => {
+    const blocker = createServer();
+    await new Promise<void>((r) => blocker.listen(0, '127.0.0.1', r));
+    const addr = blocker.address();
+    const taken = typeof addr === 'object' && addr !== null ? addr.port : 0;
+    const root = mkdtempSync(join(tmpdir(), 'sonde-helper-test-'));
+    try {
+      await assert.rejects(
+        startMariaDB({ args: [`--port=${taken}`], tmpRoot: root }),
+        /mariadbd exited during startup[\s\S]*error log tail:[\s\S]*(Address already in use|Bind on TCP\/IP port)/,
+      );
+    } finally {
+      await new Promise((r) => blocker.close(r));
+    }
+    assert.deepEqual(readdirSync(root), []);
+    rmdirSync(root);
   });
 });

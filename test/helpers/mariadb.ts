@@ -58,6 +58,8 @@ export interface MariaDB {
 export interface StartOptions {
   /** Extra mariadbd arguments, appended last so they override the defaults (e.g. '--log-bin=mysql-bin'). */
   args?: string[];
+  /** Where the temp dir is created; default os.tmpdir(). */
+  tmpRoot?: string;
 }
 
 /** Every server started by this process, killed on exit if still alive. */
@@ -165,7 +167,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 /** Start a throwaway mariadbd and wait until it accepts connections. */
 export async function startMariaDB(opts: StartOptions = {}): Promise<MariaDB> {
   installExitHook();
-  const base = mkdtempSync(join(tmpdir(), 'sonde-mariadb-'));
+  const base = mkdtempSync(join(opts.tmpRoot ?? tmpdir(), 'sonde-mariadb-'));
   const datadir = join(base, 'data');
   const socket = join(base, 'mysqld.sock');
   const errorLog = join(base, 'error.log');
@@ -175,9 +177,11 @@ export async function startMariaDB(opts: StartOptions = {}): Promise<MariaDB> {
     rmSync(base, { recursive: true, force: true });
     throw err;
   }
-  const port = await freePort();
+  // The port is free when we look; another process may take it before mariadbd binds, so a
+  // failed bind is retried on a new port (see the first launch below).
+  let port = await freePort();
 
-  const serverArgs = [
+  const serverArgs = () => [
     '--no-defaults',
     `--datadir=${datadir}`,
     `--port=${port}`,
@@ -206,8 +210,8 @@ export async function startMariaDB(opts: StartOptions = {}): Promise<MariaDB> {
   const launch = async (): Promise<void> => {
     const [cmd, args] =
       SETPRIV !== undefined
-        ? [SETPRIV, ['--pdeathsig', 'KILL', MARIADBD, ...serverArgs]]
-        : [MARIADBD, serverArgs];
+        ? [SETPRIV, ['--pdeathsig', 'KILL', MARIADBD, ...serverArgs()]]
+        : [MARIADBD, serverArgs()];
     const proc = spawn(cmd, args, { stdio: 'ignore' });
     child = proc;
     const pid = proc.pid;
@@ -250,7 +254,16 @@ export async function startMariaDB(opts: StartOptions = {}): Promise<MariaDB> {
   };
 
   try {
-    await launch();
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await launch();
+        break;
+      } catch (err) {
+        const portTaken = /Address already in use|Bind on TCP\/IP port/i.test(String(err));
+        if (!portTaken || attempt >= 3) throw err;
+        port = await freePort();
+      }
+    }
   } catch (err) {
     await killChild('SIGKILL', 5000);
     rmSync(base, { recursive: true, force: true });
@@ -263,7 +276,9 @@ export async function startMariaDB(opts: StartOptions = {}): Promise<MariaDB> {
   };
 
   const server: MariaDB = {
-    port,
+    get port(): number {
+      return port;
+    },
     socket,
     get pid(): number {
       return child?.pid ?? -1;
