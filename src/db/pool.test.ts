@@ -66,6 +66,10 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     assert.deepEqual(rows, [{ a: '1', b: '1.50', c: "it's", d: null, e: '18446744073709551615', f: '-3' }]);
   });
 
+  void it('leaves a literal ? alone when there are no parameters', async () => {
+    assert.deepEqual(await db.query("SELECT '?' AS q", []), [{ q: '?' }]);
+  });
+
   void it('returns [] for a statement without a result set', async () => {
     assert.deepEqual(await db.query('DO 1'), []);
   });

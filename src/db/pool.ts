@@ -388,7 +388,9 @@ class MysqlDb implements PooledDb {
 
   async query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
     return this.#run(opts, async (conn) => {
-      const [result] = await conn.query(sql, params === undefined ? undefined : [...params]);
+      // No parameters: no client-side interpolation, so a literal `?` in the SQL stays as is.
+      const values = params === undefined || params.length === 0 ? undefined : [...params];
+      const [result] = await conn.query(sql, values);
       return toRows(result);
     });
   }
