@@ -29,9 +29,13 @@ process.stderr.write(
     `sonde demo: config ${config}\n` +
     `sonde demo: try  curl -s 127.0.0.1:7522/status/monitors\n`,
 );
-const agent = spawn(process.execPath, ['dist/src/bin/sonde.js', '--config', config, ...process.argv.slice(2)], {
-  stdio: 'inherit',
-});
+const agent = spawn(
+  process.execPath,
+  ['dist/src/bin/sonde.js', '--config', config, ...process.argv.slice(2)],
+  {
+    stdio: 'inherit',
+  },
+);
 const forward = (sig) => agent.kill(sig);
 process.on('SIGINT', forward);
 process.on('SIGTERM', forward);

@@ -13,7 +13,7 @@ import type { Db } from '../core/db.js';
 import { builtinCollectors } from '../collectors/builtin.js';
 import { printDomains } from '../collectors/print.js';
 import { loadConfig } from '../config/load.js';
-import { finalizeMonitors, monitorsEqual, validateMonitor } from '../config/monitor.js';
+import { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } from '../config/monitor.js';
 import { readMonitorFiles } from '../config/monitor-files.js';
 import { buildConnection } from '../config/connection.js';
 import { renderConfigJson, renderConfigYaml, renderMonitorsYaml } from '../config/render.js';
@@ -23,6 +23,7 @@ import { autoDetectLocal } from '../monitor/local.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import { buildRuntime } from '../monitor/plan-runtime.js';
 import { unavailableCollector } from '../monitor/unavailable.js';
+import { unsupportedFeature } from '../monitor/features.js';
 import { PlanStore, printPlans } from '../plan/store.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
 import { buildApi, listenApi, parseBind } from '../server/api.js';
@@ -32,7 +33,9 @@ import { EventLog } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
 import { formatEventTime, formatTimestamp } from '../util/time.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as { version: string };
+const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 const VERSION = pkg.version;
 
 /** Exit with one line on stderr (cli.md §3): no stack trace. */
@@ -79,20 +82,29 @@ function parseArgs(argv: string[]): Options {
   const program = new Command('sonde')
     .usage('[options]')
     .helpOption('-h, --help', 'print this help and exit')
-    .addOption(new Option('--config <file>', 'config file (default sonde.yaml, then blip.yaml; env SONDE_CONFIG, BLIP_CONFIG)'))
+    .addOption(
+      new Option(
+        '--config <file>',
+        'config file (default sonde.yaml, then blip.yaml; env SONDE_CONFIG, BLIP_CONFIG)',
+      ),
+    )
     .addOption(new Option('--debug', 'print debug lines to stderr (env SONDE_DEBUG, BLIP_DEBUG)'))
     .addOption(new Option('--no-debug').hideHelp())
     .addOption(new Option('--log', 'print info events to stdout (env SONDE_LOG, BLIP_LOG)'))
     .addOption(new Option('--no-log').hideHelp())
     .addOption(new Option('--print-config', 'print the final config after validation'))
     .addOption(new Option('--no-print-config').hideHelp())
-    .addOption(new Option('--print-domains', 'print every metric domain with its options and metrics, then exit'))
+    .addOption(
+      new Option('--print-domains', 'print every metric domain with its options and metrics, then exit'),
+    )
     .addOption(new Option('--no-print-domains').hideHelp())
     .addOption(new Option('--print-monitors', 'print the loaded monitors after boot'))
     .addOption(new Option('--no-print-monitors').hideHelp())
     .addOption(new Option('--print-plans', 'print the shared plans after loading them'))
     .addOption(new Option('--no-print-plans').hideHelp())
-    .addOption(new Option('--run', 'run after booting; --run=false boots, then exits 0 (env SONDE_RUN, BLIP_RUN)'))
+    .addOption(
+      new Option('--run', 'run after booting; --run=false boots, then exits 0 (env SONDE_RUN, BLIP_RUN)'),
+    )
     .addOption(new Option('--no-run').hideHelp())
     .addOption(new Option('-v, --version', 'print the version and exit'))
     .allowExcessArguments(true)
@@ -208,10 +220,9 @@ async function main(argv: string[]): Promise<number> {
   try {
     let tableDb: (Db & { close(): Promise<void> }) | undefined;
     if (config.plans?.table) {
-      const pm = config.plans.monitor;
+      const pm = finalizePlansMonitor(config);
       if (!pm) throw new Error('plans.table: Table set but Monitor is nil (set plans.monitor)');
-      const [m] = finalizeMonitors([pm], { mysql: config.mysql ?? {} });
-      if (m) tableDb = createDb(await connect(m), dbOpts(m.id));
+      tableDb = createDb(await connect(pm), dbOpts('plans.monitor'));
     }
     try {
       await plans.loadShared(config, help, tableDb);
@@ -238,7 +249,8 @@ async function main(argv: string[]): Promise<number> {
       return (name: string) => plans.lookup(cfg.id, list, name);
     },
     buildRuntime: (plan, cfg) => {
-      for (const w of freqWarnings(sortLevels(plan))) events.info('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
+      for (const w of freqWarnings(sortLevels(plan)))
+        events.info('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
       return buildRuntime(plan, cfg);
     },
   };
@@ -247,7 +259,11 @@ async function main(argv: string[]): Promise<number> {
     events,
     status,
     finalize: (ms) => finalizeMonitors(ms, config),
-    validate: (m) => validateMonitor(m),
+    validate: (m) => {
+      validateMonitor(m);
+      const unsupported = unsupportedFeature(m);
+      if (unsupported) throw new Error(`monitor ${m.id}: ${unsupported}`);
+    },
     equal: (a, b) => monitorsEqual(a, b),
     readMonitorFiles: (files) => readMonitorFiles(files),
     autoDetect: () =>
@@ -304,7 +320,11 @@ async function main(argv: string[]): Promise<number> {
           renderConfig: { yaml: () => renderConfigYaml(config), json: () => renderConfigJson(config) },
           events,
         });
-  events.info('boot-success', '', `booted in ${formatDuration(Date.now() - bootStart)}, loaded ${loader.size} monitors`);
+  events.info(
+    'boot-success',
+    '',
+    `booted in ${formatDuration(Date.now() - bootStart)}, loaded ${loader.size} monitors`,
+  );
 
   // --- run
   if (!opts.run) return 0;

@@ -27,10 +27,30 @@ export function domainText(h: CollectorHelp): string {
       }
     }
   }
-  out.push(...block('Errors', h.errors.map((e) => `${e.name}: ${e.description}`)));
-  out.push(...block('Groups', h.groups.map((g) => `${g.key}: ${g.description}`)));
-  out.push(...block('Meta', h.meta.map((m) => `${m.key}: ${m.description}`)));
-  out.push(...block('Metrics', h.metrics.map((m) => `${m.name} (${METRIC_TYPE_NAMES[m.type]}): ${m.description}`)));
+  out.push(
+    ...block(
+      'Errors',
+      h.errors.map((e) => `${e.name}: ${e.description}`),
+    ),
+  );
+  out.push(
+    ...block(
+      'Groups',
+      h.groups.map((g) => `${g.key}: ${g.description}`),
+    ),
+  );
+  out.push(
+    ...block(
+      'Meta',
+      h.meta.map((m) => `${m.key}: ${m.description}`),
+    ),
+  );
+  out.push(
+    ...block(
+      'Metrics',
+      h.metrics.map((m) => `${m.name} (${METRIC_TYPE_NAMES[m.type]}): ${m.description}`),
+    ),
+  );
   return `${out.join('\n')}\n`;
 }
 

@@ -69,7 +69,13 @@ export class CollectError extends Error {
   readonly unsupported: boolean;
   constructor(
     message: string,
-    opts: { policy?: string; zero?: MetricValue[]; errno?: number; cause?: unknown; unsupported?: boolean } = {},
+    opts: {
+      policy?: string;
+      zero?: MetricValue[];
+      errno?: number;
+      cause?: unknown;
+      unsupported?: boolean;
+    } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'CollectError';

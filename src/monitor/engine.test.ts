@@ -32,7 +32,9 @@ class Scripted implements Collector {
 
 const value = (name: string, v: number) => ({ name, value: v, type: MetricType.Gauge });
 const waitAbort = (signal: AbortSignal): Promise<CollectResult> =>
-  new Promise((_res, rej) => signal.addEventListener('abort', () => rej(signal.reason as Error), { once: true }));
+  new Promise((_res, rej) =>
+    signal.addEventListener('abort', () => rej(signal.reason as Error), { once: true }),
+  );
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function plan(domains: Record<string, Record<string, string>>, metrics: string[] = []): Plan {
@@ -86,7 +88,13 @@ async function setup(p: Plan, collectors: Scripted[], limits?: [number, number])
     new AbortController().signal,
   );
   const collect = (n: number) =>
-    engine.collect(n, 'l', Object.keys(p.levels.l?.collect ?? {}).map((domain) => ({ domain, level: 'l' })), new Date(), 'active');
+    engine.collect(
+      n,
+      'l',
+      Object.keys(p.levels.l?.collect ?? {}).map((domain) => ({ domain, level: 'l' })),
+      new Date(),
+      'active',
+    );
   return { engine, status, events, collect };
 }
 
@@ -112,12 +120,18 @@ describe('Engine', () => {
     });
     const { status, collect } = await setup(plan({ innodb: {} }), [flaky]);
     await collect(1);
-    assert.equal(status.monitorStatus('m1')?.['error:collect'], 'p/l/1: failed: zero metrics collected, 1 errors');
+    assert.equal(
+      status.monitorStatus('m1')?.['error:collect'],
+      'p/l/1: failed: zero metrics collected, 1 errors',
+    );
     await collect(2);
     const st = status.monitorStatus('m1') ?? {};
     assert.equal(st['error:innodb'], undefined);
     assert.equal(st['error:collect'], undefined);
-    assert.match(st['engine-collect'] ?? '', /^p\/l\/2: done: 1 started, 1 domains 1 values collected, \S+ runtime, 0 error$/);
+    assert.match(
+      st['engine-collect'] ?? '',
+      /^p\/l\/2: done: 1 started, 1 domains 1 values collected, \S+ runtime, 0 error$/,
+    );
   });
 
   it('cancels a domain at its deadline', async () => {
@@ -183,10 +197,15 @@ describe('Engine', () => {
   it('reports an unsupported domain once and stops collecting it, keeping its status', async () => {
     const c = new Scripted('query.response-time', async () => ({
       values: [],
-      error: new CollectError('query.response-time: not supported on mariadb 10.11.9: no histogram table', { unsupported: true }),
+      error: new CollectError('query.response-time: not supported on mariadb 10.11.9: no histogram table', {
+        unsupported: true,
+      }),
     }));
     const ok = new Scripted('status.global', async () => ({ values: [value('queries', 1)] }));
-    const { status, events, collect } = await setup(plan({ 'query.response-time': {}, 'status.global': {} }), [c, ok]);
+    const { status, events, collect } = await setup(
+      plan({ 'query.response-time': {}, 'status.global': {} }),
+      [c, ok],
+    );
     await collect(1);
     await collect(2);
     assert.equal(c.calls, 1);
@@ -198,11 +217,15 @@ describe('Engine', () => {
   describe('error policies', () => {
     const denied = () =>
       new Scripted('repl', async () => {
-        throw Object.assign(new Error('Access denied; you need the REPLICATION CLIENT privilege'), { errno: 1227 });
+        throw Object.assign(new Error('Access denied; you need the REPLICATION CLIENT privilege'), {
+          errno: 1227,
+        });
       });
 
     it('ignore,drop leaves no trace', async () => {
-      const { status, collect } = await setup(plan({ repl: { 'access-denied': 'ignore,drop,retry' } }), [denied()]);
+      const { status, collect } = await setup(plan({ repl: { 'access-denied': 'ignore,drop,retry' } }), [
+        denied(),
+      ]);
       const [m] = await collect(1);
       assert.deepEqual(m?.values, {});
       assert.equal(status.monitorStatus('m1')?.['error:repl'], undefined);
@@ -217,7 +240,9 @@ describe('Engine', () => {
     });
 
     it('zero emits the plan metrics with value 0', async () => {
-      const { collect } = await setup(plan({ repl: { 'access-denied': 'ignore,zero' } }, ['running']), [denied()]);
+      const { collect } = await setup(plan({ repl: { 'access-denied': 'ignore,zero' } }, ['running']), [
+        denied(),
+      ]);
       const [m] = await collect(1);
       assert.deepEqual(m?.values.repl, [{ name: 'running', value: 0, type: MetricType.Gauge }]);
     });

@@ -127,7 +127,8 @@ export class Engine {
     // first level (ascending freq) that collects each domain, for error texts
     const firstLevel = new Map<string, string>();
     const levels = Object.values(plan.levels).sort((a, b) => a.freqMs - b.freqMs);
-    for (const lvl of levels) for (const d of Object.keys(lvl.collect)) if (!firstLevel.has(d)) firstLevel.set(d, lvl.name);
+    for (const lvl of levels)
+      for (const d of Object.keys(lvl.collect)) if (!firstLevel.has(d)) firstLevel.set(d, lvl.name);
     try {
       for (const domain of firstLevel.keys()) {
         try {
@@ -149,7 +150,7 @@ export class Engine {
         }
       }
     } catch (err) {
-      await Promise.allSettled([...collectors.values()].map((c) => c.close?.()));
+      await Promise.allSettled([...collectors.values()].map(async (c) => c.close?.()));
       throw err;
     }
     return new Engine(ctx, active, collectors);
@@ -164,7 +165,7 @@ export class Engine {
       run.controller.abort(new Error('plan stopped'));
     }
     await Promise.allSettled([...this.#running.values()].map((r) => r.promise));
-    await Promise.allSettled([...this.#collectors.values()].map((c) => c.close?.()));
+    await Promise.allSettled([...this.#collectors.values()].map(async (c) => c.close?.()));
   }
 
   /**
@@ -181,7 +182,9 @@ export class Engine {
     const emrAt = t0 + this.#active.emrMs;
 
     const freq = (d: string): number => this.#active.domainFreqMs.get(d) ?? Number.MAX_SAFE_INTEGER;
-    const queue = work.filter((w) => !this.#stopped.has(w.domain)).sort((a, b) => freq(a.domain) - freq(b.domain));
+    const queue = work
+      .filter((w) => !this.#stopped.has(w.domain))
+      .sort((a, b) => freq(a.domain) - freq(b.domain));
     const outcomes: Outcome[] = [];
     let started = 0;
     let batchOpen = true;
@@ -202,10 +205,17 @@ export class Engine {
       if (!collector) return;
       const prev = this.#running.get(w.domain);
       if (prev) {
-        events.error('collector-fault', monitorId, `${tag}/${w.domain}: previous collection still running, cancelled`);
+        events.error(
+          'collector-fault',
+          monitorId,
+          `${tag}/${w.domain}: previous collection still running, cancelled`,
+        );
         prev.fenced = true;
         prev.controller.abort(new Error('cancelled: domain due again'));
-        const settled = await Promise.race([prev.promise.then(() => true), sleep(FENCE_WAIT_MS).then(() => false)]);
+        const settled = await Promise.race([
+          prev.promise.then(() => true),
+          sleep(FENCE_WAIT_MS).then(() => false),
+        ]);
         if (!settled) {
           outcomes.push({ ...w, values: [], error: 'previous collection did not stop in time; skipped' });
           return;
@@ -230,7 +240,8 @@ export class Engine {
           if (this.#running.get(w.domain) === run) this.#running.delete(w.domain);
         }
         if (run.fenced) {
-          if (!batchOpen) events.error('drop-metrics-fence', monitorId, `${tag}/${w.domain}: late values dropped`);
+          if (!batchOpen)
+            events.error('drop-metrics-fence', monitorId, `${tag}/${w.domain}: late values dropped`);
           return;
         }
         const outcome = this.#applyPolicy(w, result);
@@ -253,7 +264,10 @@ export class Engine {
       }
     };
     const workers = Array.from({ length: Math.min(MAX_CONCURRENT_COLLECTORS, queue.length) }, () => worker());
-    status.set('engine-collect', `${tag}: receiving metrics, ${Math.min(MAX_CONCURRENT_COLLECTORS, queue.length)} collectors running`);
+    status.set(
+      'engine-collect',
+      `${tag}: receiving metrics, ${Math.min(MAX_CONCURRENT_COLLECTORS, queue.length)} collectors running`,
+    );
     const emrTimer = new AbortController();
     await Promise.race([Promise.all(workers), sleep(Math.max(0, emrAt - Date.now()), emrTimer.signal)]);
     emrTimer.abort();
@@ -332,7 +346,10 @@ export class Engine {
     }
     const help = this.#ctx.help(w.domain);
     const policyName =
-      err.policy ?? (err.errno !== undefined ? help?.errors.find((e) => e.errnos?.includes(err.errno ?? -1))?.name : undefined);
+      err.policy ??
+      (err.errno !== undefined
+        ? help?.errors.find((e) => e.errnos?.includes(err.errno ?? -1))?.name
+        : undefined);
     if (policyName === undefined) {
       // Not governed by a policy: reported every time, with whatever the collector kept.
       return { ...w, values: result.values, error: err.message };
@@ -344,7 +361,11 @@ export class Engine {
     if (policy.metric === 'zero') {
       const zero =
         err.zero ??
-        (dp?.metrics ?? []).map((name): MetricValue => ({ name: name.toLowerCase(), value: 0, type: MetricType.Gauge }));
+        (dp?.metrics ?? []).map((name): MetricValue => ({
+          name: name.toLowerCase(),
+          value: 0,
+          type: MetricType.Gauge,
+        }));
       values = [...values, ...zero];
     }
     let report = policy.report === 'report';
@@ -366,5 +387,8 @@ function toCollectError(err: unknown, signal: AbortSignal): CollectError {
     return new CollectError(errorMessage(reason ?? err), { cause: err });
   }
   const errno = (err as { errno?: unknown } | null)?.errno;
-  return new CollectError(errorMessage(err), typeof errno === 'number' ? { errno, cause: err } : { cause: err });
+  return new CollectError(
+    errorMessage(err),
+    typeof errno === 'number' ? { errno, cause: err } : { cause: err },
+  );
 }

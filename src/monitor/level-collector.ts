@@ -86,7 +86,10 @@ export class LevelCollector {
 
   /** Start paused: nothing is collected until a plan is activated. */
   start(): void {
-    this.#ctx.status.set('level-collector', `started at ${formatTimestamp(new Date())} (paused until plan change)`);
+    this.#ctx.status.set(
+      'level-collector',
+      `started at ${formatTimestamp(new Date())} (paused until plan change)`,
+    );
     this.#timer = setInterval(() => this.#onTick(), this.#ctx.tickMs ?? 1000);
     this.#worker = this.#sinkWorker();
   }
@@ -115,7 +118,8 @@ export class LevelCollector {
       try {
         await this.#activate(state, planName, ac.signal);
       } catch (err) {
-        if (!ac.signal.aborted) this.#ctx.events.error('lco-change-plan-error', this.#ctx.monitorId, errorMessage(err));
+        if (!ac.signal.aborted)
+          this.#ctx.events.error('lco-change-plan-error', this.#ctx.monitorId, errorMessage(err));
       }
     })();
     return this.#activationDone;
@@ -256,7 +260,13 @@ export class LevelCollector {
     } while (this.#pendingTick && !this.#paused && !this.#stopped);
   }
 
-  async #collectOnce(engine: Engine, n: number, level: string, work: DomainWork[], tick: Date): Promise<void> {
+  async #collectOnce(
+    engine: Engine,
+    n: number,
+    level: string,
+    work: DomainWork[],
+    tick: Date,
+  ): Promise<void> {
     const { status, events, monitorId } = this.#ctx;
     const plan = engine.plan.name;
     status.set('level-collector', `idle; started collecting ${plan}/${level} at ${formatTimestamp(tick)}`);

@@ -112,7 +112,10 @@ export class Loader implements MonitorControl {
     let removed = 0;
     let changed = 0;
     const summary = (): void =>
-      server.set('monitor-loader', `added: ${added} removed: ${removed} changed: ${changed} on ${formatTimestamp(new Date())}`);
+      server.set(
+        'monitor-loader',
+        `added: ${added} removed: ${removed} changed: ${changed} on ${formatTimestamp(new Date())}`,
+      );
     try {
       const finals = await this.#read();
       const next = new Map(finals.map((m) => [m.id, m]));
@@ -132,7 +135,11 @@ export class Loader implements MonitorControl {
       removed = toRemove.length - changed;
 
       if (!boot) {
-        const msg = stopLossCheck(config['monitor-loader']?.['stop-loss'] ?? '', this.#loaded.size, next.size);
+        const msg = stopLossCheck(
+          config['monitor-loader']?.['stop-loss'] ?? '',
+          this.#loaded.size,
+          next.size,
+        );
         if (msg) {
           events.error('monitors-stoploss', '', msg);
           throw new SondeError('STOP_LOSS', msg);
@@ -171,7 +178,7 @@ export class Loader implements MonitorControl {
     const l = this.#loaded.get(id);
     if (!l) return;
     await l.monitor.stop();
-    await Promise.allSettled(l.sinks.map((s) => s.close?.()));
+    await Promise.allSettled(l.sinks.map(async (s) => s.close?.()));
     this.#loaded.delete(id);
     this.#started.delete(id);
     this.#deps.status.removeMonitor(id);
@@ -221,6 +228,8 @@ export class Loader implements MonitorControl {
   async stopAll(timeoutMs = 5000): Promise<void> {
     const all = Promise.allSettled([...this.#loaded.values()].map((l) => l.monitor.stop()));
     await Promise.race([all, sleep(timeoutMs)]);
-    await Promise.allSettled([...this.#loaded.values()].flatMap((l) => l.sinks.map((s) => s.close?.())));
+    await Promise.allSettled(
+      [...this.#loaded.values()].flatMap((l) => l.sinks.map(async (s) => s.close?.())),
+    );
   }
 }

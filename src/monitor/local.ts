@@ -8,7 +8,12 @@ import { readFile, stat } from 'node:fs/promises';
 import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db } from '../core/db.js';
 
-const DEFAULT_SOCKETS = ['/var/run/mysqld/mysqld.sock', '/run/mysqld/mysqld.sock', '/tmp/mysql.sock', '/var/lib/mysql/mysql.sock'];
+const DEFAULT_SOCKETS = [
+  '/var/run/mysqld/mysqld.sock',
+  '/run/mysqld/mysqld.sock',
+  '/tmp/mysql.sock',
+  '/var/lib/mysql/mysql.sock',
+];
 const PING_MS = 200;
 
 /** Unix socket paths from /proc/net/unix whose path mentions mysql (not mysqlx). */
@@ -16,7 +21,8 @@ export function socketsFromProcNetUnix(text: string): string[] {
   const out: string[] = [];
   for (const line of text.split('\n').slice(1)) {
     const path = line.trim().split(/\s+/)[7];
-    if (path?.startsWith('/') && path.includes('mysql') && !path.includes('mysqlx') && !out.includes(path)) out.push(path);
+    if (path?.startsWith('/') && path.includes('mysql') && !path.includes('mysqlx') && !out.includes(path))
+      out.push(path);
   }
   return out;
 }
@@ -48,9 +54,13 @@ export interface AutoDetectDeps {
   createDb(spec: ConnectionSpec): Db & { close(): Promise<void> };
 }
 
-export async function autoDetectLocal(config: Config, deps: AutoDetectDeps): Promise<MonitorConfig | undefined> {
+export async function autoDetectLocal(
+  config: Config,
+  deps: AutoDetectDeps,
+): Promise<MonitorConfig | undefined> {
   const users = [config.mysql?.username ?? 'blip'];
-  if (config['monitor-loader']?.local?.['disable-auto-root'] !== true && !users.includes('root')) users.push('root');
+  if (config['monitor-loader']?.local?.['disable-auto-root'] !== true && !users.includes('root'))
+    users.push('root');
   const sockets = await candidateSockets();
   for (const username of users) {
     const tries: MonitorConfig[] = [

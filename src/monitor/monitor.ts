@@ -101,7 +101,9 @@ export class Monitor {
         this.#status.delete('error:monitor');
         this.#status.set('monitor', `running since ${formatTimestamp(new Date())}`);
         // Subsystems run in the background and contain their own failures; wait for Stop.
-        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await new Promise<void>((resolve) =>
+          signal.addEventListener('abort', () => resolve(), { once: true }),
+        );
       }
     } finally {
       this.#status.set('monitor', 'stopping goroutines');

@@ -16,7 +16,11 @@ import {
 } from '../plan/schedule.js';
 import type { PlanRuntime } from './level-collector.js';
 
-export function buildRuntime(plan: Plan, monitor: FinalMonitorConfig, env: NodeJS.ProcessEnv = process.env): PlanRuntime {
+export function buildRuntime(
+  plan: Plan,
+  monitor: FinalMonitorConfig,
+  env: NodeJS.ProcessEnv = process.env,
+): PlanRuntime {
   const interpolated = interpolatePlan(plan, monitor, env);
   const sorted = sortLevels(interpolated);
   const scheduled = schedulePlan(interpolated, sorted);
@@ -32,7 +36,10 @@ export function buildRuntime(plan: Plan, monitor: FinalMonitorConfig, env: NodeJ
     due(s) {
       const sel = levelForTick(sorted, s);
       if (!sel) return undefined;
-      return { level: sel.level, work: Object.keys(sel.collect).map((domain) => ({ domain, level: sel.key })) };
+      return {
+        level: sel.level,
+        work: Object.keys(sel.collect).map((domain) => ({ domain, level: sel.key })),
+      };
     },
   };
 }

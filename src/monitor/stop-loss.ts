@@ -18,7 +18,8 @@ export function stopLossCheck(setting: string, before: number, after: number): s
   if (before === 0 || lost <= 0) return undefined;
   if (m[2] === '%') {
     const pct = (lost * 100) / before;
-    if (pct > limit) return `before: ${before}; now: ${after}; lost ${pct.toFixed(6)}% > limit ${limit.toFixed(6)}%`;
+    if (pct > limit)
+      return `before: ${before}; now: ${after}; lost ${pct.toFixed(6)}% > limit ${limit.toFixed(6)}%`;
     return undefined;
   }
   if (lost > limit) return `before: ${before}; now: ${after}; lost ${lost} > limit ${limit}`;

@@ -13,7 +13,9 @@ export function unavailableCollector(domain: string): Collector {
     async collect(): Promise<CollectResult> {
       return {
         values: [],
-        error: new CollectError(`${domain}: not available in sonde yet (no collector registered)`, { unsupported: true }),
+        error: new CollectError(`${domain}: not available in sonde yet (no collector registered)`, {
+          unsupported: true,
+        }),
       };
     },
   };

@@ -59,7 +59,8 @@ export class StatusRegistry implements StatusReader {
 
   monitors(): Record<string, Record<string, string>> {
     const out: Record<string, Record<string, string>> = {};
-    for (const id of [...this.#monitors.keys()].sort()) out[id] = sorted(this.#monitors.get(id) ?? new Map());
+    for (const id of [...this.#monitors.keys()].sort())
+      out[id] = sorted(this.#monitors.get(id) ?? new Map<string, string>());
     return out;
   }
 

@@ -6,8 +6,8 @@
 const UNIT_NS: Record<string, number> = {
   ns: 1,
   us: 1e3,
-  'µs': 1e3, // U+00B5
-  'μs': 1e3, // U+03BC
+  µs: 1e3, // U+00B5
+  μs: 1e3, // U+03BC
   ms: 1e6,
   s: 1e9,
   m: 60e9,

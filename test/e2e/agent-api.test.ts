@@ -100,7 +100,10 @@ monitors:
     const last = seen.at(-1) ?? -1;
     assert.ok(Math.abs(serverUptime - last) <= 3, `uptime ${last} vs server ${serverUptime}`);
     // One block per collection: header lines as the log sink spec prints them.
-    assert.match(agent.stdout(), /# monitor: {2}m1\n# plan: {5}plan\.yaml\n# level: {4}fast\n# ts: {7}\S+\n# duration: \d+ ms\n/);
+    assert.match(
+      agent.stdout(),
+      /# monitor: {2}m1\n# plan: {5}plan\.yaml\n# level: {4}fast\n# ts: {7}\S+\n# duration: \d+ ms\n/,
+    );
   });
 
   it('reports monitor status with every contract key', async () => {
@@ -115,7 +118,10 @@ monitors:
     assert.equal(m1['level-state'], 'active');
     assert.match(m1.monitor ?? '', /^running since /);
     assert.match((m1.monitor ?? '').replace('running since ', ''), TS);
-    assert.match(m1['level-collect'] ?? '', /^last collected and sent metrics for plan\.yaml\/fast at \S+ in \S+$/);
+    assert.match(
+      m1['level-collect'] ?? '',
+      /^last collected and sent metrics for plan\.yaml\/fast at \S+ in \S+$/,
+    );
     assert.match(m1['level-collector'] ?? '', /^idle; started collecting plan\.yaml\/fast at \S+$/);
     for (const v of Object.values(st)) for (const x of Object.values(v)) assert.equal(typeof x, 'string');
   });
@@ -143,7 +149,10 @@ monitors:
     assert.match(y.body, /^api:\n {2}bind: 127\.0\.0\.1:\d+\n/);
     assert.match(y.body, /password: \.\.\./);
     const j = await call('GET', '/config?json');
-    const cfg = JSON.parse(j.body) as { mysql: { username: string; password: string }; monitors: { id: string }[] };
+    const cfg = JSON.parse(j.body) as {
+      mysql: { username: string; password: string };
+      monitors: { id: string }[];
+    };
     assert.equal(cfg.mysql.username, 'sonde');
     assert.equal(cfg.mysql.password, '...');
     assert.deepEqual(
@@ -151,7 +160,10 @@ monitors:
       ['m1', 'm2'],
     );
 
-    const reg = JSON.parse((await call('GET', '/registered')).body) as { collectors: string[]; sinks: string[] };
+    const reg = JSON.parse((await call('GET', '/registered')).body) as {
+      collectors: string[];
+      sinks: string[];
+    };
     for (const d of ['status.global', 'var.global', 'innodb']) assert.ok(reg.collectors.includes(d), d);
     assert.ok(reg.sinks.includes('log'));
   });
@@ -201,7 +213,12 @@ monitors:
     const blocked = await call('POST', '/monitors/reload');
     assert.equal(blocked.status, 412);
     assert.match(blocked.body, /^Stop-loss prevented reloading/);
-    assert.deepEqual(Object.keys(JSON.parse((await call('GET', '/monitors')).body) as object), ['m1', 'm2', 'm3', 'm4']);
+    assert.deepEqual(Object.keys(JSON.parse((await call('GET', '/monitors')).body) as object), [
+      'm1',
+      'm2',
+      'm3',
+      'm4',
+    ]);
 
     // A broken monitor file fails the reload with 409; nothing changes.
     writeFileSync(join(agent.dir, 'more.yaml'), 'monitors:\n  - id: [oops\n');
@@ -230,7 +247,8 @@ monitors:
 
   it('never shows the password', async () => {
     answers.push((await call('GET', '/config')).body, (await call('GET', '/config?json')).body);
-    for (const a of answers) assert.ok(!a.includes(PASSWORD), `password in an API answer: ${a.slice(0, 200)}`);
+    for (const a of answers)
+      assert.ok(!a.includes(PASSWORD), `password in an API answer: ${a.slice(0, 200)}`);
     assert.ok(!agent.stdout().includes(PASSWORD), 'password in stdout');
     assert.ok(!agent.stderr().includes(PASSWORD), 'password in stderr');
   });

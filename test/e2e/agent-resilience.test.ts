@@ -39,7 +39,8 @@ monitors:
 `,
       {
         files: {
-          'plan.yaml': 'kpi:\n  freq: 1s\n  collect:\n    status.global:\n      metrics: [uptime, threads_connected]\n',
+          'plan.yaml':
+            'kpi:\n  freq: 1s\n  collect:\n    status.global:\n      metrics: [uptime, threads_connected]\n',
         },
       },
     );
@@ -53,9 +54,14 @@ monitors:
   it('keeps a healthy monitor collecting while another server is unreachable', async () => {
     const st = await agent.until('live collected, dead retrying', async () => {
       const s = await status();
-      return s.live?.['level-collect']?.startsWith('last collected') && s.dead?.['error:engine-prepare'] ? s : undefined;
+      return s.live?.['level-collect']?.startsWith('last collected') && s.dead?.['error:engine-prepare']
+        ? s
+        : undefined;
     });
-    assert.match(st.dead?.['level-change-plan'] ?? '', /error preparing new plan plan\.yaml: while connecting to MySQL: .*\(retrying\)$/);
+    assert.match(
+      st.dead?.['level-change-plan'] ?? '',
+      /error preparing new plan plan\.yaml: while connecting to MySQL: .*\(retrying\)$/,
+    );
     assert.match(st.dead?.monitor ?? '', /^running since /);
     assert.equal(st.dead?.['level-state'], undefined);
   });
@@ -76,7 +82,8 @@ monitors:
       'collection resumed',
       async () => {
         const s = await status();
-        return s.live?.['error:status.global'] === undefined && agent.stdout().slice(before).includes('status.global.uptime')
+        return s.live?.['error:status.global'] === undefined &&
+          agent.stdout().slice(before).includes('status.global.uptime')
           ? s
           : undefined;
       },

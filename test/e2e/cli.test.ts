@@ -32,7 +32,18 @@ describe('sonde CLI', () => {
     const r = await runSonde(['--help']);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^Usage: sonde \[options\]/);
-    for (const o of ['--config', '--debug', '--help', '--log', '--print-config', '--print-domains', '--print-monitors', '--print-plans', '--run', '--version']) {
+    for (const o of [
+      '--config',
+      '--debug',
+      '--help',
+      '--log',
+      '--print-config',
+      '--print-domains',
+      '--print-monitors',
+      '--print-plans',
+      '--run',
+      '--version',
+    ]) {
       assert.ok(r.stdout.includes(o), o);
     }
   });
@@ -52,8 +63,13 @@ describe('sonde CLI', () => {
   });
 
   it('boots and exits 0 with --run=false, printing the config, plans and monitors', async () => {
-    const [dir, path] = writeConfig(`${NO_AUTO}mysql:\n  password: hunter2-secret\nmonitors:\n  - hostname: db1\n  - id: two\n    socket: /tmp/x.sock\n`);
-    const r = await runSonde(['--config', path, '--run=false', '--print-config', '--print-monitors', '--print-plans'], { cwd: dir });
+    const [dir, path] = writeConfig(
+      `${NO_AUTO}mysql:\n  password: hunter2-secret\nmonitors:\n  - hostname: db1\n  - id: two\n    socket: /tmp/x.sock\n`,
+    );
+    const r = await runSonde(
+      ['--config', path, '--run=false', '--print-config', '--print-monitors', '--print-plans'],
+      { cwd: dir },
+    );
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /^api:\n {2}bind: 127\.0\.0\.1:7522\n/);
     assert.match(r.stdout, /# default-mysql\n/);
@@ -80,14 +96,39 @@ describe('sonde CLI', () => {
 
   const bad: [string, string, RegExp][] = [
     ['unknown key', 'mysql:\n  hostnme: db1\n', /sonde\.yaml.*line 2.*mysql\.hostnme/],
-    ['unknown monitor key', 'monitors:\n  - id: a\n    pasword: x\n', /sonde\.yaml.*line 3.*monitors\[0\]\.pasword/],
+    [
+      'unknown monitor key',
+      'monitors:\n  - id: a\n    pasword: x\n',
+      /sonde\.yaml.*line 3.*monitors\[0\]\.pasword/,
+    ],
     ['duplicate key', 'api:\n  bind: :1\n  bind: :2\n', /sonde\.yaml.*line 3.*bind/],
     ['bad stop-loss', "monitor-loader:\n  stop-loss: '5x'\n", /'5x' does not match/],
-    ['bad exporter mode', 'exporter:\n  mode: bogus\n', /invalid config\.exporter\.mode: bogus; valid values: dual, legacy/],
-    ['zero heartbeat', 'heartbeat:\n  freq: "0"\n', /invalid config\.heartbeat\.freq: 0: must be greater than zero/],
+    [
+      'bad exporter mode',
+      'exporter:\n  mode: bogus\n',
+      /invalid config\.exporter\.mode: bogus; valid values: dual, legacy/,
+    ],
+    [
+      'zero heartbeat',
+      'heartbeat:\n  freq: "0"\n',
+      /invalid config\.heartbeat\.freq: 0: must be greater than zero/,
+    ],
     ['missing TLS file', 'tls:\n  ca: /no/ca.pem\n', /config\.tls\.ca: \/no\/ca\.pem: file does not exist/],
-    ['unknown sink', `${NO_AUTO}monitors:\n  - id: a\n    sinks:\n      nosuch: {}\n`, /sink nosuch not registered/],
-    ['duplicate monitor ids', `${NO_AUTO}monitors:\n  - hostname: db1\n  - id: db1\n`, /duplicate monitor id: db1/],
+    [
+      'unknown sink',
+      `${NO_AUTO}monitors:\n  - id: a\n    sinks:\n      nosuch: {}\n`,
+      /sink nosuch not registered/,
+    ],
+    [
+      'duplicate monitor ids',
+      `${NO_AUTO}monitors:\n  - hostname: db1\n  - id: db1\n`,
+      /duplicate monitor id: db1/,
+    ],
+    [
+      'a feature of a later release',
+      `${NO_AUTO}monitors:\n  - id: a\n    heartbeat:\n      freq: 1s\n`,
+      /monitor a: heartbeat\.freq: .*not supported yet/,
+    ],
     ['bad plan file', `${NO_AUTO}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
   ];
   for (const [what, yaml, expected] of bad) {

@@ -35,7 +35,10 @@ export interface RunResult {
 }
 
 /** Run sonde to completion (e.g. --version, --run=false, a bad config). */
-export function runSonde(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runSonde(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
     const proc = spawn(process.execPath, [BIN, ...args], {
       cwd: opts.cwd ?? ROOT,
@@ -115,7 +118,9 @@ export async function startAgent(
           last = e;
         }
         if (Date.now() > deadline) {
-          throw new Error(`timed out waiting for ${what}${last ? `: ${String(last)}` : ''}\nstderr: ${err.slice(-2000)}`);
+          throw new Error(
+            `timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}\nstderr: ${err.slice(-2000)}`,
+          );
         }
         await new Promise((r) => setTimeout(r, 100));
       }

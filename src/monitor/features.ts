@@ -1,0 +1,18 @@
+/**
+ * Config keys that parse and validate now but whose feature a later release implements.
+ * A monitor that actually uses one fails to load with a clear line (at boot: exit 1; on
+ * reload: 409), instead of silently doing nothing.
+ */
+import type { FinalMonitorConfig } from '../core/config.js';
+
+export function unsupportedFeature(m: FinalMonitorConfig): string | undefined {
+  if (m.heartbeat?.freq) return 'heartbeat.freq: the heartbeat writer is not supported yet';
+  if (m.exporter?.mode) return 'exporter.mode: the mysqld_exporter emulation is not supported yet';
+  const change = m.plans?.change ?? {};
+  for (const [state, c] of Object.entries(change)) {
+    if (c?.plan) return `plans.change.${state}.plan: plan changing is not supported yet`;
+  }
+  if (m.aws?.['iam-auth'] === true) return 'aws.iam-auth: AWS IAM authentication is not supported yet';
+  if (m.aws?.['password-secret']) return 'aws.password-secret: AWS Secrets Manager is not supported yet';
+  return undefined;
+}
