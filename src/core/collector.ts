@@ -6,6 +6,8 @@
  * validation, `--print-domains` and the generated domain docs.
  */
 import type { Db } from './db.js';
+import type { Events } from './events.js';
+import type { StatusWriter } from './status.js';
 import type { MetricType, MetricValue } from './metrics.js';
 import type { Plan } from './plan.js';
 
@@ -99,6 +101,9 @@ export interface Collector {
 export interface CollectorContext {
   monitorId: string;
   db: Db;
+  /** The monitor's status, for collectors with background work (e.g. `heartbeat-reader`). */
+  status?: StatusWriter;
+  events?: Events;
 }
 
 /** One registry entry: static help plus a factory. */

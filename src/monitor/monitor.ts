@@ -3,7 +3,7 @@
  * loads the monitor's plans and starts the level collector, retrying with backoff; Stop
  * tears it all down and leaves the monitor loaded with its last status.
  */
-import type { Collector, CollectorHelp } from '../core/collector.js';
+import type { Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
@@ -23,7 +23,7 @@ export type OwnedDb = Db & { close(): Promise<void> };
 export interface MonitorDeps {
   events: Events;
   help(domain: string): CollectorHelp | undefined;
-  makeCollector(domain: string, monitorId: string, db: Db): Collector;
+  makeCollector(domain: string, ctx: CollectorContext): Collector;
   buildConnection(cfg: FinalMonitorConfig, opts?: { reload?: boolean }): Promise<ConnectionSpec>;
   createDb(
     spec: ConnectionSpec,
@@ -164,7 +164,7 @@ export class Monitor {
       db,
       sinks: this.#sinks,
       help: (d) => this.#deps.help(d),
-      makeCollector: (d) => this.#deps.makeCollector(d, this.id, db),
+      makeCollector: (d) => this.#deps.makeCollector(d, { monitorId: this.id, db, status: this.#status, events }),
       lookupPlan: async (name) => lookup(name),
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),
       ...(this.#deps.tickMs === undefined ? {} : { tickMs: this.#deps.tickMs }),
