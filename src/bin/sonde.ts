@@ -239,7 +239,8 @@ async function main(argv: string[]): Promise<number> {
   const monitorDeps: MonitorDeps = {
     events,
     help,
-    makeCollector: (domain, ctx) => (collectors.has(domain) ? collectors.make(domain, ctx) : unavailableCollector(domain)),
+    makeCollector: (domain, ctx) =>
+      collectors.has(domain) ? collectors.make(domain, ctx) : unavailableCollector(domain),
     buildConnection: (cfg, o) => connect(cfg, o),
     createDb: (spec, o) => createDb(spec, o),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {

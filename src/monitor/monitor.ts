@@ -164,7 +164,8 @@ export class Monitor {
       db,
       sinks: this.#sinks,
       help: (d) => this.#deps.help(d),
-      makeCollector: (d) => this.#deps.makeCollector(d, { monitorId: this.id, db, status: this.#status, events }),
+      makeCollector: (d) =>
+        this.#deps.makeCollector(d, { monitorId: this.id, db, status: this.#status, events }),
       lookupPlan: async (name) => lookup(name),
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),
       ...(this.#deps.tickMs === undefined ? {} : { tickMs: this.#deps.tickMs }),
