@@ -6,12 +6,7 @@
 import type { FinalMonitorConfig } from '../core/config.js';
 
 export function unsupportedFeature(m: FinalMonitorConfig): string | undefined {
-  if (m.heartbeat?.freq) return 'heartbeat.freq: the heartbeat writer is not supported yet';
   if (m.exporter?.mode) return 'exporter.mode: the mysqld_exporter emulation is not supported yet';
-  const change = m.plans?.change ?? {};
-  for (const state of ['offline', 'standby', 'read-only', 'active'] as const) {
-    if (change[state]?.plan) return `plans.change.${state}.plan: plan changing is not supported yet`;
-  }
   if (m.aws?.['iam-auth'] === true) return 'aws.iam-auth: AWS IAM authentication is not supported yet';
   if (m.aws?.['password-secret']) return 'aws.password-secret: AWS Secrets Manager is not supported yet';
   return undefined;

@@ -175,11 +175,14 @@ export class LevelCollector {
       events.info('engine-prepare', monitorId, name);
       const attempt = AbortSignal.any([signal, AbortSignal.timeout(PREPARE_TIMEOUT_MS)]);
       try {
-        status.set('engine-prepare', `${name}: connect to MySQL`);
-        try {
-          await this.#ctx.db.ping({ signal: attempt, timeoutMs: PING_TIMEOUT_MS });
-        } catch (err) {
-          throw new Error(`while connecting to MySQL: ${errorMessage(err)}`, { cause: err });
+        // An offline plan (or one with no levels) must activate while MySQL is down.
+        if (state !== 'offline' && Object.keys(plan.levels).length > 0) {
+          status.set('engine-prepare', `${name}: connect to MySQL`);
+          try {
+            await this.#ctx.db.ping({ signal: attempt, timeoutMs: PING_TIMEOUT_MS });
+          } catch (err) {
+            throw new Error(`while connecting to MySQL: ${errorMessage(err)}`, { cause: err });
+          }
         }
         engine = await Engine.prepare(
           { monitorId, status, events, help: (d) => this.#ctx.help(d) },

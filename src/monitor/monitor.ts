@@ -15,6 +15,7 @@ import { Backoff, sleep } from '../util/backoff.js';
 import { formatTimestamp } from '../util/time.js';
 import type { PlanRuntime } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
+import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.js';
 
 /** A database handle the monitor owns and closes. */
 export type OwnedDb = Db & { close(): Promise<void> };
@@ -32,8 +33,25 @@ export interface MonitorDeps {
   /** Load this monitor's plans; returns the lookup used by plan activation. */
   loadPlans(cfg: FinalMonitorConfig, db: Db): Promise<(name: string) => Plan>;
   buildRuntime(plan: Plan, cfg: FinalMonitorConfig): PlanRuntime;
+  /**
+   * The heartbeat writer (heartbeat.md §3), run while the monitor runs when
+   * `heartbeat.freq` is set. Resolves when `signal` aborts; never throws.
+   */
+  heartbeatWriter?(args: {
+    monitorId: string;
+    db: Db;
+    status: StatusWriter;
+    events: Events;
+    freq: string;
+    table?: string;
+    sourceId?: string;
+    role?: string;
+    signal: AbortSignal;
+  }): Promise<void>;
   /** Tick period override for tests. */
   tickMs?: number;
+  /** Plan changer check period override for tests. */
+  planCheckMs?: number;
 }
 
 /** Cap of the startup backoff (monitors.md §2.1). */
@@ -50,6 +68,9 @@ export class Monitor {
   #loop: Promise<void> | undefined;
   #lco: LevelCollector | undefined;
   #db: OwnedDb | undefined;
+  /** background subsystems (heartbeat writer, plan changer), stopped before the LCO */
+  #subsystems: AbortController | undefined;
+  #subsystemDone: Promise<unknown>[] = [];
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -112,6 +133,10 @@ export class Monitor {
   }
 
   async #teardown(): Promise<void> {
+    this.#subsystems?.abort();
+    this.#subsystems = undefined;
+    await Promise.allSettled(this.#subsystemDone);
+    this.#subsystemDone = [];
     const lco = this.#lco;
     const db = this.#db;
     this.#lco = undefined;
@@ -156,6 +181,26 @@ export class Monitor {
     }
     if (signal.aborted) return false;
 
+    const subsystems = new AbortController();
+    this.#subsystems = subsystems;
+    const hb = cfg.heartbeat;
+    if (hb?.freq && this.#deps.heartbeatWriter) {
+      this.#status.set('monitor', 'starting heartbeat');
+      this.#subsystemDone.push(
+        this.#deps.heartbeatWriter({
+          monitorId: this.id,
+          db,
+          status: this.#status,
+          events,
+          freq: hb.freq,
+          ...(hb.table ? { table: hb.table } : {}),
+          ...(hb['source-id'] ? { sourceId: hb['source-id'] } : {}),
+          ...(hb.role ? { role: hb.role } : {}),
+          signal: subsystems.signal,
+        }),
+      );
+    }
+
     this.#status.set('monitor', 'starting level collector');
     const lco = new LevelCollector({
       monitorId: this.id,
@@ -173,8 +218,24 @@ export class Monitor {
     this.#lco = lco;
     lco.start();
     const planName = cfg.plan ?? '';
-    this.#status.set('monitor', `starting plan ${planName}`);
-    void lco.changePlan('active', planName); // runs in the background, retrying until it succeeds or Stop
+    const change = cfg.plans?.change;
+    if (change && planChangingEnabled(change)) {
+      this.#status.set('monitor', 'starting plan changer');
+      const pch = new PlanChanger({
+        monitorId: this.id,
+        status: this.#status,
+        events,
+        target: lco,
+        change,
+        monitorPlan: planName,
+        observe: (signal) => observeState(db, signal),
+        ...(this.#deps.planCheckMs === undefined ? {} : { checkMs: this.#deps.planCheckMs }),
+      });
+      this.#subsystemDone.push(pch.run(subsystems.signal));
+    } else {
+      this.#status.set('monitor', `starting plan ${planName}`);
+      void lco.changePlan('active', planName); // runs in the background, retrying until it succeeds or Stop
+    }
     events.info('monitor-started', this.id, this.#dsn);
     return true;
   }

@@ -1,0 +1,167 @@
+/**
+ * The plan changer (PCH, plans.md §10): watches the server's state (offline / read-only /
+ * active) and switches the level collector's plan when a new state has lasted its `after`
+ * duration. Enabled when any `plans.change.<state>.plan` is set.
+ *
+ * One check per second while the server answers; while it is offline, checks back off
+ * (0.5 s ×1.5, ±50 %, ≤ 60 s). The very first time the server answers, its state applies at
+ * once; later changes wait for `after`.
+ */
+import type { PlanChangeConfig } from '../core/config.js';
+import type { Db } from '../core/db.js';
+import type { Events } from '../core/events.js';
+import type { LevelState } from '../core/plan.js';
+import type { StatusWriter } from '../core/status.js';
+import { errorMessage } from '../core/errors.js';
+import { Backoff, sleep } from '../util/backoff.js';
+import { parseDuration } from '../util/duration.js';
+import { formatTimestamp } from '../util/time.js';
+
+/** What the plan changer drives (the LevelCollector). */
+export interface PlanTarget {
+  changePlan(state: LevelState, planName: string): Promise<void>;
+  pause(): void;
+}
+
+export interface PlanChangerContext {
+  monitorId: string;
+  status: StatusWriter;
+  events: Events;
+  target: PlanTarget;
+  change: PlanChangeConfig;
+  /** the monitor's `plan` (used for states without a plan of their own) */
+  monitorPlan: string;
+  /** Observe the server's state; rejects when it cannot be read. */
+  observe(signal: AbortSignal): Promise<LevelState>;
+  /** Check period while online; 1000 ms except in tests. */
+  checkMs?: number;
+  /** Backoff cap while offline; 60 s except in tests. */
+  offlineCapMs?: number;
+}
+
+const STATE_QUERY_TIMEOUT_MS = 10_000;
+const NEVER = '0001-01-01T00:00:00+00:00';
+
+/**
+ * Read-only detection that works on MySQL and MariaDB: `@@read_only` exists on both
+ * (MariaDB has no `super_read_only`, which Blip's query needs and so always fails there).
+ */
+export async function observeState(db: Db, signal: AbortSignal): Promise<LevelState> {
+  const rows = await db.query('SELECT @@GLOBAL.read_only AS ro', [], {
+    signal,
+    timeoutMs: STATE_QUERY_TIMEOUT_MS,
+  });
+  const ro = rows[0]?.ro ?? rows[0]?.RO ?? null;
+  return ro === '1' || ro === 'ON' ? 'read-only' : 'active';
+}
+
+/** True when plan changing is on for this config. */
+export function planChangingEnabled(change: PlanChangeConfig | undefined): boolean {
+  if (!change) return false;
+  return Object.values(change).some((c: { plan?: string } | undefined) => (c?.plan ?? '') !== '');
+}
+
+interface StateRecord {
+  state: LevelState;
+  plan: string;
+  /** undefined = never (the initial offline record) */
+  since: Date | undefined;
+}
+
+export class PlanChanger {
+  readonly #ctx: PlanChangerContext;
+
+  constructor(ctx: PlanChangerContext) {
+    this.#ctx = ctx;
+  }
+
+  #afterMs(state: LevelState): number {
+    const text = this.#ctx.change[state]?.after ?? '';
+    if (text === '') return 0;
+    try {
+      return Math.max(0, parseDuration(text));
+    } catch {
+      return 0; // validated at load; keep the loop alive regardless
+    }
+  }
+
+  #planOf(state: LevelState): string {
+    return this.#ctx.change[state]?.plan ?? '';
+  }
+
+  #text(r: StateRecord): string {
+    return `${r.state} ${r.plan} ${r.since ? formatTimestamp(r.since) : NEVER}`;
+  }
+
+  /** Apply a state: its plan, else pause (offline) or the monitor's plan (other states). */
+  #apply(state: LevelState, plan: string): void {
+    const { status, target, monitorPlan } = this.#ctx;
+    if (plan === '' && state === 'offline') {
+      status.set('plan-changer', `calling LevelCollector.Pause: ${state}`);
+      target.pause();
+      return;
+    }
+    const name = plan === '' ? monitorPlan : plan;
+    status.set('plan-changer', `calling LevelCollector.ChangePlan: ${state} ${name}`);
+    void target.changePlan(state, name); // activation runs in the background and retries by itself
+  }
+
+  /** Run until `signal` aborts. Never throws. */
+  async run(signal: AbortSignal): Promise<void> {
+    const { status, events, monitorId } = this.#ctx;
+    const checkMs = this.#ctx.checkMs ?? 1000;
+    const backoff = new Backoff(this.#ctx.offlineCapMs ?? 60_000);
+    let current: StateRecord = { state: 'offline', plan: '', since: undefined };
+    let pending: StateRecord | undefined;
+    let first = true;
+    status.set('plan-changer', 'running');
+    try {
+      while (!signal.aborted) {
+        status.set('plan-changer', 'checking MySQL read-only');
+        let observed: LevelState;
+        try {
+          observed = await this.#ctx.observe(signal);
+          status.delete('error:plan-changer');
+        } catch (err) {
+          if (signal.aborted) break;
+          observed = 'offline';
+          status.set('error:plan-changer', errorMessage(err));
+        }
+        const now = new Date();
+
+        if (observed === current.state) {
+          if (pending) {
+            pending = undefined;
+            status.delete('state-pending');
+            events.info('state-change-abort', monitorId, observed);
+          }
+        } else if (pending && observed === pending.state) {
+          if (now.getTime() - (pending.since?.getTime() ?? 0) >= this.#afterMs(pending.state)) {
+            this.#apply(pending.state, pending.plan);
+            current = pending;
+            pending = undefined;
+            status.delete('state-pending');
+            events.info('state-change-end', monitorId, observed);
+          }
+        } else if (first && current.state === 'offline') {
+          this.#apply(observed, this.#planOf(observed));
+          current = { state: observed, plan: '', since: now };
+          first = false;
+          events.info('state-change-end', monitorId, observed);
+        } else {
+          pending = { state: observed, plan: this.#planOf(observed), since: now };
+          status.set('state-pending', this.#text(pending));
+          events.info('state-change-begin', monitorId, observed);
+          backoff.reset();
+        }
+        status.set('state', this.#text(current));
+
+        const wait = current.state === 'offline' ? backoff.next() : checkMs;
+        if (current.state !== 'offline') backoff.reset();
+        if (!(await sleep(wait, signal))) break;
+      }
+    } finally {
+      status.set('plan-changer', 'not running');
+    }
+  }
+}
