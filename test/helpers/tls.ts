@@ -1,0 +1,78 @@
+/**
+ * Throwaway TLS material for tests: a CA and a server certificate for 127.0.0.1/localhost
+ * signed by it, made with the openssl command line.
+ */
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+export interface TlsFiles {
+  dir: string;
+  ca: string;
+  cert: string;
+  key: string;
+}
+
+function openssl(args: string[], cwd: string): void {
+  execFileSync('openssl', args, { cwd, stdio: 'pipe' });
+}
+
+export function makeTlsFiles(): TlsFiles {
+  const dir = mkdtempSync(join(tmpdir(), 'sonde-tls-'));
+  openssl(
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-days',
+      '2',
+      '-subj',
+      '/CN=sonde test CA',
+      '-keyout',
+      'ca-key.pem',
+      '-out',
+      'ca.pem',
+    ],
+    dir,
+  );
+  openssl(
+    [
+      'req',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-keyout',
+      'server-key.pem',
+      '-out',
+      'server.csr',
+    ],
+    dir,
+  );
+  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  openssl(
+    [
+      'x509',
+      '-req',
+      '-in',
+      'server.csr',
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca-key.pem',
+      '-CAcreateserial',
+      '-days',
+      '2',
+      '-extfile',
+      'ext.cnf',
+      '-out',
+      'server.pem',
+    ],
+    dir,
+  );
+  return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'server.pem'), key: join(dir, 'server-key.pem') };
+}
