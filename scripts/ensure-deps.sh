@@ -4,12 +4,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! command -v mariadbd >/dev/null 2>&1 && [ ! -x /usr/sbin/mariadbd ]; then
-  echo "sonde: installing mariadb-server (apt-get)" >&2
+missing=()
+[ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server mariadb-client)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "sonde: installing ${missing[*]} (apt-get)" >&2
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  # policy-rc.d keeps the package from starting a system-wide server: tests start their own.
-  apt-get install -y -qq mariadb-server mariadb-client >/dev/null
+  # The package's own server is not needed: tests and the demo start throwaway ones.
+  apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
 
 if [ ! -d node_modules ] || [ package-lock.json -nt node_modules/.package-lock.json ]; then
