@@ -245,6 +245,19 @@ monitors:
     assert.equal(server.monitors, '4');
   });
 
+  it('toggles debug with SIGUSR1 and GET /debug', async () => {
+    agent.proc.kill('SIGUSR1');
+    await agent.until('SIGUSR1 acknowledged', async () =>
+      agent.stderr().includes('SIGUSR1 has set sonde.Debugging to true\n'),
+    );
+    const off = await call('GET', '/debug');
+    assert.equal(off.status, 200);
+    assert.deepEqual(JSON.parse(off.body), { debugging: false });
+    const on = await call('GET', '/debug');
+    assert.deepEqual(JSON.parse(on.body), { debugging: true });
+    await call('GET', '/debug');
+  });
+
   it('never shows the password', async () => {
     answers.push((await call('GET', '/config')).body, (await call('GET', '/config?json')).body);
     for (const a of answers)
