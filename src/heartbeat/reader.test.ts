@@ -1,0 +1,251 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import type { Events } from '../core/events.js';
+import type { StatusWriter } from '../core/status.js';
+import type { Row } from '../core/db.js';
+import { FakeDb } from '../collectors/test-helpers.js';
+import { HeartbeatReader, lagAndWait, parseDatetimeMs, readerQuery, type HeartbeatLag } from './reader.js';
+
+/** A StatusWriter keeping a map, plus a log of every set/delete. */
+function recordingStatus(): StatusWriter & { map: Map<string, string> } {
+  const map = new Map<string, string>();
+  return { map, set: (k, v) => void map.set(k, v), delete: (k) => void map.delete(k) };
+}
+
+function recordingEvents(): Events & { infos: string[] } {
+  const infos: string[] = [];
+  return {
+    infos,
+    info: (event, monitorId, message) => void infos.push(`${event}|${monitorId}|${message ?? ''}`),
+    error: () => undefined,
+    debug: () => undefined,
+  };
+}
+
+/** One scripted answer of the row source: a row, no row, or an error. */
+type Step = Row | 'none' | Error;
+
+interface Observation {
+  wait: number;
+  lag: HeartbeatLag;
+  status: string | undefined;
+  error: string | undefined;
+}
+
+/**
+ * Run a reader over a scripted row source: each query takes the next step; each sleep
+ * records what the reader decided (wait, lag, status); the loop ends after the last step.
+ */
+async function runAll(
+  steps: Step[],
+  settings: { sourceId?: string; sourceRole?: string; replCheck?: string; networkLatencyMs?: number } = {},
+): Promise<{ obs: Observation[]; db: FakeDb; events: ReturnType<typeof recordingEvents> }> {
+  const queue = [...steps];
+  const db = new FakeDb('10.11.6-MariaDB', () => {
+    const step = queue.shift();
+    if (step === undefined) throw new Error('script exhausted');
+    if (step instanceof Error) throw step;
+    return step === 'none' ? [] : [step];
+  });
+  const status = recordingStatus();
+  const events = recordingEvents();
+  const obs: Observation[] = [];
+  let done!: () => void;
+  const finished = new Promise<void>((r) => (done = r));
+  const reader = new HeartbeatReader({
+    monitorId: 'db2',
+    db,
+    status,
+    events,
+    ...settings,
+    sleep: async (ms) => {
+      obs.push({
+        wait: ms,
+        lag: reader.current(),
+        status: status.map.get('heartbeat-reader'),
+        error: status.map.get('error:heartbeat-reader'),
+      });
+      if (obs.length < steps.length) return true;
+      done();
+      return false;
+    },
+  });
+  reader.start();
+  await finished;
+  await reader.stop();
+  return { obs, db, events };
+}
+
+const hb = (now: string, ts: string, src = 'db1', freq = '2000', repl = '1'): Row => ({
+  now: `2024-07-19 ${now}`,
+  ts: `2024-07-19 ${ts}`,
+  freq,
+  src_id: src,
+  repl,
+});
+
+void describe('heartbeat reader: lag arithmetic (heartbeat.md §4.3)', () => {
+  void it('reproduces the worked example table exactly (freq 2s, latency 50ms)', () => {
+    const t = (s: string) => parseDatetimeMs(`2024-07-19 10:00:${s}`) ?? NaN;
+    const rows: [string, string, number, number][] = [
+      // now, last, lag, wait
+      ['00.400', '00.000', 350, 1650],
+      ['02.060', '02.000', 10, 1990],
+      ['04.050', '02.000', 50, 50],
+      ['04.700', '02.000', 700, 500],
+      ['07.000', '02.000', 3000, 1000],
+    ];
+    for (const [now, last, lag, wait] of rows) {
+      const r = lagAndWait(t(now), t(last), 2000, 50);
+      assert.deepEqual([r.lag, r.waitMs], [lag, wait], `now ${now}, last ${last}`);
+    }
+  });
+
+  void it('picks the late-case waits at the 200/600/2000 ms boundaries', () => {
+    const at = (lag: number) => lagAndWait(1000 + lag, 0, 1000, 50);
+    assert.deepEqual([at(0).lag, at(0).waitMs, at(0).late], [0, 50, true]);
+    assert.equal(at(199).waitMs, 50);
+    assert.equal(at(200).waitMs, 100);
+    assert.equal(at(599).waitMs, 100);
+    assert.equal(at(600).waitMs, 500);
+    assert.equal(at(1999).waitMs, 500);
+    assert.equal(at(2000).waitMs, 1000);
+  });
+
+  void it('never reports negative lag on time, and truncates', () => {
+    assert.deepEqual(lagAndWait(1030, 1000, 1000, 50), { lag: 0, waitMs: 1020, late: false });
+    assert.equal(lagAndWait(1000.9, 0, 2000, 0.5).lag, 1000);
+  });
+
+  void it('parses NOW(3)/ts text to milliseconds', () => {
+    assert.equal(parseDatetimeMs('1970-01-01 00:00:01.5'), 1500);
+    assert.equal(parseDatetimeMs('1970-01-01 00:00:01.123456'), 1123);
+    assert.equal(parseDatetimeMs('1970-01-01 00:00:02'), 2000);
+    assert.equal(parseDatetimeMs('yesterday'), undefined);
+    assert.equal(parseDatetimeMs(null), undefined);
+  });
+});
+
+void describe('heartbeat reader: source following (heartbeat.md §4.1)', () => {
+  void it('source-id wins over source-role', () => {
+    assert.deepEqual(readerQuery({ monitorId: 'm', sourceId: 'db1', sourceRole: 'primary' }), {
+      mode: 'source-id',
+      sql: 'SELECT NOW(3) AS `now`, ts, freq, src_id, 1 AS `repl` FROM `blip`.`heartbeat` WHERE src_id=?',
+      params: ['db1'],
+    });
+  });
+
+  void it('role follows the newest row with that role', () => {
+    assert.deepEqual(readerQuery({ monitorId: 'm', sourceRole: 'primary', table: 'hb.beats' }), {
+      mode: 'role',
+      sql: 'SELECT NOW(3) AS `now`, ts, freq, src_id, 1 AS `repl` FROM `hb`.`beats` WHERE src_role=? ORDER BY ts DESC LIMIT 1',
+      params: ['primary'],
+    });
+  });
+
+  void it('latest skips this monitor by its id and reads repl-check when set', () => {
+    assert.deepEqual(readerQuery({ monitorId: 'db2', replCheck: 'server_id', table: 'beats' }), {
+      mode: 'latest',
+      sql: 'SELECT NOW(3) AS `now`, ts, freq, src_id, @@server_id AS `repl` FROM `blip`.`beats` WHERE src_id != ? ORDER BY ts DESC LIMIT 1',
+      params: ['db2'],
+    });
+  });
+
+  void it('refuses a repl-check that is not an identifier', () => {
+    assert.throws(() => readerQuery({ monitorId: 'm', replCheck: 'x; DROP TABLE t' }), /invalid repl-check/);
+  });
+});
+
+void describe('heartbeat reader: loop (heartbeat.md §4.2)', () => {
+  void it('walks the worked example: lags, waits and status texts', async () => {
+    const { obs, db } = await runAll(
+      [
+        hb('10:00:00.400', '10:00:00.000'),
+        hb('10:00:02.060', '10:00:02.000'),
+        hb('10:00:04.050', '10:00:02.000'),
+        hb('10:00:04.700', '10:00:02.000'),
+        hb('10:00:07.000', '10:00:02.000'),
+      ],
+      { sourceId: 'db1' },
+    );
+    assert.deepEqual(
+      obs.map((o) => [o.lag.lag, o.lag.source, o.wait, o.status]),
+      [
+        [350, 'db1', 1650, '350 ms lag from db1 (), next in 1.65s'],
+        [10, 'db1', 1990, '10 ms lag from db1 (), next in 1.99s'],
+        [50, 'db1', 50, '50 ms lag from db1 (), next in 50ms'],
+        [700, 'db1', 500, '700 ms lag from db1 (), next in 500ms'],
+        [3000, 'db1', 1000, '3000 ms lag from db1 (), next in 1s'],
+      ],
+    );
+    assert.equal(db.queries.length, 5);
+    assert.deepEqual(db.queries[0]?.params, ['db1']);
+  });
+
+  void it('no row: lag -1, error key, retry in 3s; a later row clears the error', async () => {
+    const { obs } = await runAll(['none', hb('10:00:00.100', '10:00:00.000', 'db1', '1000')], {
+      sourceId: 'db1',
+      sourceRole: 'primary',
+    });
+    assert.deepEqual(obs[0], {
+      wait: 3000,
+      lag: { lag: -1, source: '', replica: true },
+      status: undefined,
+      error: 'no heartbeat for db1 (retry in 3s)',
+    });
+    assert.deepEqual(obs[1], {
+      wait: 950,
+      lag: { lag: 50, source: 'db1', replica: true },
+      status: '50 ms lag from db1 (primary), next in 950ms',
+      error: undefined,
+    });
+  });
+
+  void it('query error: lag unchanged, error key, retry in 1s', async () => {
+    const err = Object.assign(new Error("Table 'blip.heartbeat' doesn't exist"), { errno: 1146 });
+    const { obs } = await runAll([hb('10:00:00.400', '10:00:00.000'), err]);
+    assert.deepEqual(obs[1], {
+      wait: 1000,
+      lag: { lag: 350, source: 'db1', replica: true },
+      status: '350 ms lag from db1 (), next in 1.65s',
+      error: "error: Table 'blip.heartbeat' doesn't exist (retry in 1s)",
+    });
+  });
+
+  void it('repl-check value 0: not a replica, lag -1, retry in 3s; a later 1 makes it a replica again', async () => {
+    const { obs } = await runAll(
+      [
+        hb('10:00:00.400', '10:00:00.000', 'db1', '2000', '0'),
+        hb('10:00:00.400', '10:00:00.000', 'db1', '2000', '7'),
+      ],
+      { replCheck: 'server_id' },
+    );
+    assert.deepEqual(obs[0], {
+      wait: 3000,
+      lag: { lag: -1, source: '', replica: false },
+      status: 'not a replica: server_id=0 (retry in 3s)',
+      error: undefined,
+    });
+    assert.deepEqual(obs[1]?.lag, { lag: 350, source: 'db1', replica: true });
+  });
+
+  void it('sends repl-soruce-change when the followed src_id changes, not for the first row', async () => {
+    const { events } = await runAll([
+      hb('10:00:00.400', '10:00:00.000', 'db1'),
+      hb('10:00:02.400', '10:00:02.000', 'db1'),
+      hb('10:00:04.400', '10:00:04.000', 'db3'),
+    ]);
+    assert.deepEqual(events.infos, ['repl-soruce-change|db2|db1 to db3']);
+  });
+
+  void it('stop() ends a long sleep at once', async () => {
+    const db = new FakeDb('10.11.6-MariaDB', () => []);
+    const reader = new HeartbeatReader({ monitorId: 'm', db });
+    reader.start();
+    await new Promise((r) => setTimeout(r, 20));
+    const t0 = Date.now();
+    await reader.stop();
+    assert.ok(Date.now() - t0 < 200, 'stop waited for the 3s retry');
+    assert.deepEqual(reader.current(), { lag: -1, source: '', replica: true });
+  });
+});

@@ -1,0 +1,288 @@
+/**
+ * Heartbeat reader (spec heartbeat.md §4): reads the replicated heartbeat row of the source
+ * this node follows and turns it into replication lag in milliseconds.
+ *
+ * One reader runs per `repl.lag` collector (writer `blip`), in the background, independent
+ * of plan level frequencies: it schedules each read just after the next heartbeat is due
+ * (§4.3), so lag resolution is sub-second whatever the heartbeat or level frequency. The
+ * collector only asks for the latest value (current()).
+ *
+ * The arithmetic uses two timestamps of the replica's own clock domain: `NOW(3)` of the
+ * replica and `ts` of the row, which the source wrote with its `NOW(3)` and replication
+ * copied. Clock skew between the two servers therefore adds directly to the result.
+ */
+import type { Db, Row } from '../core/db.js';
+import { errorMessage } from '../core/errors.js';
+import type { Events } from '../core/events.js';
+import { NO_EVENTS } from '../core/events.js';
+import type { StatusWriter } from '../core/status.js';
+import { parseValue } from '../db/values.js';
+import { sleep as abortableSleep } from '../util/backoff.js';
+import { formatDuration } from '../util/duration.js';
+import { heartbeatTableSql } from './table.js';
+
+/** Status keys of the reader (status.md §3). */
+export const READER_STATUS_KEY = 'heartbeat-reader';
+export const READER_ERROR_KEY = 'error:heartbeat-reader';
+/** Event sent when the followed source changes (the name is Blip's, typo included). */
+export const SOURCE_CHANGE_EVENT = 'repl-soruce-change';
+
+/** Timeout of one read. */
+export const READ_TIMEOUT_MS = 2_000;
+/** Wait after a failed read. */
+export const READ_ERROR_WAIT_MS = 1_000;
+/** Wait after "no heartbeat row" and after "not a replica". */
+export const NO_HEARTBEAT_WAIT_MS = 3_000;
+/** Default `network-latency` option, milliseconds. */
+export const DEFAULT_NETWORK_LATENCY_MS = 50;
+
+/** How the reader picks the row to read (§4.1), in order of precedence. */
+export type FollowMode = 'source-id' | 'role' | 'latest';
+
+/** The reader's settings: the `repl.lag` options it uses. */
+export interface ReaderSettings {
+  /** This monitor's id ("latest" mode skips the monitor's own row by this id). */
+  monitorId: string;
+  /** Option `table`: `db.tbl` or `tbl` (database `blip`); default `blip.heartbeat`. */
+  table?: string;
+  /** Option `source-id`: follow exactly this src_id (wins over sourceRole). */
+  sourceId?: string;
+  /** Option `source-role`: follow the most recent row with this src_role. */
+  sourceRole?: string;
+  /**
+   * Option `repl-check`: a global variable name (no `@@`) read with every heartbeat; the
+   * value 0 means "this node is not a replica". Must be a plain identifier.
+   */
+  replCheck?: string;
+  /** Option `network-latency` in milliseconds (default 50). */
+  networkLatencyMs?: number;
+}
+
+/** The reader's query, built once (§4.1). */
+export interface ReaderQuery {
+  mode: FollowMode;
+  sql: string;
+  params: string[];
+}
+
+/** A repl-check variable name: a plain identifier, because it is written into the SQL. */
+export const REPL_CHECK_NAME = /^[A-Za-z0-9_]+$/;
+
+/**
+ * Build the reader's query. Columns are `NOW(3), ts, freq, src_id` and a replica flag:
+ * the constant 1, or `@@<repl-check>` when a repl-check variable is set.
+ */
+export function readerQuery(s: ReaderSettings): ReaderQuery {
+  const table = heartbeatTableSql(s.table);
+  let check = '1';
+  if (s.replCheck !== undefined && s.replCheck !== '') {
+    if (!REPL_CHECK_NAME.test(s.replCheck))
+      throw new Error(`invalid repl-check variable name: "${s.replCheck}"`);
+    check = `@@${s.replCheck}`;
+  }
+  const select = `SELECT NOW(3) AS \`now\`, ts, freq, src_id, ${check} AS \`repl\` FROM ${table}`;
+  if (s.sourceId !== undefined && s.sourceId !== '') {
+    return { mode: 'source-id', sql: `${select} WHERE src_id=?`, params: [s.sourceId] };
+  }
+  if (s.sourceRole !== undefined && s.sourceRole !== '') {
+    return {
+      mode: 'role',
+      sql: `${select} WHERE src_role=? ORDER BY ts DESC LIMIT 1`,
+      params: [s.sourceRole],
+    };
+  }
+  return {
+    mode: 'latest',
+    sql: `${select} WHERE src_id != ? ORDER BY ts DESC LIMIT 1`,
+    params: [s.monitorId],
+  };
+}
+
+/** Lag and the wait before the next read (§4.3). */
+export interface LagWait {
+  /** Milliseconds, integer (truncated). */
+  lag: number;
+  /** Milliseconds until the next read. */
+  waitMs: number;
+  /** True when the next heartbeat was already due (replication is behind). */
+  late: boolean;
+}
+
+/**
+ * The lag arithmetic of heartbeat.md §4.3. All inputs are milliseconds: `now` is the
+ * replica's NOW(3), `last` the row's ts, `freq` the row's freq, `latency` the
+ * network-latency option.
+ *
+ * - On time (now < last + freq): lag = max(0, (now − last) − latency); read again just
+ *   after the next heartbeat lands: wait = (last + freq − now) + latency.
+ * - Late (now ≥ last + freq): lag = now − (last + freq), measured from when the next
+ *   heartbeat was due (not from `last`), no latency subtracted; re-read soon: 50 ms below
+ *   200 ms of lag, 100 ms below 600 ms, 500 ms below 2 s, else 1 s.
+ */
+export function lagAndWait(now: number, last: number, freq: number, latency: number): LagWait {
+  const next = last + freq;
+  if (now < next) {
+    return { lag: Math.max(0, Math.trunc(now - last - latency)), waitMs: next - now + latency, late: false };
+  }
+  const lag = Math.trunc(now - next);
+  const waitMs = lag < 200 ? 50 : lag < 600 ? 100 : lag < 2000 ? 500 : 1000;
+  return { lag, waitMs, late: true };
+}
+
+const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?$/;
+
+/**
+ * `YYYY-MM-DD HH:MM:SS[.fff]` → milliseconds on a naive (zone-less) scale. Both NOW(3) and
+ * ts come back in the session time zone, so only their difference matters. Undefined when
+ * the text is not a datetime.
+ */
+export function parseDatetimeMs(text: string | null | undefined): number | undefined {
+  if (text === null || text === undefined) return undefined;
+  const m = DATETIME.exec(text.trim());
+  if (m === null) return undefined;
+  const [y, mo, d, h, mi, s] = m.slice(1, 7).map(Number) as [number, number, number, number, number, number];
+  const ms = Number(((m[7] ?? '') + '000').slice(0, 3));
+  return Date.UTC(y, mo - 1, d, h, mi, s) + ms;
+}
+
+/** What the reader hands the collector (§4.4). */
+export interface HeartbeatLag {
+  /** Milliseconds; −1 = no heartbeat (yet, or any more), or not a replica. */
+  lag: number;
+  /** src_id of the row the lag was computed from ('' when lag is −1). */
+  source: string;
+  /** False only when repl-check said this node is not a replica. */
+  replica: boolean;
+}
+
+export interface HeartbeatReaderArgs extends ReaderSettings {
+  db: Db;
+  /** The monitor's status (keys `heartbeat-reader`, `error:heartbeat-reader`). */
+  status?: StatusWriter;
+  events?: Events;
+  /** Test hook: the interruptible sleep; resolves false when `signal` aborted. */
+  sleep?: (ms: number, signal: AbortSignal) => Promise<boolean>;
+}
+
+const NO_STATUS: StatusWriter = { set: () => undefined, delete: () => undefined };
+
+/**
+ * The background reader. start() begins the loop; stop() ends it (the in-flight query is
+ * cancelled, sleeps end at once) and resolves when the loop has ended.
+ */
+export class HeartbeatReader {
+  readonly query: ReaderQuery;
+  readonly #db: Db;
+  readonly #status: StatusWriter;
+  readonly #events: Events;
+  readonly #monitorId: string;
+  readonly #sourceIdOption: string;
+  readonly #sourceRoleOption: string;
+  readonly #replCheck: string;
+  readonly #latencyMs: number;
+  readonly #sleep: (ms: number, signal: AbortSignal) => Promise<boolean>;
+  readonly #stop = new AbortController();
+  #loop: Promise<void> | undefined;
+  #lag = -1;
+  #source = '';
+  #replica = true;
+  /** src_id of the last row read, for the source-change event. */
+  #lastSrcId = '';
+
+  /** Throws when the settings cannot make a query (bad table name, bad repl-check name). */
+  constructor(args: HeartbeatReaderArgs) {
+    this.query = readerQuery(args);
+    this.#db = args.db;
+    this.#status = args.status ?? NO_STATUS;
+    this.#events = args.events ?? NO_EVENTS;
+    this.#monitorId = args.monitorId;
+    this.#sourceIdOption = args.sourceId ?? '';
+    this.#sourceRoleOption = args.sourceRole ?? '';
+    this.#replCheck = args.replCheck ?? '';
+    this.#latencyMs = args.networkLatencyMs ?? DEFAULT_NETWORK_LATENCY_MS;
+    this.#sleep = args.sleep ?? abortableSleep;
+  }
+
+  /** Start the loop (idempotent). */
+  start(): void {
+    // The loop never rejects (every error is caught inside); stop() awaits it.
+    this.#loop ??= this.#run();
+  }
+
+  /** Stop the loop and wait for it to end. Idempotent; safe before start(). */
+  async stop(): Promise<void> {
+    this.#stop.abort(new Error('heartbeat reader stopped'));
+    await this.#loop;
+  }
+
+  /** The latest result (§4.4). */
+  current(): HeartbeatLag {
+    if (!this.#replica) return { lag: -1, source: '', replica: false };
+    if (this.#lag < 0) return { lag: -1, source: '', replica: true };
+    return { lag: this.#lag, source: this.#source, replica: true };
+  }
+
+  async #run(): Promise<void> {
+    const signal = this.#stop.signal;
+    while (!signal.aborted) {
+      const waitMs = await this.#readOnce(signal);
+      if (signal.aborted || !(await this.#sleep(waitMs, signal))) return;
+    }
+  }
+
+  /** One iteration of §4.2: read, update state and status; returns the wait before the next. */
+  async #readOnce(signal: AbortSignal): Promise<number> {
+    let rows: Row[];
+    try {
+      rows = await this.#db.query(this.query.sql, this.query.params, { signal, timeoutMs: READ_TIMEOUT_MS });
+    } catch (err) {
+      if (signal.aborted) return 0;
+      // Lag unchanged: one failed read says nothing about replication.
+      this.#status.set(READER_ERROR_KEY, `error: ${errorMessage(err)} (retry in 1s)`);
+      return READ_ERROR_WAIT_MS;
+    }
+    const row = rows[0];
+    if (row === undefined) {
+      this.#lag = -1;
+      this.#source = '';
+      this.#status.set(READER_ERROR_KEY, `no heartbeat for ${this.#sourceIdOption} (retry in 3s)`);
+      return NO_HEARTBEAT_WAIT_MS;
+    }
+    if (parseValue(row['repl']) === 0) {
+      this.#replica = false;
+      this.#lag = -1;
+      this.#source = '';
+      this.#status.delete(READER_ERROR_KEY);
+      this.#status.set(READER_STATUS_KEY, `not a replica: ${this.#replCheck}=0 (retry in 3s)`);
+      return NO_HEARTBEAT_WAIT_MS;
+    }
+    const now = parseDatetimeMs(row['now']);
+    const last = parseDatetimeMs(row['ts']);
+    const freq = parseValue(row['freq']);
+    const srcId = row['src_id'] ?? '';
+    if (now === undefined || last === undefined || freq === undefined) {
+      this.#status.set(
+        READER_ERROR_KEY,
+        `error: unreadable heartbeat row (now=${String(row['now'])}, ts=${String(row['ts'])}, freq=${String(row['freq'])}) (retry in 1s)`,
+      );
+      return READ_ERROR_WAIT_MS;
+    }
+    this.#status.delete(READER_ERROR_KEY);
+    if (srcId !== this.#lastSrcId) {
+      // The first row seen is not a change; a different src_id later is (failover, or
+      // "latest" mode now following another writer).
+      if (this.#lastSrcId !== '')
+        this.#events.info(SOURCE_CHANGE_EVENT, this.#monitorId, `${this.#lastSrcId} to ${srcId}`);
+      this.#lastSrcId = srcId;
+    }
+    const { lag, waitMs } = lagAndWait(now, last, freq, this.#latencyMs);
+    this.#replica = true;
+    this.#lag = lag;
+    this.#source = srcId;
+    this.#status.set(
+      READER_STATUS_KEY,
+      `${lag} ms lag from ${srcId} (${this.#sourceRoleOption}), next in ${formatDuration(waitMs)}`,
+    );
+    return waitMs;
+  }
+}
