@@ -60,7 +60,9 @@ export interface ReplicationPair {
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function text(v: unknown): string {
-  return v === null || v === undefined ? '' : String(v as string | number);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' || typeof v === 'bigint') return v.toString();
+  return '';
 }
 
 /** Poll `check` until it returns true or the time is up (then throw with `what`). */
