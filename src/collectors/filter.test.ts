@@ -155,21 +155,21 @@ void describe('table filter SQL', () => {
   void it('include: tokens joined by OR, every name bound', () => {
     const f = parseTableFilter('test_table,sys.*,information_schema.XTRADB_ZIP_DICT', undefined);
     assert.deepEqual(f.condition('table_schema', 'table_name'), {
-      sql: '((table_name = ?) OR (table_schema = ?) OR (table_schema = ? AND table_name = ?))',
+      sql: '((table_name = CAST(? AS BINARY)) OR (table_schema = CAST(? AS BINARY)) OR (table_schema = CAST(? AS BINARY) AND table_name = CAST(? AS BINARY)))',
       params: ['test_table', 'sys', 'information_schema', 'XTRADB_ZIP_DICT'],
     });
   });
 
   void it('exclude: NOT of each token joined by AND, on the given (qualified) columns', () => {
     assert.deepEqual(parseTableFilter(undefined, undefined).condition('C.TABLE_SCHEMA', 'C.TABLE_NAME'), {
-      sql: '(NOT (C.TABLE_SCHEMA = ?) AND NOT (C.TABLE_SCHEMA = ?) AND NOT (C.TABLE_SCHEMA = ?) AND NOT (C.TABLE_SCHEMA = ?))',
+      sql: '(NOT (C.TABLE_SCHEMA = CAST(? AS BINARY)) AND NOT (C.TABLE_SCHEMA = CAST(? AS BINARY)) AND NOT (C.TABLE_SCHEMA = CAST(? AS BINARY)) AND NOT (C.TABLE_SCHEMA = CAST(? AS BINARY)))',
       params: ['mysql', 'information_schema', 'performance_schema', 'sys'],
     });
   });
 
   void it('globs become LIKE with the ! escape; a bare * becomes 1 = 1', () => {
     assert.deepEqual(parseTableFilter('app_*.*,*.t%', undefined).condition('s', 't'), {
-      sql: "((s LIKE ? ESCAPE '!') OR (t = ?))",
+      sql: "((s LIKE CAST(? AS BINARY) ESCAPE '!') OR (t = CAST(? AS BINARY)))",
       params: ['app!_%', 't%'],
     });
     assert.deepEqual(parseTableFilter(undefined, '*').condition('s', 't'), {
@@ -181,7 +181,7 @@ void describe('table filter SQL', () => {
   void it('names never reach the SQL text, and column references must be identifiers', () => {
     const f = parseTableFilter("x'; DROP TABLE t; --.y", undefined);
     const c = f.condition('s', 't');
-    assert.equal(c?.sql, '((s = ? AND t = ?))');
+    assert.equal(c?.sql, '((s = CAST(? AS BINARY) AND t = CAST(? AS BINARY)))');
     assert.deepEqual(c?.params, ["x'; DROP TABLE t; --", 'y']);
     assert.throws(() => f.condition('s; DROP', 't'), /invalid column reference for a filter: s; DROP/);
     assert.throws(() => f.condition('s', 'a.b.c'), /invalid column reference/);

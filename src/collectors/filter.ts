@@ -17,6 +17,8 @@
  * | `*.tbl`    | same as `tbl` (sonde extension)          | `(table = ?)`                     |
  * | `app_*.*`  | glob: `*` in a part matches any run      | `(schema LIKE ? ESCAPE '!')`      |
  *
+ * (In the SQL actually built, every `?` is `CAST(? AS BINARY)`, see patternSql.)
+ *
  * A part beyond the second (`a.b.c`) is ignored, as Blip does. `*` is the only wildcard:
  * SQL's `%` and `_` are matched literally (escaped). Blip compares every part with `=`, so a
  * Blip plan whose names contain no `*` behaves exactly the same here.
@@ -26,8 +28,9 @@
  * ({@link DEFAULT_TABLE_EXCLUDE}) applies only when the `exclude` key is absent: an explicit
  * empty `exclude` means "no filter at all" (system schemas included).
  *
- * Name comparison in `matches()` is exact (case-sensitive), like identifiers on Linux
- * servers; the server's collation decides in SQL.
+ * Name comparison is exact and case-sensitive, as identifiers are on Linux servers, both
+ * in `matches()` and in SQL (binary comparison). size.database's entries keep Blip's plain
+ * `IN` / `LIKE`, so there the column collation decides.
  */
 
 /** A parameterised SQL condition: `sql` holds one `?` per entry of `params`. */
@@ -164,13 +167,20 @@ function patternMatches(p: NamePattern | undefined, name: string): boolean {
   return p.glob ? globRegex(p.text).test(name) : p.text === name;
 }
 
+/**
+ * One part as SQL. The bound value is cast to BINARY so the comparison is exact and
+ * case-sensitive on every server: MariaDB's information_schema columns use a
+ * case-insensitive collation, and there `table_name = 'Items'` inside an OR also selects
+ * `items`. The cast keeps MariaDB's information_schema lookup (`table_schema = <const>`
+ * still scans one schema only, checked with EXPLAIN).
+ */
 function patternSql(p: NamePattern, col: string, params: string[]): string {
   if (p.glob) {
     params.push(globToLike(p.text));
-    return `${col} LIKE ? ESCAPE '!'`;
+    return `${col} LIKE CAST(? AS BINARY) ESCAPE '!'`;
   }
   params.push(p.text);
-  return `${col} = ?`;
+  return `${col} = CAST(? AS BINARY)`;
 }
 
 /**
