@@ -1,0 +1,549 @@
+/**
+ * error.global, error.account, error.host, error.user, error.thread — how often each server
+ * error was raised, from the performance_schema error summary tables of MySQL 8.0+
+ * (spec domains.md §2.17). One implementation; each domain folder is a thin wrapper that
+ * picks its {@link ErrorScope}.
+ *
+ * | domain        | table                                       | entity columns → group keys |
+ * |---------------|---------------------------------------------|-----------------------------|
+ * | error.global  | events_errors_summary_global_by_error       | –                           |
+ * | error.account | events_errors_summary_by_account_by_error   | USER, HOST → error_user, error_host |
+ * | error.host    | events_errors_summary_by_host_by_error      | HOST → error_host           |
+ * | error.user    | events_errors_summary_by_user_by_error      | USER → error_user           |
+ * | error.thread  | events_errors_summary_by_thread_by_error    | THREAD_ID → error_thread    |
+ *
+ * Metric `raised` = SUM_ERROR_RAISED, grouped by `error_number`, `error_name` and the
+ * entity. Plan metrics select errors by number (`1146`) or name (`ER_NO_SUCH_TABLE`) with
+ * `all: no`, or exclude them with `all: exclude`. `total` adds (or, with `only`, keeps
+ * just) one series per entity with `error_number` = `error_name` = "".
+ *
+ * Truncation: by default the table is truncated once when the plan starts
+ * (`truncate-on-startup`), and values are CUMULATIVE_COUNTERs from then on; with
+ * `truncate-table: yes` it is truncated after each read and values are DELTA_COUNTERs.
+ * A failed startup truncate is reported (status + event, once per level) and collection
+ * continues (Recommended; Blip fails the whole plan). Per-interval failures follow the
+ * `truncate-timeout` policy (truncate.ts).
+ *
+ * Flavors: the tables exist only in MySQL 8.0+. MariaDB and MySQL 5.7 → "not supported"
+ * once (§0.7), and so is a 1146 from any server.
+ */
+import type {
+  CollectResult,
+  Collector,
+  CollectorContext,
+  CollectorHelp,
+  CollectorRegistration,
+  OptionHelp,
+} from '../core/collector.js';
+import { CollectError } from '../core/collector.js';
+import type { Db, Row, ServerInfo } from '../core/db.js';
+import { errorMessage } from '../core/errors.js';
+import { MetricType, type MetricValue } from '../core/metrics.js';
+import type { DomainPlan, Plan } from '../core/plan.js';
+import { versionAtLeast } from '../db/flavor.js';
+import { parseValue } from '../db/values.js';
+import { field, levelPlans, option, placeholders, queryError } from './common.js';
+import { ER_NO_SUCH_TABLE, errnoOf, unsupportedError, withCause } from './pfs.js';
+import {
+  TRUNCATE_POLICY,
+  TruncatePolicy,
+  parseTruncateTimeout,
+  truncateTable,
+  tryTruncate,
+} from './truncate.js';
+
+export type ErrorScope = 'global' | 'account' | 'host' | 'user' | 'thread';
+
+/** An entity column of a summary table and the group key it becomes. */
+interface EntityColumn {
+  column: 'USER' | 'HOST' | 'THREAD_ID';
+  key: 'error_user' | 'error_host' | 'error_thread';
+}
+
+/** Everything that differs between the five domains. */
+export interface ErrorScopeDef {
+  scope: ErrorScope;
+  domain: string;
+  table: string;
+  entity: readonly EntityColumn[];
+  /** What one entity is, for help texts. */
+  noun: string;
+}
+
+const USER: EntityColumn = { column: 'USER', key: 'error_user' };
+const HOST: EntityColumn = { column: 'HOST', key: 'error_host' };
+const THREAD: EntityColumn = { column: 'THREAD_ID', key: 'error_thread' };
+
+/** The five scopes. */
+export const ERROR_SCOPES: Readonly<Record<ErrorScope, ErrorScopeDef>> = {
+  global: {
+    scope: 'global',
+    domain: 'error.global',
+    table: 'events_errors_summary_global_by_error',
+    entity: [],
+    noun: 'server',
+  },
+  account: {
+    scope: 'account',
+    domain: 'error.account',
+    table: 'events_errors_summary_by_account_by_error',
+    entity: [USER, HOST],
+    noun: 'account (user@host)',
+  },
+  host: {
+    scope: 'host',
+    domain: 'error.host',
+    table: 'events_errors_summary_by_host_by_error',
+    entity: [HOST],
+    noun: 'client host',
+  },
+  user: {
+    scope: 'user',
+    domain: 'error.user',
+    table: 'events_errors_summary_by_user_by_error',
+    entity: [USER],
+    noun: 'user',
+  },
+  thread: {
+    scope: 'thread',
+    domain: 'error.thread',
+    table: 'events_errors_summary_by_thread_by_error',
+    entity: [THREAD],
+    noun: 'thread',
+  },
+};
+
+// ---- help ------------------------------------------------------------------------------
+
+const FILTER_HELP: Record<Exclude<ErrorScope, 'global'>, { include: string; exclude: string }> = {
+  account: {
+    include: 'Accounts to collect, comma-separated user@host; * for any user or host (user@*, *@host)',
+    exclude: 'Accounts to skip, comma-separated user@host; * for any user or host (user@*, *@host)',
+  },
+  host: { include: 'Hosts to collect, comma-separated', exclude: 'Hosts to skip, comma-separated' },
+  user: { include: 'Users to collect, comma-separated', exclude: 'Users to skip, comma-separated' },
+  thread: {
+    include: 'Thread IDs (performance_schema THREAD_ID) to collect, comma-separated',
+    exclude: 'Thread IDs to skip, comma-separated',
+  },
+};
+
+/** Static help of one scope (domains.md §3; `exclude` accepted as Recommended). */
+export function errorHelp(scope: ErrorScope): CollectorHelp {
+  const def = ERROR_SCOPES[scope];
+  const options: OptionHelp[] = [
+    {
+      name: 'all',
+      description:
+        'Which errors to collect; plan metrics name errors by number (1146) or name (ER_NO_SUCH_TABLE)',
+      default: 'yes',
+      values: {
+        yes: 'Every error raised at least once (metrics ignored)',
+        no: 'Only the errors listed under metrics (all errors if none listed)',
+        exclude: 'Every error except those listed under metrics',
+      },
+    },
+    {
+      name: 'total',
+      description: `Also report, per ${def.noun}, the total of the errors collected (error_number and error_name empty)`,
+      default: 'yes',
+      values: {
+        yes: 'Each error, plus the total',
+        no: 'Each error, no total',
+        only: 'Only the total (summed by the server)',
+      },
+    },
+    {
+      name: 'truncate-table',
+      description: 'Truncate the table after each read, so every value covers one interval',
+      default: 'no',
+      values: {
+        yes: 'Truncate after each read (values are delta counters; needs DROP on the table)',
+        no: 'Never truncate after reading (values are cumulative counters)',
+      },
+    },
+    {
+      name: 'truncate-timeout',
+      description: 'How long a truncate may wait (for a metadata lock) before it counts as failed',
+      default: '250ms',
+    },
+    {
+      name: 'truncate-on-startup',
+      description: 'Truncate the table once when the plan starts, so counts start from zero',
+      default: 'yes',
+      values: {
+        yes: 'Truncate when the plan starts (a failure is reported, collection goes on)',
+        no: 'Keep the counts since server start',
+      },
+    },
+  ];
+  if (scope !== 'global') {
+    const f = FILTER_HELP[scope];
+    options.push({ name: 'include', description: f.include, default: '' });
+    options.push({ name: 'exclude', description: `${f.exclude} (ignored when include is set)`, default: '' });
+  }
+  return {
+    domain: def.domain,
+    description:
+      scope === 'global'
+        ? 'Server errors raised, by error (performance_schema, MySQL 8.0+)'
+        : `Server errors raised, by ${def.noun} and error (performance_schema, MySQL 8.0+)`,
+    sources: [
+      `SELECT SUM_ERROR_RAISED, ERROR_NUMBER, ERROR_NAME${def.entity.map((e) => `, ${e.column}`).join('')} FROM performance_schema.${def.table} WHERE … AND SUM_ERROR_RAISED > 0`,
+      `TRUNCATE TABLE performance_schema.${def.table} (truncate-on-startup, truncate-table)`,
+    ],
+    options,
+    errors: [
+      {
+        name: TRUNCATE_POLICY,
+        description: `Truncating performance_schema.${def.table} after a read failed (timeout, missing DROP privilege...)`,
+      },
+    ],
+    groups: [
+      { key: 'error_number', description: 'Error number, e.g. 1146 ("" for the total)' },
+      { key: 'error_name', description: 'Error name, e.g. ER_NO_SUCH_TABLE ("" for the total)' },
+      ...def.entity.map((e) => ({ key: e.key, description: `${e.column} column` })),
+    ],
+    meta: [],
+    metrics: [
+      {
+        name: 'raised',
+        type: MetricType.CumulativeCounter,
+        description: 'Times the error was raised (a delta counter with truncate-table: yes)',
+      },
+    ],
+  };
+}
+
+// ---- query -----------------------------------------------------------------------------
+
+/** A bound SQL parameter: error numbers bind as numbers, everything else as text. */
+export type Param = string | number;
+
+export interface ErrorQuery {
+  sql: string;
+  params: Param[];
+}
+
+/** What buildErrorQuery needs from a level's plan. */
+export interface ErrorQueryOptions {
+  /** `yes` | `no` | `exclude`. */
+  all: string;
+  metrics: readonly string[];
+  /** `yes` | `no` | `only`. */
+  total: string;
+  include?: string | undefined;
+  exclude?: string | undefined;
+}
+
+/** Split a comma list, trimming entries and dropping empty ones (Recommended over Blip's raw split). */
+function list(text: string | undefined): string[] {
+  return (text ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s !== '');
+}
+
+const INTEGER = /^[+-]?\d+$/;
+
+/** `<c1>`: which errors. */
+function errorCondition(all: string, metrics: readonly string[], params: Param[]): string {
+  if (all === 'yes' || metrics.length === 0) return 'ERROR_NUMBER IS NOT NULL';
+  const numbers: number[] = [];
+  const names: string[] = [];
+  for (const m of metrics) {
+    if (INTEGER.test(m)) numbers.push(Number.parseInt(m, 10));
+    else names.push(m);
+  }
+  const parts: string[] = [];
+  const not = all === 'exclude' ? 'NOT ' : '';
+  if (numbers.length > 0) parts.push(`ERROR_NUMBER ${not}IN (${placeholders(numbers.length)})`);
+  if (names.length > 0) parts.push(`ERROR_NAME ${not}IN (${placeholders(names.length)})`);
+  params.push(...numbers, ...names);
+  return `(${parts.join(all === 'exclude' ? ' AND ' : ' OR ')})`;
+}
+
+/** Account tokens `user@host` sorted into pairs, users (`u@*`) and hosts (`*@h`). */
+export function parseAccounts(text: string | undefined): {
+  pairs: [string, string][];
+  users: string[];
+  hosts: string[];
+} {
+  const out = { pairs: [] as [string, string][], users: [] as string[], hosts: [] as string[] };
+  for (const token of list(text)) {
+    const parts = token.split('@');
+    if (parts.length !== 2) continue; // malformed: ignored, as in Blip
+    const [user = '', host = ''] = parts;
+    if (user === '' || host === '') continue;
+    if (user === '*' && host === '*') continue; // everything: no condition
+    if (user === '*') out.hosts.push(host);
+    else if (host === '*') out.users.push(user);
+    else out.pairs.push([user, host]);
+  }
+  return out;
+}
+
+/** `<c2>` for error.account; '' when no valid token. */
+function accountCondition(text: string | undefined, include: boolean, params: Param[]): string {
+  const { pairs, users, hosts } = parseAccounts(text);
+  const not = include ? '' : 'NOT ';
+  const parts: string[] = [];
+  if (pairs.length > 0) {
+    parts.push(`(USER, HOST) ${not}IN (${pairs.map(() => '(?, ?)').join(', ')})`);
+    for (const [u, h] of pairs) params.push(u, h);
+  }
+  if (users.length > 0) {
+    parts.push(`USER ${not}IN (${placeholders(users.length)})`);
+    params.push(...users);
+  }
+  if (hosts.length > 0) {
+    parts.push(`HOST ${not}IN (${placeholders(hosts.length)})`);
+    params.push(...hosts);
+  }
+  return parts.length === 0 ? '' : `(${parts.join(include ? ' OR ' : ' AND ')})`;
+}
+
+/**
+ * Pure: the query of one level (domains.md §2.17), identical to Blip's text except that
+ * the `total: only` sum is aliased (and COALESCEd to 0 for error.global, where no rows
+ * would give NULL).
+ */
+export function buildErrorQuery(scope: ErrorScope, o: ErrorQueryOptions): ErrorQuery {
+  const def = ERROR_SCOPES[scope];
+  const params: Param[] = [];
+  const only = o.total === 'only';
+  const entityCols = def.entity.map((e) => e.column);
+  const sum = only
+    ? scope === 'global'
+      ? 'COALESCE(SUM(SUM_ERROR_RAISED), 0) AS SUM_ERROR_RAISED'
+      : 'SUM(SUM_ERROR_RAISED) AS SUM_ERROR_RAISED'
+    : 'SUM_ERROR_RAISED';
+  const select = [
+    sum,
+    only ? "'' ERROR_NUMBER" : 'ERROR_NUMBER',
+    only ? "'' ERROR_NAME" : 'ERROR_NAME',
+    ...entityCols,
+  ];
+
+  const where = [errorCondition(o.all, o.metrics, params)];
+  const inc = list(o.include);
+  const exc = list(o.exclude);
+  if (scope === 'account') {
+    const c =
+      inc.length > 0 ? accountCondition(o.include, true, params) : accountCondition(o.exclude, false, params);
+    if (c !== '') where.push(c);
+    where.push('USER IS NOT NULL AND HOST IS NOT NULL');
+  } else if (scope !== 'global') {
+    const col = entityCols[0] ?? '';
+    if (inc.length > 0) {
+      where.push(`${col} IN (${placeholders(inc.length)})`);
+      params.push(...inc);
+    } else if (exc.length > 0) {
+      where.push(`${col} NOT IN (${placeholders(exc.length)})`);
+      params.push(...exc);
+    } else {
+      where.push(`${col} IS NOT NULL`);
+    }
+  }
+  where.push('SUM_ERROR_RAISED > 0');
+
+  let sql = `SELECT ${select.join(', ')} FROM performance_schema.${def.table} WHERE ${where.join(' AND ')}`;
+  if (only && entityCols.length > 0) sql += ` GROUP BY ${entityCols.join(', ')}`;
+  return { sql, params };
+}
+
+// ---- values ----------------------------------------------------------------------------
+
+/**
+ * Pure part of collect(): rows → `raised` values, then (total: yes) one total per entity in
+ * order of first appearance; error.global's total is always there, 0 without rows. With
+ * `total: only` the rows already are the totals (summed by the server).
+ */
+export function errorValues(
+  scope: ErrorScope,
+  rows: readonly Row[],
+  total: string,
+  type: MetricType,
+): MetricValue[] {
+  const def = ERROR_SCOPES[scope];
+  const values: MetricValue[] = [];
+  const totals = new Map<string, { group: Record<string, string>; sum: number }>();
+  for (const row of rows) {
+    const value = parseValue(field(row, 'SUM_ERROR_RAISED'));
+    if (value === undefined) continue;
+    const entity: Record<string, string> = {};
+    let complete = true;
+    for (const e of def.entity) {
+      const v = field(row, e.column);
+      if (v === null || v === undefined) complete = false;
+      else entity[e.key] = v;
+    }
+    if (!complete) continue;
+    const group = {
+      error_number: total === 'only' ? '' : (field(row, 'ERROR_NUMBER') ?? ''),
+      error_name: total === 'only' ? '' : (field(row, 'ERROR_NAME') ?? ''),
+      ...entity,
+    };
+    values.push({ name: 'raised', value, type, group });
+    if (total !== 'yes') continue;
+    const key = def.entity.map((e) => entity[e.key] ?? '').join('\0');
+    const t = totals.get(key);
+    if (t === undefined)
+      totals.set(key, { group: { error_number: '', error_name: '', ...entity }, sum: value });
+    else t.sum += value;
+  }
+  if (total === 'yes') {
+    if (scope === 'global' && totals.size === 0)
+      totals.set('', { group: { error_number: '', error_name: '' }, sum: 0 });
+    for (const t of totals.values()) values.push({ name: 'raised', value: t.sum, type, group: t.group });
+  }
+  return values;
+}
+
+// ---- flavor ----------------------------------------------------------------------------
+
+/**
+ * Per-flavor table: the error summary tables exist in MySQL 8.0+ only. Returns the reason
+ * when the server cannot have them; undefined when it should (a MySQL whose version could
+ * not be read is tried, and a 1146 then says no).
+ */
+export function errorSummarySupport(info: ServerInfo): string | undefined {
+  if (info.flavor === 'mariadb')
+    return 'MariaDB has no performance_schema error summary tables (MySQL 8.0+ only)';
+  const unknown = info.version.every((n) => n === 0);
+  if (!unknown && !versionAtLeast(info, 8))
+    return 'the performance_schema error summary tables exist only in MySQL 8.0 and later';
+  return undefined;
+}
+
+// ---- collector -------------------------------------------------------------------------
+
+interface LevelState {
+  query: ErrorQuery;
+  total: string;
+  truncate: boolean;
+  truncateTimeoutMs: number;
+  truncatePolicy: TruncatePolicy;
+  /** A failed startup truncate, reported with the level's first collection. */
+  startupError: CollectError | undefined;
+}
+
+function levelState(scope: ErrorScope, dp: DomainPlan): LevelState & { truncateOnStartup: boolean } {
+  const all = option(dp, 'all') || 'yes';
+  if (all !== 'yes' && all !== 'no' && all !== 'exclude') {
+    throw new Error(`invalid value for option all: ${dp.options.all ?? ''} (expected yes, no or exclude)`);
+  }
+  const total = option(dp, 'total') || 'yes';
+  if (total !== 'yes' && total !== 'no' && total !== 'only') {
+    throw new Error(`invalid value for option total: ${dp.options.total ?? ''} (expected yes, no or only)`);
+  }
+  const truncate = option(dp, 'truncate-table') === 'yes';
+  const truncateOnStartup = option(dp, 'truncate-on-startup') !== 'no';
+  return {
+    query: buildErrorQuery(scope, {
+      all,
+      metrics: dp.metrics,
+      total,
+      include: dp.options.include,
+      exclude: dp.options.exclude,
+    }),
+    total,
+    truncate,
+    truncateOnStartup,
+    truncateTimeoutMs: parseTruncateTimeout(dp.options['truncate-timeout']),
+    truncatePolicy: new TruncatePolicy(dp.errors[TRUNCATE_POLICY]),
+    startupError: undefined,
+  };
+}
+
+/** The collector of one error.* domain. */
+export class ErrorSummaryCollector implements Collector {
+  readonly domain: string;
+  readonly #def: ErrorScopeDef;
+  readonly #db: Db;
+  #levels = new Map<string, LevelState>();
+  #info: ServerInfo | undefined;
+  #unsupported: string | undefined;
+
+  constructor(scope: ErrorScope, ctx: CollectorContext) {
+    this.#def = ERROR_SCOPES[scope];
+    this.domain = this.#def.domain;
+    this.#db = ctx.db;
+  }
+
+  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
+    const levels = new Map<string, LevelState>();
+    const startup: [string, LevelState, number][] = [];
+    for (const [level, dp] of levelPlans(plan, this.domain)) {
+      const { truncateOnStartup, ...st } = levelState(this.#def.scope, dp);
+      levels.set(level, st);
+      if (truncateOnStartup) startup.push([level, st, st.truncateTimeoutMs]);
+    }
+    this.#levels = levels;
+    if (levels.size === 0) return;
+    const info = await this.#db.serverInfo({ signal });
+    this.#info = info;
+    this.#unsupported = errorSummarySupport(info);
+    if (this.#unsupported !== undefined) return; // nothing to truncate on this server
+
+    // Startup truncate, per level as Blip does. A failure is kept for the level's first
+    // collection (status + event) instead of failing the plan.
+    for (const [level, st, timeoutMs] of startup) {
+      try {
+        await truncateTable(this.#db, this.#def.table, { timeoutMs, flavor: info.flavor, signal });
+      } catch (err) {
+        if (errnoOf(err) === ER_NO_SUCH_TABLE) {
+          this.#unsupported = withCause(`no performance_schema.${this.#def.table}`, err);
+          return;
+        }
+        signal.throwIfAborted();
+        st.startupError = new CollectError(
+          `failed to truncate table for ${this.domain} on level ${level}: ${errorMessage(err)}`,
+          { cause: err },
+        );
+      }
+    }
+  }
+
+  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
+    const st = this.#levels.get(level);
+    const info = this.#info;
+    if (st === undefined || info === undefined || st.truncatePolicy.stopped) return { values: [] };
+    if (this.#unsupported !== undefined) {
+      return { values: [], error: unsupportedError(this.domain, info, this.#unsupported) };
+    }
+
+    let rows: Row[];
+    try {
+      rows = await this.#db.query(st.query.sql, st.query.params, { signal });
+    } catch (err) {
+      if (errnoOf(err) === ER_NO_SUCH_TABLE) {
+        this.#unsupported = withCause(`no performance_schema.${this.#def.table}`, err);
+        return { values: [], error: unsupportedError(this.domain, info, this.#unsupported, err) };
+      }
+      return { values: [], error: queryError(err) };
+    }
+    const type = st.truncate ? MetricType.DeltaCounter : MetricType.CumulativeCounter;
+    const values = errorValues(this.#def.scope, rows, st.total, type);
+
+    let result: CollectResult = { values };
+    if (st.truncate) {
+      const truncateErr = await tryTruncate(this.#db, this.#def.table, {
+        timeoutMs: st.truncateTimeoutMs,
+        flavor: info.flavor,
+        signal,
+      });
+      result = st.truncatePolicy.apply(values, truncateErr);
+    }
+    if (st.startupError !== undefined && result.error === undefined) {
+      result = { values: result.values, error: st.startupError };
+      st.startupError = undefined;
+    }
+    return result;
+  }
+}
+
+/** The registry entry of one scope (what each error.* folder exports). */
+export function errorRegistration(scope: ErrorScope): CollectorRegistration {
+  return { help: errorHelp(scope), create: (ctx) => new ErrorSummaryCollector(scope, ctx) };
+}

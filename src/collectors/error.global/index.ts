@@ -1,0 +1,13 @@
+/**
+ * error.global — server errors raised in total, by error (spec domains.md §2.17). The
+ * implementation is shared by the five error.* domains: see ../error-summary.ts.
+ */
+import type { CollectorHelp, CollectorRegistration } from '../../core/collector.js';
+import { errorRegistration } from '../error-summary.js';
+
+export const DOMAIN = 'error.global';
+
+/** The registry entry (one line in builtin.ts). */
+export const registration: CollectorRegistration = errorRegistration('global');
+
+export const help: CollectorHelp = registration.help;
