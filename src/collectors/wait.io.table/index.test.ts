@@ -1,0 +1,261 @@
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { ConnectionSpec } from '../../core/db.js';
+import { MetricType, type MetricValue } from '../../core/metrics.js';
+import { createDb, type PooledDb } from '../../db/pool.js';
+import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { parseTableFilter } from '../filter.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { COLUMNS, WaitIoTableCollector, buildWaitIoQuery, help, waitIoValues } from './index.js';
+
+const SELECT_ALL = `SELECT OBJECT_SCHEMA, OBJECT_NAME, ${COLUMNS.join(', ')} FROM performance_schema.table_io_waits_summary_by_table`;
+/** The shared filter's condition (filter.ts has its own tests for the SQL it writes). */
+const where = (include: string | undefined, exclude: string | undefined) =>
+  parseTableFilter(include, exclude).condition('OBJECT_SCHEMA', 'OBJECT_NAME');
+
+void describe('wait.io.table queries and rows', () => {
+  void it('knows the 35 columns, five per operation', () => {
+    assert.equal(COLUMNS.length, 35);
+    assert.deepEqual(COLUMNS.slice(0, 6), [
+      'count_star',
+      'sum_timer_wait',
+      'min_timer_wait',
+      'avg_timer_wait',
+      'max_timer_wait',
+      'count_read',
+    ]);
+    assert.equal(COLUMNS[34], 'max_timer_delete');
+  });
+
+  void it('all: yes selects every column; the system schemas are excluded when exclude is absent', () => {
+    const w = where(undefined, undefined);
+    assert.deepEqual(w?.params, ['mysql', 'information_schema', 'performance_schema', 'sys']);
+    assert.deepEqual(buildWaitIoQuery(true, [], undefined, undefined), {
+      sql: `${SELECT_ALL} WHERE ${w?.sql}`,
+      params: w?.params,
+      columns: [...COLUMNS],
+    });
+  });
+
+  void it('plan metrics are lowercased, unknown ones ignored; none valid → nothing to collect', () => {
+    const q = buildWaitIoQuery(
+      false,
+      ['COUNT_INSERT', 'bogus', 'sum_timer_wait', 'count_insert'],
+      'w1.*,t9',
+      'x',
+    );
+    const w = where('w1.*,t9', 'x');
+    assert.deepEqual(w?.params, ['w1', 't9']);
+    assert.deepEqual(q, {
+      sql: `SELECT OBJECT_SCHEMA, OBJECT_NAME, count_insert, sum_timer_wait FROM performance_schema.table_io_waits_summary_by_table WHERE ${w?.sql}`,
+      params: ['w1', 't9'],
+      columns: ['count_insert', 'sum_timer_wait'],
+    });
+    assert.equal(buildWaitIoQuery(false, ['bogus'], undefined, undefined), undefined);
+    assert.equal(buildWaitIoQuery(false, [], undefined, undefined), undefined);
+  });
+
+  void it('an explicit empty exclude filters nothing', () => {
+    assert.equal(buildWaitIoQuery(false, ['count_star'], undefined, '')?.sql.includes('WHERE'), false);
+  });
+
+  void it('rows become grouped values parsed as floats; NULL names skipped', () => {
+    const rows = [
+      { OBJECT_SCHEMA: 'd', OBJECT_NAME: 't', count_star: '4', sum_timer_wait: '18446744073709551615' },
+      { OBJECT_SCHEMA: null, OBJECT_NAME: 'x', count_star: '1', sum_timer_wait: '1' },
+    ];
+    assert.deepEqual(waitIoValues(rows, ['count_star', 'sum_timer_wait'], MetricType.DeltaCounter), [
+      { name: 'count_star', value: 4, type: MetricType.DeltaCounter, group: { db: 'd', tbl: 't' } },
+      {
+        name: 'sum_timer_wait',
+        value: 18446744073709551615,
+        type: MetricType.DeltaCounter,
+        group: { db: 'd', tbl: 't' },
+      },
+    ]);
+  });
+
+  void it('with performance_schema off the domain is not supported (§0.7)', async () => {
+    const db = new FakeDb('10.11.19-MariaDB', (sql) =>
+      sql.startsWith('SELECT @@performance_schema') ? [{ pfs: '0' }] : [],
+    );
+    const c = new WaitIoTableCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { 'wait.io.table': { options: { all: 'yes' } } } }), NO_SIGNAL);
+    const res = await c.collect('l', NO_SIGNAL);
+    assert.deepEqual(res.values, []);
+    assert.equal(res.error?.unsupported, true);
+    assert.equal(
+      res.error?.message,
+      'wait.io.table: not supported on mariadb 10.11.19: performance_schema is disabled (start the server with performance_schema=ON)',
+    );
+    assert.equal(db.queries.length, 1);
+  });
+
+  void it('declares its options with effective defaults, the truncate policy and db/tbl groups', () => {
+    assert.deepEqual(
+      help.options.map((o) => [o.name, o.default]),
+      [
+        ['include', ''],
+        ['exclude', 'mysql.*,information_schema.*,performance_schema.*,sys.*'],
+        ['truncate-table', 'yes'],
+        ['truncate-timeout', '250ms'],
+        ['all', 'no'],
+      ],
+    );
+    assert.deepEqual(
+      help.errors.map((e) => e.name),
+      ['truncate-timeout'],
+    );
+    assert.deepEqual(
+      help.groups.map((g) => g.key),
+      ['db', 'tbl'],
+    );
+  });
+});
+
+/** `db.tbl` → { column → value } for compact assertions. */
+function byTable(values: MetricValue[]): Record<string, Record<string, number>> {
+  const out: Record<string, Record<string, number>> = {};
+  for (const v of values) (out[`${v.group?.db}.${v.group?.tbl}`] ??= {})[v.name] = v.value;
+  return out;
+}
+
+void describe('wait.io.table against a real MariaDB with performance_schema=ON', () => {
+  let server: MariaDB;
+  let db: PooledDb;
+  let noDrop: PooledDb;
+
+  const spec = (user: string, password: string) =>
+    new ConnectionSpec({
+      username: user,
+      password,
+      host: server.host,
+      port: server.port,
+      connectTimeoutMs: 5000,
+      redactedDsn: `${user}:...@tcp(${server.host}:${server.port})/`,
+    });
+
+  before(async () => {
+    server = await startMariaDB({ args: ['--performance-schema=ON'] });
+    await server.query('CREATE DATABASE w1');
+    await server.query('CREATE TABLE w1.t1 (id INT PRIMARY KEY, v INT) ENGINE=InnoDB');
+    await server.query('CREATE TABLE w1.t2 (id INT PRIMARY KEY, v INT) ENGINE=InnoDB');
+    await server.query('CREATE DATABASE IF NOT EXISTS sys');
+    await server.query('CREATE TABLE sys.zz (id INT PRIMARY KEY) ENGINE=InnoDB');
+    await server.query('INSERT INTO w1.t2 VALUES (1, 1), (2, 2)');
+    await server.query('INSERT INTO sys.zz VALUES (1)');
+    await server.createUser('mon', 'mon-pass-3', [
+      'SELECT ON performance_schema.*',
+      'DROP ON performance_schema.table_io_waits_summary_by_table',
+    ]);
+    await server.createUser('nodrop', 'nodrop-pass-3', ['SELECT ON performance_schema.*']);
+    db = createDb(spec('mon', 'mon-pass-3'));
+    noDrop = createDb(spec('nodrop', 'nodrop-pass-3'));
+  });
+  after(async () => {
+    await db.close();
+    await noDrop.close();
+    await server.stop();
+  });
+
+  async function collector(options: Record<string, string>, metrics: string[] = [], on: PooledDb = db) {
+    const c = new WaitIoTableCollector({ monitorId: 'm', db: on });
+    await c.prepare(planOf({ l: { 'wait.io.table': { options, metrics } } }), NO_SIGNAL);
+    return c;
+  }
+
+  void it('counts exactly the I/O done in the interval (delta counters, truncated after each read)', async () => {
+    const c = await collector({ all: 'yes' });
+    const first = await c.collect('l', NO_SIGNAL); // since server start, then truncated
+    assert.equal(first.error, undefined);
+    assert.equal(byTable(first.values)['w1.t2']?.count_insert, 2);
+    assert.equal(
+      first.values.some((v) => v.group?.db === 'sys'),
+      false,
+      'sys.* excluded by default',
+    );
+
+    await server.query('INSERT INTO w1.t1 VALUES (1, 1), (2, 2), (3, 3), (4, 4)');
+    await server.query('UPDATE w1.t1 SET v = v + 1 WHERE id = 2');
+    await server.query('DELETE FROM w1.t1 WHERE id = 4');
+    await server.query('SELECT * FROM w1.t2');
+
+    const second = await c.collect('l', NO_SIGNAL);
+    assert.equal(second.error, undefined);
+    assert.ok(second.values.every((v) => v.type === MetricType.DeltaCounter));
+    const t = byTable(second.values);
+    assert.deepEqual(Object.keys(t).sort(), ['w1.t1', 'w1.t2']);
+    const counts = (tbl: string) =>
+      Object.fromEntries(Object.entries(t[tbl] ?? {}).filter(([k]) => k.startsWith('count_')));
+    // 4 inserts, 1 update and 1 delete are 6 writes; the update and the delete each fetched
+    // their row by primary key (2 reads); the SELECT fetched t2's 2 rows.
+    assert.deepEqual(counts('w1.t1'), {
+      count_star: 8,
+      count_read: 2,
+      count_write: 6,
+      count_fetch: 2,
+      count_insert: 4,
+      count_update: 1,
+      count_delete: 1,
+    });
+    assert.deepEqual(counts('w1.t2'), {
+      count_star: 2,
+      count_read: 2,
+      count_write: 0,
+      count_fetch: 2,
+      count_insert: 0,
+      count_update: 0,
+      count_delete: 0,
+    });
+    assert.ok((t['w1.t1']?.sum_timer_write ?? 0) > 0, 'timers in picoseconds');
+    assert.equal(Object.keys(t['w1.t1'] ?? {}).length, 35);
+
+    const third = await c.collect('l', NO_SIGNAL);
+    assert.ok(third.values.length > 0);
+    assert.ok(
+      third.values.every((v) => v.value === 0),
+      'nothing happened since the last read',
+    );
+  });
+
+  void it('truncate-table: no reports cumulative counters that grow by exactly the new I/O', async () => {
+    const c = await collector({ 'truncate-table': 'no', include: 'w1.t1' }, ['count_insert', 'COUNT_WRITE']);
+    const a = await c.collect('l', NO_SIGNAL);
+    assert.ok(a.values.every((v) => v.type === MetricType.CumulativeCounter));
+    const before = byTable(a.values)['w1.t1'] ?? {};
+    await server.query('INSERT INTO w1.t1 VALUES (10, 1), (11, 1), (12, 1)');
+    const b = await c.collect('l', NO_SIGNAL);
+    assert.deepEqual(Object.keys(byTable(b.values)), ['w1.t1']);
+    assert.deepEqual(byTable(b.values)['w1.t1'], {
+      count_insert: (before.count_insert ?? NaN) + 3,
+      count_write: (before.count_write ?? NaN) + 3,
+    });
+  });
+
+  void it('include and exclude are applied by the server', async () => {
+    await server.query('INSERT INTO sys.zz VALUES (2)');
+    const tables = async (options: Record<string, string>) => {
+      const c = await collector({ ...options, 'truncate-table': 'no' }, ['count_star']);
+      const res = await c.collect('l', NO_SIGNAL);
+      assert.equal(res.error, undefined);
+      return Object.keys(byTable(res.values)).sort();
+    };
+    assert.deepEqual(await tables({ include: 'w1.t2' }), ['w1.t2']);
+    assert.deepEqual(await tables({ include: 't1,sys.*' }), ['sys.zz', 'w1.t1']);
+    const excl = await tables({ exclude: 'w1.t2' });
+    assert.ok(excl.includes('sys.zz') && excl.includes('w1.t1') && !excl.includes('w1.t2'), excl.join(','));
+    assert.deepEqual(await tables({}), ['w1.t1', 'w1.t2']);
+    // An explicit empty exclude filters nothing (other system tables may show up too).
+    const all = await tables({ exclude: '' });
+    for (const t of ['sys.zz', 'w1.t1', 'w1.t2']) assert.ok(all.includes(t), `${t} in ${all.join(',')}`);
+  });
+
+  void it('without DROP the values are kept and the truncate failure is reported under its policy', async () => {
+    const c = await collector({ include: 'w1.t2' }, ['count_star'], noDrop);
+    const res = await c.collect('l', NO_SIGNAL);
+    assert.equal(res.values.length, 1);
+    assert.equal(res.error?.policy, 'truncate-timeout');
+    assert.equal(res.error?.errno, 1142);
+    assert.doesNotMatch(res.error?.message ?? '', /nodrop-pass-3/);
+  });
+});

@@ -1,0 +1,248 @@
+/**
+ * wait.io.table — table I/O wait counts and timers from
+ * performance_schema.table_io_waits_summary_by_table (spec domains.md §2.15).
+ *
+ * One row per table the server has seen I/O on: COUNT_* and SUM/MIN/AVG/MAX_TIMER_* for all
+ * I/O and split by read/write/fetch/insert/update/delete (35 columns). Each selected column
+ * becomes a metric, grouped by `db` and `tbl`; timers stay in picoseconds (Blip does not
+ * convert them). The include/exclude filter (filter.ts) is applied by the server, so a
+ * monitor with many tables only receives the ones it asked for; by default the system
+ * schemas are excluded.
+ *
+ * By default the table is truncated after each read, so values are DELTA_COUNTERs covering
+ * one interval (truncate failures: truncate.ts); with `truncate-table: no` they are
+ * CUMULATIVE_COUNTERs since server start.
+ *
+ * Flavors: every MySQL, and MariaDB, have the table, but it only fills with
+ * `performance_schema=ON` (MariaDB's default is OFF). With it off the domain reports
+ * "not supported" once (§0.7) instead of silently reporting nothing.
+ */
+import type {
+  CollectResult,
+  Collector,
+  CollectorContext,
+  CollectorHelp,
+  CollectorRegistration,
+} from '../../core/collector.js';
+import type { Db, Row, ServerInfo } from '../../core/db.js';
+import { MetricType, type MetricValue } from '../../core/metrics.js';
+import type { Plan } from '../../core/plan.js';
+import { parseValue } from '../../db/values.js';
+import { field, levelPlans, option, queryError } from '../common.js';
+import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
+import { performanceSchemaEnabled, unsupportedError } from '../pfs.js';
+import {
+  DEFAULT_TRUNCATE_TIMEOUT_MS,
+  TRUNCATE_POLICY,
+  TruncatePolicy,
+  parseTruncateTimeout,
+  tryTruncate,
+} from '../truncate.js';
+
+export const DOMAIN = 'wait.io.table';
+
+export const TABLE = 'table_io_waits_summary_by_table';
+
+/** The 35 columns, lowercase, in table order: count_star, sum_timer_wait, … max_timer_delete. */
+export const COLUMNS: readonly string[] = [
+  ['star', 'wait'],
+  ['read', 'read'],
+  ['write', 'write'],
+  ['fetch', 'fetch'],
+  ['insert', 'insert'],
+  ['update', 'update'],
+  ['delete', 'delete'],
+].flatMap(([count = '', timer = '']) => [
+  `count_${count}`,
+  `sum_timer_${timer}`,
+  `min_timer_${timer}`,
+  `avg_timer_${timer}`,
+  `max_timer_${timer}`,
+]);
+
+const COLUMN_SET: ReadonlySet<string> = new Set(COLUMNS);
+
+export const help: CollectorHelp = {
+  domain: DOMAIN,
+  description: 'Table I/O waits (counts, and timers in picoseconds) per table from performance_schema',
+  sources: [`SELECT OBJECT_SCHEMA, OBJECT_NAME, <columns> FROM performance_schema.${TABLE} WHERE <filter>`],
+  options: [
+    {
+      name: 'include',
+      description: 'Tables to collect, comma-separated: db.tbl, db.* or tbl (include wins over exclude)',
+      default: '',
+    },
+    {
+      name: 'exclude',
+      description: 'Tables to skip, comma-separated: db.tbl, db.* or tbl',
+      default: DEFAULT_TABLE_EXCLUDE,
+    },
+    {
+      name: 'truncate-table',
+      description: 'Truncate the table after each read, so every value covers one interval',
+      default: 'yes',
+      values: {
+        yes: 'Truncate after each read (values are delta counters; needs DROP on the table)',
+        no: 'Never truncate (values are cumulative counters)',
+      },
+    },
+    {
+      name: 'truncate-timeout',
+      description: 'How long the truncate may wait (for a metadata lock) before it counts as failed',
+      default: '250ms',
+    },
+    {
+      name: 'all',
+      description: 'Collect all 35 columns, or only those listed under metrics',
+      default: 'no',
+      values: {
+        yes: 'All columns',
+        no: 'Only the columns listed under metrics (e.g. count_read, sum_timer_wait)',
+      },
+    },
+  ],
+  errors: [
+    {
+      name: TRUNCATE_POLICY,
+      description: `Truncating performance_schema.${TABLE} failed (timeout, missing DROP privilege...)`,
+    },
+  ],
+  groups: [
+    { key: 'db', description: 'Schema name (OBJECT_SCHEMA)' },
+    { key: 'tbl', description: 'Table name (OBJECT_NAME)' },
+  ],
+  meta: [],
+  metrics: [],
+};
+
+/** One level's ready-to-run query. */
+export interface WaitIoQuery {
+  sql: string;
+  params: string[];
+  /** Selected columns, lowercase, in select order. */
+  columns: string[];
+}
+
+/**
+ * Pure: the query for a level. `include`/`exclude` are the raw option values (undefined
+ * when the key is absent: then the system schemas are excluded). Plan metrics that are no
+ * column are ignored; none left → undefined (nothing to collect).
+ */
+export function buildWaitIoQuery(
+  all: boolean,
+  metrics: readonly string[],
+  include: string | undefined,
+  exclude: string | undefined,
+): WaitIoQuery | undefined {
+  const columns = all
+    ? [...COLUMNS]
+    : [...new Set(metrics.map((m) => m.trim().toLowerCase()))].filter((m) => COLUMN_SET.has(m));
+  if (columns.length === 0) return undefined;
+  const filter = parseTableFilter(include, exclude).condition('OBJECT_SCHEMA', 'OBJECT_NAME');
+  const sql = `SELECT OBJECT_SCHEMA, OBJECT_NAME, ${columns.join(', ')} FROM performance_schema.${TABLE}`;
+  return filter === undefined
+    ? { sql, params: [], columns }
+    : { sql: `${sql} WHERE ${filter.sql}`, params: filter.params, columns };
+}
+
+/**
+ * Pure part of collect(): rows → one value per column per table, grouped by db/tbl. Values
+ * are parsed as float (Blip's int64 fails above 2^63−1 ps); rows with a NULL schema or name
+ * are skipped.
+ */
+export function waitIoValues(
+  rows: readonly Row[],
+  columns: readonly string[],
+  type: MetricType,
+): MetricValue[] {
+  const values: MetricValue[] = [];
+  for (const row of rows) {
+    const db = field(row, 'OBJECT_SCHEMA');
+    const tbl = field(row, 'OBJECT_NAME');
+    if (db === null || db === undefined || tbl === null || tbl === undefined) continue;
+    for (const col of columns) {
+      const value = parseValue(field(row, col));
+      if (value === undefined) continue;
+      values.push({ name: col, value, type, group: { db, tbl } });
+    }
+  }
+  return values;
+}
+
+interface LevelState {
+  query: WaitIoQuery | undefined;
+  truncate: boolean;
+  truncateTimeoutMs: number;
+  truncatePolicy: TruncatePolicy;
+}
+
+export class WaitIoTableCollector implements Collector {
+  readonly domain = DOMAIN;
+  readonly #db: Db;
+  #levels = new Map<string, LevelState>();
+  #info: ServerInfo | undefined;
+  /** Set when performance_schema is off: the §0.7 reason. */
+  #unsupported: string | undefined;
+
+  constructor(ctx: CollectorContext) {
+    this.#db = ctx.db;
+  }
+
+  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
+    const levels = new Map<string, LevelState>();
+    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
+      const truncate = option(dp, 'truncate-table') !== 'no';
+      levels.set(level, {
+        query: buildWaitIoQuery(
+          option(dp, 'all') === 'yes',
+          dp.metrics,
+          dp.options.include,
+          dp.options.exclude,
+        ),
+        truncate,
+        truncateTimeoutMs: truncate
+          ? parseTruncateTimeout(dp.options['truncate-timeout'])
+          : DEFAULT_TRUNCATE_TIMEOUT_MS,
+        truncatePolicy: new TruncatePolicy(dp.errors[TRUNCATE_POLICY]),
+      });
+    }
+    this.#levels = levels;
+    if (levels.size === 0) return;
+    this.#info = await this.#db.serverInfo({ signal });
+    const on = await performanceSchemaEnabled(this.#db, signal);
+    this.#unsupported =
+      on === false
+        ? 'performance_schema is disabled (start the server with performance_schema=ON)'
+        : undefined;
+  }
+
+  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
+    const st = this.#levels.get(level);
+    const info = this.#info;
+    if (st === undefined || info === undefined || st.truncatePolicy.stopped) return { values: [] };
+    if (this.#unsupported !== undefined)
+      return { values: [], error: unsupportedError(DOMAIN, info, this.#unsupported) };
+    if (st.query === undefined) return { values: [] }; // no valid column listed
+
+    let rows: Row[];
+    try {
+      rows = await this.#db.query(st.query.sql, st.query.params, { signal });
+    } catch (err) {
+      return { values: [], error: queryError(err) };
+    }
+    const type = st.truncate ? MetricType.DeltaCounter : MetricType.CumulativeCounter;
+    const values = waitIoValues(rows, st.query.columns, type);
+    if (!st.truncate) return { values };
+    const truncateErr = await tryTruncate(this.#db, TABLE, {
+      timeoutMs: st.truncateTimeoutMs,
+      flavor: info.flavor,
+      signal,
+    });
+    return st.truncatePolicy.apply(values, truncateErr);
+  }
+}
+
+export const registration: CollectorRegistration = {
+  help,
+  create: (ctx) => new WaitIoTableCollector(ctx),
+};
