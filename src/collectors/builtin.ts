@@ -3,13 +3,33 @@
  * folder under collectors/ plus one line here.
  */
 import type { CollectorRegistration } from '../core/collector.js';
+import { registration as autoinc } from './autoinc/index.js';
+import { registration as innodbBufferPool } from './innodb.buffer-pool/index.js';
 import { registration as innodb } from './innodb/index.js';
 import { CollectorRegistry } from './registry.js';
+import { registration as sizeBinlog } from './size.binlog/index.js';
+import { registration as sizeDatabase } from './size.database/index.js';
+import { registration as sizeTable } from './size.table/index.js';
 import { registration as statusGlobal } from './status.global/index.js';
+import { registration as stmtCurrent } from './stmt.current/index.js';
+import { registration as tls } from './tls/index.js';
+import { registration as trx } from './trx/index.js';
 import { registration as varGlobal } from './var.global/index.js';
 
 /** Every built-in domain's registration. */
-export const BUILTIN: readonly CollectorRegistration[] = [statusGlobal, varGlobal, innodb];
+export const BUILTIN: readonly CollectorRegistration[] = [
+  statusGlobal,
+  varGlobal,
+  innodb,
+  innodbBufferPool,
+  trx,
+  tls,
+  stmtCurrent,
+  sizeBinlog,
+  sizeDatabase,
+  sizeTable,
+  autoinc,
+];
 
 /** A registry holding every built-in collector. */
 export function builtinCollectors(): CollectorRegistry {

@@ -92,7 +92,7 @@ export const help: CollectorHelp = {
       default: 'no',
       values: {
         yes: `All ${BUFFER_POOL_COLUMNS.size} columns`,
-        no: `Only the columns listed under metrics (lowercase): ${[...BUFFER_POOL_COLUMNS.keys()].join(', ')}`,
+        no: 'Only the columns listed under metrics (lowercase column names, e.g. pool_size, free_buffers, hit_rate)',
       },
     },
   ],
