@@ -68,7 +68,7 @@ void describe('wait.io.table queries and rows', () => {
       { name: 'count_star', value: 4, type: MetricType.DeltaCounter, group: { db: 'd', tbl: 't' } },
       {
         name: 'sum_timer_wait',
-        value: 18446744073709551615,
+        value: 2 ** 64, // 18446744073709551615 as a double
         type: MetricType.DeltaCounter,
         group: { db: 'd', tbl: 't' },
       },
