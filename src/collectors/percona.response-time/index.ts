@@ -1,0 +1,263 @@
+/**
+ * percona.response-time — query latency percentiles from the QUERY_RESPONSE_TIME plugin
+ * (spec domains.md §2.13).
+ *
+ * The plugin (Percona Server 5.7; MariaDB's `query_response_time` plugin) keeps a small
+ * log-scale histogram in `INFORMATION_SCHEMA.QUERY_RESPONSE_TIME`: per bucket its upper
+ * bound TIME (seconds, right-aligned text), COUNT and TOTAL (seconds spent). For quantile q
+ * the collector walks the buckets in time order until the cumulative count reaches N×q and
+ * reports that bucket's mean latency (TOTAL/COUNT) in microseconds; the real percentile
+ * reached goes to meta. After reading it flushes the histogram
+ * (`SET GLOBAL query_response_time_flush=1`, option `flush`).
+ *
+ * Flavors: MySQL 8.0+ (Percona Server 8 included) has no such plugin; MariaDB and MySQL 5.7
+ * have it only when it is loaded (MariaDB: `INSTALL SONAME 'query_response_time'` and
+ * `query_response_time_stats=ON`). Without it the query fails with 1109. If the plan names
+ * the `unknown-table` policy, that error goes through it as in Blip; otherwise the domain
+ * reports "not supported" once (§0.7) and stops.
+ */
+import type {
+  CollectResult,
+  Collector,
+  CollectorContext,
+  CollectorHelp,
+  CollectorRegistration,
+} from '../../core/collector.js';
+import { CollectError } from '../../core/collector.js';
+import type { Db, Row, ServerInfo } from '../../core/db.js';
+import { errorMessage } from '../../core/errors.js';
+import { MetricType, type MetricValue } from '../../core/metrics.js';
+import type { Plan } from '../../core/plan.js';
+import { versionAtLeast } from '../../db/flavor.js';
+import { parseValue } from '../../db/values.js';
+import { parsePolicy, type ErrorPolicy } from '../../plan/policy.js';
+import { field, levelPlans, option, queryError } from '../common.js';
+import { parsePercentiles, type Percentile } from '../percentiles.js';
+import { ER_UNKNOWN_TABLE, errnoOf, unsupportedError, withCause } from '../pfs.js';
+
+export const DOMAIN = 'percona.response-time';
+
+export const QRT_QUERY =
+  "SELECT time, count, total FROM INFORMATION_SCHEMA.QUERY_RESPONSE_TIME WHERE TIME!='TOO LONG'";
+export const FLUSH_QUERY = 'SET GLOBAL query_response_time_flush=1';
+
+/** Policy name for error 1109 (no QUERY_RESPONSE_TIME table). */
+export const UNKNOWN_TABLE_POLICY = 'unknown-table';
+
+export const help: CollectorHelp = {
+  domain: DOMAIN,
+  description:
+    'Query latency percentiles from the QUERY_RESPONSE_TIME plugin (Percona Server 5.7, MariaDB plugin)',
+  sources: [QRT_QUERY, `${FLUSH_QUERY} (flush: yes)`],
+  options: [
+    {
+      name: 'real-percentiles',
+      description: 'Report, as meta, the percentile each value really is (where the bucket walk stopped)',
+      default: 'yes',
+      values: { yes: 'Meta pN = real percentile, e.g. 99.2', no: 'No meta' },
+    },
+    {
+      name: 'flush',
+      description: 'Flush the histogram after each read, so every value covers one interval',
+      default: 'yes',
+      values: {
+        yes: 'SET GLOBAL query_response_time_flush=1 after each read (needs SUPER / SYSTEM_VARIABLES_ADMIN)',
+        no: 'Never flush',
+      },
+    },
+  ],
+  errors: [
+    {
+      name: UNKNOWN_TABLE_POLICY,
+      description:
+        "MySQL error 1109: Unknown table 'QUERY_RESPONSE_TIME' in information_schema (plugin not loaded); zero emits every percentile as 0",
+      errnos: [ER_UNKNOWN_TABLE],
+    },
+  ],
+  groups: [],
+  meta: [{ key: 'pN', description: 'Real percentile of the value pN, one decimal (real-percentiles: yes)' }],
+  metrics: [
+    {
+      name: 'pN',
+      type: MetricType.Gauge,
+      description: 'Query latency percentile in microseconds (mean of the bucket reached): p99, p999, p95...',
+    },
+  ],
+};
+
+/** One histogram bucket, parsed. */
+export interface QrtBucket {
+  /** Upper bound, seconds. */
+  time: number;
+  count: number;
+  /** Seconds spent by the queries of this bucket. */
+  total: number;
+}
+
+/**
+ * Per-flavor table: MySQL 8.0+ never has the plugin (removed upstream, and from Percona
+ * Server 8). MariaDB and older MySQL may have it loaded, so their query decides.
+ */
+export function qrtSupport(info: ServerInfo): string | undefined {
+  if (info.flavor === 'mysql' && versionAtLeast(info, 8)) {
+    return 'MySQL 8.0 and later have no QUERY_RESPONSE_TIME plugin';
+  }
+  return undefined;
+}
+
+/**
+ * Pure: the plugin's rows → buckets. TIME and TOTAL are right-aligned text: trimmed, then
+ * parsed; text that is no number throws Blip's `<level>: qrt: …` error.
+ */
+export function parseQrtRows(level: string, rows: readonly Row[]): QrtBucket[] {
+  const buckets: QrtBucket[] = [];
+  for (const row of rows) {
+    const timeText = field(row, 'time') ?? '';
+    const totalText = field(row, 'total') ?? '';
+    const countText = field(row, 'count') ?? '';
+    const time = parseValue(timeText.trim());
+    if (time === undefined)
+      throw new Error(`${level}: qrt: time couldn't be parsed into a valid float: ${timeText}`);
+    const total = parseValue(totalText.trim());
+    if (total === undefined)
+      throw new Error(`${level}: qrt: total couldn't be parsed into a valid float: ${totalText}`);
+    const count = parseValue(countText.trim());
+    if (count === undefined)
+      throw new Error(`${level}: qrt: count couldn't be parsed into a valid number: ${countText}`);
+    buckets.push({ time, count, total });
+  }
+  return buckets.sort((a, b) => a.time - b.time);
+}
+
+/**
+ * Pure: percentile q of sorted buckets → [value in seconds, real quantile]. Walk the
+ * buckets accumulating counts; the first bucket whose cumulative count reaches N×q gives
+ * value = its mean latency (total/count) and real = cumulative/N. No bucket → [0, 0].
+ */
+export function qrtPercentile(buckets: readonly QrtBucket[], q: number): [number, number] {
+  const n = buckets.reduce((sum, b) => sum + b.count, 0);
+  const target = n * q;
+  let cumulative = 0;
+  for (const b of buckets) {
+    cumulative += b.count;
+    if (cumulative >= target && b.count > 0) return [b.total / b.count, cumulative / n];
+  }
+  return [0, 0];
+}
+
+/**
+ * Pure part of collect(): buckets → one gauge per percentile, µs. No queries since the last
+ * flush (N = 0) → nothing (Recommended; Blip reports NaN).
+ */
+export function qrtValues(
+  buckets: readonly QrtBucket[],
+  percentiles: readonly Percentile[],
+  realPercentiles: boolean,
+): MetricValue[] {
+  if (buckets.reduce((sum, b) => sum + b.count, 0) === 0) return [];
+  return percentiles.map((p) => {
+    const [seconds, real] = qrtPercentile(buckets, p.q);
+    const v: MetricValue = { name: p.name, value: seconds * 1_000_000, type: MetricType.Gauge };
+    if (realPercentiles) v.meta = { [p.name]: (real * 100).toFixed(1) };
+    return v;
+  });
+}
+
+interface LevelState {
+  percentiles: Percentile[];
+  realPercentiles: boolean;
+  flush: boolean;
+  /** The plan's `unknown-table` policy when it names one (then applied rather than §0.7). */
+  unknownTablePolicy: ErrorPolicy | undefined;
+  stopped: boolean;
+}
+
+export class PerconaResponseTimeCollector implements Collector {
+  readonly domain = DOMAIN;
+  readonly #db: Db;
+  #levels = new Map<string, LevelState>();
+  #info: ServerInfo | undefined;
+
+  constructor(ctx: CollectorContext) {
+    this.#db = ctx.db;
+  }
+
+  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
+    const levels = new Map<string, LevelState>();
+    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
+      const policy = dp.errors[UNKNOWN_TABLE_POLICY];
+      levels.set(level, {
+        percentiles: parsePercentiles(dp.metrics),
+        realPercentiles: option(dp, 'real-percentiles') !== 'no',
+        flush: option(dp, 'flush') !== 'no',
+        unknownTablePolicy: policy === undefined ? undefined : parsePolicy(policy),
+        stopped: false,
+      });
+    }
+    this.#levels = levels;
+    if (levels.size > 0) this.#info = await this.#db.serverInfo({ signal });
+  }
+
+  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
+    const st = this.#levels.get(level);
+    const info = this.#info;
+    if (st === undefined || st.stopped || info === undefined) return { values: [] };
+    const reason = qrtSupport(info);
+    if (reason !== undefined && st.unknownTablePolicy === undefined) {
+      return { values: [], error: unsupportedError(DOMAIN, info, reason) };
+    }
+
+    let rows: Row[];
+    try {
+      rows = await this.#db.query(QRT_QUERY, [], { signal });
+    } catch (err) {
+      return { values: [], error: this.#queryFailed(st, info, err) };
+    }
+    let values: MetricValue[];
+    try {
+      values = qrtValues(parseQrtRows(level, rows), st.percentiles, st.realPercentiles);
+    } catch (err) {
+      return { values: [], error: new CollectError(errorMessage(err), { cause: err }) };
+    }
+
+    if (st.flush) {
+      try {
+        await this.#db.query(FLUSH_QUERY, [], { signal });
+      } catch (err) {
+        // Recommended over Blip (which drops the values): they are valid, keep them.
+        return { values, error: new CollectError(`flush failed: ${errorMessage(err)}`, { cause: err }) };
+      }
+    }
+    return { values };
+  }
+
+  #queryFailed(st: LevelState, info: ServerInfo, err: unknown): CollectError {
+    if (errnoOf(err) !== ER_UNKNOWN_TABLE) return queryError(err);
+    if (st.unknownTablePolicy === undefined) {
+      return unsupportedError(
+        DOMAIN,
+        info,
+        withCause(
+          info.flavor === 'mariadb'
+            ? "plugin query_response_time not loaded (INSTALL SONAME 'query_response_time')"
+            : 'no QUERY_RESPONSE_TIME plugin loaded',
+          err,
+        ),
+        err,
+      );
+    }
+    if (st.unknownTablePolicy.retry === 'stop') st.stopped = true;
+    // Blip: `zero` emits every configured percentile as 0 (the engine adds them).
+    return new CollectError(errorMessage(err), {
+      policy: UNKNOWN_TABLE_POLICY,
+      errno: ER_UNKNOWN_TABLE,
+      zero: st.percentiles.map((p) => ({ name: p.name, value: 0, type: MetricType.Gauge })),
+      cause: err,
+    });
+  }
+}
+
+export const registration: CollectorRegistration = {
+  help,
+  create: (ctx) => new PerconaResponseTimeCollector(ctx),
+};
