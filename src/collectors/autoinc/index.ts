@@ -19,6 +19,7 @@
  * MySQL 8, TABLES.AUTO_INCREMENT is cached (information_schema_stats_expiry).
  */
 import type {
+  CollectError,
   CollectResult,
   Collector,
   CollectorContext,
@@ -30,6 +31,7 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
 import { field, levelPlans, queryError } from '../common.js';
+import { sourceFor, unsupportedError } from '../sources.js';
 import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
 
 export const DOMAIN = 'autoinc';
@@ -138,21 +140,30 @@ export class AutoincCollector implements Collector {
   readonly domain = DOMAIN;
   readonly #db: Db;
   #levels = new Map<string, AutoincQuery>();
+  /** Set in prepare() when the source table says this server cannot serve the domain. */
+  #unsupported: CollectError | undefined;
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
   }
 
-  async prepare(plan: Plan, _signal?: AbortSignal): Promise<void> {
-    // The source is information_schema on every flavor: nothing to ask the server.
+  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     const levels = new Map<string, AutoincQuery>();
     for (const [level, dp] of levelPlans(plan, DOMAIN)) levels.set(level, buildAutoincQuery(dp.options));
     this.#levels = levels;
+    this.#unsupported = undefined;
+    if (this.#levels.size === 0) return;
+    // The explicit per-flavor source table (sources.ts): this domain reads the same source
+    // on every flavor today, but the choice is made in one place for all domains.
+    const info = await this.#db.serverInfo({ signal });
+    const choice = sourceFor(DOMAIN, info);
+    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
     const q = this.#levels.get(level);
     if (q === undefined) return { values: [] };
+    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
     let rows: Row[];
     try {
       rows = await this.#db.query(q.sql, q.params, { signal });

@@ -25,6 +25,7 @@ import type { Plan } from '../../core/plan.js';
 import { versionAtLeast } from '../../db/flavor.js';
 import { parseValue } from '../../db/values.js';
 import { field, levelPlans, queryError } from '../common.js';
+import { sourceFor, unsupportedError } from '../sources.js';
 
 export const DOMAIN = 'size.binlog';
 
@@ -97,19 +98,29 @@ export class SizeBinlogCollector implements Collector {
   readonly domain = DOMAIN;
   readonly #db: Db;
   #levels = new Set<string>();
+  /** Set in prepare() when the source table says this server cannot serve the domain. */
+  #unsupported: CollectError | undefined;
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
   }
 
-  async prepare(plan: Plan, _signal?: AbortSignal): Promise<void> {
-    // No options and no metric list: a level either collects the domain or not. Nothing
-    // to ask the server: the statement is the same on every flavor (see binlogColumns).
+  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
+    // No options and no metric list: a level either collects the domain or not. The
+    // statement is the same on every flavor; only its column count differs (binlogColumns).
     this.#levels = new Set(levelPlans(plan, DOMAIN).keys());
+    this.#unsupported = undefined;
+    if (this.#levels.size === 0) return;
+    // The explicit per-flavor source table (sources.ts): this domain reads the same source
+    // on every flavor today, but the choice is made in one place for all domains.
+    const info = await this.#db.serverInfo({ signal });
+    const choice = sourceFor(DOMAIN, info);
+    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
     if (!this.#levels.has(level)) return { values: [] };
+    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
     let rows: Row[];
     try {
       rows = await this.#db.query(SQL, [], { signal });

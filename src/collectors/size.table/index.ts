@@ -25,6 +25,7 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
 import { field, levelPlans, queryError } from '../common.js';
+import { sourceFor, unsupportedError } from '../sources.js';
 import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
 
 export const DOMAIN = 'size.table';
@@ -152,21 +153,31 @@ export class SizeTableCollector implements Collector {
   readonly domain = DOMAIN;
   readonly #db: Db;
   #levels = new Map<string, TableQuery>();
+  /** Set in prepare() when the source table says this server cannot serve the domain. */
+  #unsupported: CollectError | undefined;
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
   }
 
-  async prepare(plan: Plan, _signal?: AbortSignal): Promise<void> {
+  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     const levels = new Map<string, TableQuery>();
     // Raw options: table names are case-sensitive. A bad token or limit refuses the plan.
     for (const [level, dp] of levelPlans(plan, DOMAIN)) levels.set(level, buildTableQuery(dp.options));
     this.#levels = levels;
+    this.#unsupported = undefined;
+    if (this.#levels.size === 0) return;
+    // The explicit per-flavor source table (sources.ts): this domain reads the same source
+    // on every flavor today, but the choice is made in one place for all domains.
+    const info = await this.#db.serverInfo({ signal });
+    const choice = sourceFor(DOMAIN, info);
+    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
     const q = this.#levels.get(level);
     if (q === undefined) return { values: [] };
+    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
     let rows: Row[];
     try {
       rows = await this.#db.query(q.sql, q.params, { signal });
