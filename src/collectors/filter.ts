@@ -21,7 +21,8 @@
  *
  * A part beyond the second (`a.b.c`) is ignored, as Blip does. `*` is the only wildcard:
  * SQL's `%` and `_` are matched literally (escaped). Blip compares every part with `=`, so a
- * Blip plan whose names contain no `*` behaves exactly the same here.
+ * Blip plan whose names contain no `*` selects the same tables here, except that sonde never
+ * lets `Items` match `items` (see below).
  *
  * `include` (when it has at least one token) selects the union of its tokens and `exclude`
  * is then ignored; otherwise `exclude` removes its tokens. The default exclude
