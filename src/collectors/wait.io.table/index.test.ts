@@ -5,8 +5,17 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
 import { parseTableFilter } from '../filter.js';
+import { Engine } from '../../monitor/engine.js';
+import { StatusRegistry } from '../../status/registry.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
-import { COLUMNS, WaitIoTableCollector, buildWaitIoQuery, help, waitIoValues } from './index.js';
+import {
+  COLUMNS,
+  WaitIoTableCollector,
+  buildWaitIoQuery,
+  help,
+  registration,
+  waitIoValues,
+} from './index.js';
 
 const SELECT_ALL = `SELECT OBJECT_SCHEMA, OBJECT_NAME, ${COLUMNS.join(', ')} FROM performance_schema.table_io_waits_summary_by_table`;
 /** The shared filter's condition (filter.ts has its own tests for the SQL it writes). */
@@ -257,5 +266,66 @@ void describe('wait.io.table against a real MariaDB with performance_schema=ON',
     assert.equal(res.error?.policy, 'truncate-timeout');
     assert.equal(res.error?.errno, 1142);
     assert.doesNotMatch(res.error?.message ?? '', /nodrop-pass-3/);
+  });
+
+  void it('through the engine, report-once,zero: interval 1 keeps its values, later ones are zeroed with their groups', async () => {
+    const plan = planOf({
+      l: {
+        'wait.io.table': {
+          metrics: ['count_insert'],
+          options: { include: 'w1.t2' },
+          errors: { 'truncate-timeout': 'report-once,zero,retry' },
+        },
+      },
+    });
+    const status = new StatusRegistry();
+    const events: string[] = [];
+    const engine = await Engine.prepare(
+      {
+        monitorId: 'm1',
+        status: status.monitor('m1'),
+        events: {
+          info: () => undefined,
+          error: (e, _id, msg) => events.push(`${e}: ${msg}`),
+          debug: () => undefined,
+        },
+        help: () => registration.help,
+      },
+      {
+        plan,
+        emrMs: 4000,
+        cmrMs: new Map([['wait.io.table', 3000]]),
+        domainFreqMs: new Map([['wait.io.table', 5000]]),
+      },
+      () => registration.create({ monitorId: 'm1', db: noDrop }),
+      NO_SIGNAL,
+    );
+    try {
+      await server.query('INSERT INTO w1.t2 VALUES (30, 1), (31, 1)');
+      const total = Number(
+        (
+          await server.query(
+            "SELECT COUNT_INSERT FROM performance_schema.table_io_waits_summary_by_table WHERE OBJECT_SCHEMA='w1' AND OBJECT_NAME='t2'",
+          )
+        )[0]?.COUNT_INSERT,
+      );
+      const work = [{ domain: 'wait.io.table', level: 'l' }];
+      const [m1] = await engine.collect(1, 'l', work, new Date(), 'active');
+      const [m2] = await engine.collect(2, 'l', work, new Date(), 'active');
+      const group = { db: 'w1', tbl: 't2' };
+      assert.deepEqual(m1?.values['wait.io.table'], [
+        { name: 'count_insert', value: total, type: MetricType.DeltaCounter, group },
+      ]);
+      assert.deepEqual(m2?.values['wait.io.table'], [
+        { name: 'count_insert', value: 0, type: MetricType.DeltaCounter, group },
+      ]);
+      assert.equal(events.filter((e) => e.startsWith('collector-error')).length, 1);
+      assert.match(
+        events[0] ?? '',
+        /^collector-error: test\/l\/1\/wait\.io\.table: truncate table performance_schema\.table_io_waits_summary_by_table failed: .*denied/,
+      );
+    } finally {
+      await engine.close();
+    }
   });
 });
