@@ -4,8 +4,15 @@
  */
 import type { CollectorRegistration } from '../core/collector.js';
 import { registration as autoinc } from './autoinc/index.js';
+import { registration as errorAccount } from './error.account/index.js';
+import { registration as errorGlobal } from './error.global/index.js';
+import { registration as errorHost } from './error.host/index.js';
+import { registration as errorThread } from './error.thread/index.js';
+import { registration as errorUser } from './error.user/index.js';
 import { registration as innodbBufferPool } from './innodb.buffer-pool/index.js';
 import { registration as innodb } from './innodb/index.js';
+import { registration as perconaResponseTime } from './percona.response-time/index.js';
+import { registration as queryResponseTime } from './query.response-time/index.js';
 import { CollectorRegistry } from './registry.js';
 import { registration as sizeBinlog } from './size.binlog/index.js';
 import { registration as sizeDatabase } from './size.database/index.js';
@@ -15,6 +22,7 @@ import { registration as stmtCurrent } from './stmt.current/index.js';
 import { registration as tls } from './tls/index.js';
 import { registration as trx } from './trx/index.js';
 import { registration as varGlobal } from './var.global/index.js';
+import { registration as waitIoTable } from './wait.io.table/index.js';
 
 /** Every built-in domain's registration. */
 export const BUILTIN: readonly CollectorRegistration[] = [
@@ -29,6 +37,14 @@ export const BUILTIN: readonly CollectorRegistration[] = [
   sizeDatabase,
   sizeTable,
   autoinc,
+  queryResponseTime,
+  perconaResponseTime,
+  waitIoTable,
+  errorGlobal,
+  errorAccount,
+  errorHost,
+  errorUser,
+  errorThread,
 ];
 
 /** A registry holding every built-in collector. */
