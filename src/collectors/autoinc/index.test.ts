@@ -57,7 +57,7 @@ void describe('autoinc maxima, queries and rows', () => {
     assert.deepEqual(all.params, []);
   });
 
-  void it('rows: usage = (AUTO_INCREMENT - 1) / type maximum, data_type gets " unsigned", other types skipped', () => {
+  void it('rows: usage = AUTO_INCREMENT / type maximum, data_type gets " unsigned", other types skipped', () => {
     const values = autoincValues([
       { db: 'a', tbl: 't', col: 'id', data_type: 'tinyint', is_unsigned: '0', auto_increment: '120' },
       { db: 'a', tbl: 'u', col: 'id', data_type: 'INT', is_unsigned: '1', auto_increment: '11' },
@@ -74,8 +74,8 @@ void describe('autoinc maxima, queries and rows', () => {
       },
     ]);
     assert.deepEqual(values, [
-      usage('a', 't', 'id', 'tinyint', 119 / 127),
-      usage('a', 'u', 'id', 'int unsigned', 10 / 4294967295),
+      usage('a', 't', 'id', 'tinyint', 120 / 127),
+      usage('a', 'u', 'id', 'int unsigned', 11 / 4294967295),
       usage('b', 'big', 'k', 'bigint unsigned', 0.75),
     ]);
   });
@@ -112,7 +112,7 @@ void describe('autoinc maxima, queries and rows', () => {
     const c = new AutoincCollector({ monitorId: 'm', db });
     await c.prepare(planOf({ l: { [DOMAIN]: { metrics: ['ignored'] } } }), NO_SIGNAL);
     assert.deepEqual(await c.collect('l', NO_SIGNAL), {
-      values: [usage('app', 'orders', 'id', 'int', 1073741823 / 2147483647)],
+      values: [usage('app', 'orders', 'id', 'int', 1073741824 / 2147483647)],
     });
     assert.deepEqual(await c.collect('other', NO_SIGNAL), { values: [] });
     assert.equal(db.queries.length, 1);
@@ -172,34 +172,34 @@ void describe('autoinc against a real MariaDB', () => {
     const res = await collect();
     assert.equal(res.error, undefined);
     assert.deepEqual(res.values, [
-      usage('a', 'int_s', 'id', 'int', 2147482999 / 2147483647),
-      usage('a', 'med_u', 'id', 'mediumint unsigned', 8388607 / 16777215),
-      usage('a', 'small', 'n', 'smallint', 10 / 32767),
-      usage('a', 'tiny_s', 'id', 'tinyint', 119 / 127),
-      usage('a', 'tiny_u', 'id', 'tinyint unsigned', 199 / 255),
-      usage('b', 'big_s', 'id', 'bigint', 0),
-      usage('b', 'big_u', 'id', 'bigint unsigned', (2 ** 63 - 1) / 2 ** 64),
+      usage('a', 'int_s', 'id', 'int', 2147483000 / 2147483647),
+      usage('a', 'med_u', 'id', 'mediumint unsigned', 8388608 / 16777215),
+      usage('a', 'small', 'n', 'smallint', 11 / 32767),
+      usage('a', 'tiny_s', 'id', 'tinyint', 120 / 127),
+      usage('a', 'tiny_u', 'id', 'tinyint unsigned', 200 / 255),
+      usage('b', 'big_s', 'id', 'bigint', 1 / 9223372036854775807),
+      usage('b', 'big_u', 'id', 'bigint unsigned', 0.5),
     ]);
     // a.fl (FLOAT), a.plain (no auto_increment), a.v (a view) and mysql.time_zone are absent.
   });
 
-  void it('follows inserts: a full TINYINT column reads exactly 1', async () => {
+  void it('follows inserts: a full TINYINT column reads 128/127, as Blip computes it', async () => {
     await server.query('INSERT INTO a.tiny_s VALUES (), (), (), (), (), (), ()'); // 120..126
     assert.deepEqual((await collect({ include: 'a.tiny_s' })).values, [
-      usage('a', 'tiny_s', 'id', 'tinyint', 126 / 127),
+      usage('a', 'tiny_s', 'id', 'tinyint', 1),
     ]);
     await server.query('INSERT INTO a.tiny_s VALUES ()'); // 127, the last one
     await assert.rejects(
       server.query('INSERT INTO a.tiny_s VALUES ()'),
       /Duplicate entry '127'|Out of range/,
     );
-    // MariaDB now shows AUTO_INCREMENT = 128, one past the type: usage is 127/127, not 128/127.
+    // MariaDB now shows AUTO_INCREMENT = 128, one past the type: usage is 128/127 (domains.md §2.16).
     const [row] = await server.query(
       "SELECT AUTO_INCREMENT AS ai FROM information_schema.TABLES WHERE table_schema = 'a' AND table_name = 'tiny_s'",
     );
     assert.equal(Number(row?.ai), 128);
     assert.deepEqual((await collect({ include: 'a.tiny_s' })).values, [
-      usage('a', 'tiny_s', 'id', 'tinyint', 1),
+      usage('a', 'tiny_s', 'id', 'tinyint', 128 / 127),
     ]);
   });
 
@@ -217,7 +217,7 @@ void describe('autoinc against a real MariaDB', () => {
   void it('an explicit empty exclude adds the system schemas (mysql.time_zone)', async () => {
     const res = await collect({ exclude: '' });
     const tz = res.values.find((x) => x.group?.db === 'mysql');
-    assert.deepEqual(tz, usage('mysql', 'time_zone', 'Time_zone_id', 'int unsigned', 0));
+    assert.deepEqual(tz, usage('mysql', 'time_zone', 'Time_zone_id', 'int unsigned', 1 / 4294967295));
     assert.equal(res.values.length, 8);
   });
 });

@@ -1,17 +1,13 @@
 /**
  * autoinc — auto-increment headroom per column (spec domains.md §2.16).
  *
- * For every base table with an auto_increment integer column, `usage` = the largest value
- * handed out so far (the table's next AUTO_INCREMENT value − 1) / the largest value the
- * column type can hold: a fraction from 0 (fresh table) to 1 (the next insert fails). The
- * largest value depends on the integer type and on UNSIGNED: see {@link maxValue}. Columns
- * of other types (FLOAT/DOUBLE auto_increment) are skipped.
- *
- * Blip divides AUTO_INCREMENT itself (domains.md §2.16). That reads 1/max too high and goes
- * past 1 on a full MariaDB column, whose AUTO_INCREMENT then shows max + 1 (checked on
- * 10.11: a TINYINT with 127 used reports 128, Blip's 128/127). sonde follows the issue's
- * "max value used / max of the column type"; the difference is 1/max, i.e. visible only
- * on TINYINT and SMALLINT columns.
+ * For every base table with an auto_increment integer column, `usage` = the table's next
+ * AUTO_INCREMENT value / the largest value the column type can hold, a fraction near 0 for
+ * a fresh table and near 1 when the column is running out, exactly as Blip computes it so
+ * dashboards and alert thresholds carry over. (A full MariaDB TINYINT reports
+ * AUTO_INCREMENT = 128, so usage 128/127: slightly above 1 means the next insert fails.)
+ * The largest value depends on the integer type and on UNSIGNED: see {@link maxValue}.
+ * Columns of other types (FLOAT/DOUBLE auto_increment) are skipped.
  *
  * The include/exclude filter (same tokens as size.table) runs in SQL on the COLUMNS side
  * of the join, so only auto_increment columns of the selected tables come back. AUTO_INCREMENT
@@ -69,7 +65,7 @@ export const help: CollectorHelp = {
       name: 'usage',
       type: MetricType.Gauge,
       description:
-        'Fraction (0 to 1) of the column type range used: (AUTO_INCREMENT - 1) / type maximum; 1 = full',
+        'Fraction of the column type range used: AUTO_INCREMENT (the next value) / type maximum; near 1 = full',
     },
   ],
 };
@@ -123,7 +119,7 @@ export function autoincValues(rows: readonly Row[]): MetricValue[] {
     if (max === undefined || next === undefined) continue;
     values.push({
       name: 'usage',
-      value: Math.max(0, next - 1) / max,
+      value: next / max,
       type: MetricType.Gauge,
       group: {
         db: field(row, 'db') ?? '',
