@@ -145,7 +145,7 @@ export function errorHelp(scope: ErrorScope): CollectorHelp {
     },
     {
       name: 'total',
-      description: `Also report, per ${def.noun}, the total of the errors collected (error_number and error_name empty)`,
+      description: `Also report ${scope === 'global' ? 'the total' : `a total per ${def.noun}`} of the errors collected (error_number and error_name empty)`,
       default: 'yes',
       values: {
         yes: 'Each error, plus the total',
