@@ -14,6 +14,8 @@ import { registration as innodb } from './innodb/index.js';
 import { registration as perconaResponseTime } from './percona.response-time/index.js';
 import { registration as queryResponseTime } from './query.response-time/index.js';
 import { CollectorRegistry } from './registry.js';
+import { registration as replLag } from './repl.lag/index.js';
+import { registration as repl } from './repl/index.js';
 import { registration as sizeBinlog } from './size.binlog/index.js';
 import { registration as sizeDatabase } from './size.database/index.js';
 import { registration as sizeTable } from './size.table/index.js';
@@ -30,6 +32,8 @@ export const BUILTIN: readonly CollectorRegistration[] = [
   varGlobal,
   innodb,
   innodbBufferPool,
+  repl,
+  replLag,
   trx,
   tls,
   stmtCurrent,
