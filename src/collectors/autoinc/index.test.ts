@@ -177,7 +177,7 @@ void describe('autoinc against a real MariaDB', () => {
       usage('a', 'small', 'n', 'smallint', 11 / 32767),
       usage('a', 'tiny_s', 'id', 'tinyint', 120 / 127),
       usage('a', 'tiny_u', 'id', 'tinyint unsigned', 200 / 255),
-      usage('b', 'big_s', 'id', 'bigint', 1 / 2 ** 63) // max 9223372036854775807 is 2^63 as a float,
+      usage('b', 'big_s', 'id', 'bigint', 1 / 2 ** 63), // the max 9223372036854775807 is 2^63 as a float
       usage('b', 'big_u', 'id', 'bigint unsigned', 0.5),
     ]);
     // a.fl (FLOAT), a.plain (no auto_increment), a.v (a view) and mysql.time_zone are absent.
