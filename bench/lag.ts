@@ -92,10 +92,12 @@ class PtHeartbeat {
   readonly #children: ChildProcess[] = [];
   #last: number | undefined;
 
-  constructor(pair: ReplicationPair) {
+  /** Start --update on the primary, wait until its table has replicated, then start --monitor. */
+  static async start(pair: ReplicationPair): Promise<PtHeartbeat> {
+    const pt = new PtHeartbeat();
     const interval = String(FREQ_MS / 1000);
     const common = ['-D', 'percona', '--utc'];
-    this.#start([
+    pt.#start([
       '--update',
       '--create-table',
       '--interval',
@@ -103,18 +105,24 @@ class PtHeartbeat {
       ...common,
       `S=${pair.primary.socket},u=root`,
     ]);
-    // --master-server-id: the primary's rows (the replica would otherwise ask SHOW SLAVE STATUS).
-    this.#start([
+    const deadline = Date.now() + 20_000;
+    while ((await pair.replica.query("SHOW TABLES FROM percona LIKE 'heartbeat'")).length === 0) {
+      if (Date.now() > deadline) throw new Error('pt-heartbeat --update did not create percona.heartbeat');
+      await sleep(100);
+    }
+    // --master-server-id: read the primary's row (else it asks SHOW SLAVE STATUS for it).
+    pt.#start([
       '--monitor',
       '--interval',
       '0.1',
       '--master-server-id',
       '1',
       '--file',
-      this.#file,
+      pt.#file,
       ...common,
       `S=${pair.replica.socket},u=root`,
     ]);
+    return pt;
   }
 
   #start(args: string[]): void {
@@ -207,7 +215,7 @@ async function main(): Promise<void> {
       freq: FREQ,
       signal: writerStop.signal,
     });
-    if (pt.ok) ptHb = new PtHeartbeat(pair);
+    if (pt.ok) ptHb = await PtHeartbeat.start(pair);
     collector = new ReplLagCollector({ monitorId: 'db2', db: replicaDb });
     const plan: Plan = {
       name: 'bench',
