@@ -43,7 +43,8 @@ import type { DomainPlan, Plan } from '../core/plan.js';
 import { versionAtLeast } from '../db/flavor.js';
 import { parseValue } from '../db/values.js';
 import { field, levelPlans, option, placeholders, queryError } from './common.js';
-import { ER_NO_SUCH_TABLE, errnoOf, unsupportedError, withCause } from './pfs.js';
+import { ER_NO_SUCH_TABLE, errnoOf, withCause } from './pfs.js';
+import { unsupportedError } from './sources.js';
 import {
   TRUNCATE_POLICY,
   TruncatePolicy,

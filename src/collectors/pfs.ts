@@ -1,36 +1,15 @@
 /**
  * Small helpers for the performance_schema domains (query.response-time,
- * percona.response-time, wait.io.table, error.*): the §0.7 "cannot work on this server"
- * error and the `@@performance_schema` check.
+ * percona.response-time, wait.io.table, error.*): errnos, error causes and the
+ * `@@performance_schema` check. The §0.7 "not supported" error is sources.ts's.
  */
-import { CollectError } from '../core/collector.js';
-import type { Db, ServerInfo } from '../core/db.js';
+import type { Db } from '../core/db.js';
 import { errorMessage } from '../core/errors.js';
-import { describeServer } from '../db/flavor.js';
 
 /** MySQL/MariaDB errno: table doesn't exist. */
 export const ER_NO_SUCH_TABLE = 1146;
 /** MySQL/MariaDB errno: unknown table in information_schema (a plugin table not loaded). */
 export const ER_UNKNOWN_TABLE = 1109;
-
-/**
- * The §0.7 error `<domain>: not supported on <flavor> <x.y.z>: <reason>`. The engine reports
- * it once (status `error:<domain>` and an event) and stops the domain for the plan
- * activation; the other domains keep running.
- */
-export function unsupportedError(
-  domain: string,
-  info: ServerInfo,
-  reason: string,
-  cause?: unknown,
-): CollectError {
-  const errno = (cause as { errno?: unknown } | null | undefined)?.errno;
-  return new CollectError(`${domain}: not supported on ${describeServer(info)}: ${reason}`, {
-    unsupported: true,
-    ...(cause === undefined ? {} : { cause }),
-    ...(typeof errno === 'number' ? { errno } : {}),
-  });
-}
 
 /** `reason (server error text)` when there is a server error to quote. */
 export function withCause(reason: string, err: unknown): string {

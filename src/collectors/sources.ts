@@ -190,8 +190,16 @@ export function sourceList(source: string): string[] {
  * `<domain>: not supported on <flavor> <x.y.z>: <reason>`. The engine reports it once and
  * stops the domain until the plan is activated again.
  */
-export function unsupportedError(domain: string, info: ServerInfo, reason: string): CollectError {
+export function unsupportedError(
+  domain: string,
+  info: ServerInfo,
+  reason: string,
+  cause?: unknown,
+): CollectError {
+  const errno = (cause as { errno?: unknown } | null | undefined)?.errno;
   return new CollectError(`${domain}: not supported on ${describeServer(info)}: ${reason}`, {
     unsupported: true,
+    ...(cause === undefined ? {} : { cause }),
+    ...(typeof errno === 'number' ? { errno } : {}),
   });
 }

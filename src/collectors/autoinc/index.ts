@@ -14,21 +14,14 @@
  * is parsed as a float, so values above 2^63-1 work (Blip fails the collection there). On
  * MySQL 8, TABLES.AUTO_INCREMENT is cached (information_schema_stats_expiry).
  */
-import type {
-  CollectError,
-  CollectResult,
-  Collector,
-  CollectorContext,
-  CollectorHelp,
-  CollectorRegistration,
-} from '../../core/collector.js';
-import type { Db, Row } from '../../core/db.js';
+import type { CollectResult, CollectorHelp, CollectorRegistration } from '../../core/collector.js';
+import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import type { Plan } from '../../core/plan.js';
+import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, queryError } from '../common.js';
-import { sourceFor, unsupportedError } from '../sources.js';
+import { field } from '../common.js';
 import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
+import { PerLevelQueryCollector } from '../per-level-query.js';
 
 export const DOMAIN = 'autoinc';
 
@@ -132,40 +125,14 @@ export function autoincValues(rows: readonly Row[]): MetricValue[] {
   return values;
 }
 
-export class AutoincCollector implements Collector {
+export class AutoincCollector extends PerLevelQueryCollector<AutoincQuery> {
   readonly domain = DOMAIN;
-  readonly #db: Db;
-  #levels = new Map<string, AutoincQuery>();
-  /** Set in prepare() when the source table says this server cannot serve the domain. */
-  #unsupported: CollectError | undefined;
 
-  constructor(ctx: CollectorContext) {
-    this.#db = ctx.db;
+  protected buildQuery(dp: DomainPlan): AutoincQuery {
+    return buildAutoincQuery(dp.options);
   }
 
-  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, AutoincQuery>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) levels.set(level, buildAutoincQuery(dp.options));
-    this.#levels = levels;
-    this.#unsupported = undefined;
-    if (this.#levels.size === 0) return;
-    // The explicit per-flavor source table (sources.ts): this domain reads the same source
-    // on every flavor today, but the choice is made in one place for all domains.
-    const info = await this.#db.serverInfo({ signal });
-    const choice = sourceFor(DOMAIN, info);
-    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
-  }
-
-  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
-    const q = this.#levels.get(level);
-    if (q === undefined) return { values: [] };
-    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
-    let rows: Row[];
-    try {
-      rows = await this.#db.query(q.sql, q.params, { signal });
-    } catch (err) {
-      return { values: [], error: queryError(err) };
-    }
+  protected toResult(rows: Row[]): CollectResult {
     return { values: autoincValues(rows) };
   }
 }

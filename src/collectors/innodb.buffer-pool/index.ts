@@ -16,20 +16,13 @@
  *   GAUGE, running totals CUMULATIVE_COUNTER (Blip: everything a counter, `*_rate` delta —
  *   a delta sink would turn `pool_size` into 0).
  */
-import type {
-  CollectError,
-  CollectResult,
-  Collector,
-  CollectorContext,
-  CollectorHelp,
-  CollectorRegistration,
-} from '../../core/collector.js';
-import type { Db, Row } from '../../core/db.js';
+import type { CollectResult, CollectorHelp, CollectorRegistration } from '../../core/collector.js';
+import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import type { Plan } from '../../core/plan.js';
+import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, queryError } from '../common.js';
-import { sourceFor, unsupportedError } from '../sources.js';
+import { field, option } from '../common.js';
+import { PerLevelQueryCollector } from '../per-level-query.js';
 
 export const DOMAIN = 'innodb.buffer-pool';
 
@@ -145,39 +138,14 @@ export function bufferPoolValues(q: BufferPoolQuery, rows: readonly Row[]): Metr
   return values;
 }
 
-export class BufferPoolCollector implements Collector {
+export class BufferPoolCollector extends PerLevelQueryCollector<BufferPoolQuery> {
   readonly domain = DOMAIN;
-  readonly #db: Db;
-  #levels = new Map<string, BufferPoolQuery>();
-  #unsupported: CollectError | undefined;
 
-  constructor(ctx: CollectorContext) {
-    this.#db = ctx.db;
+  protected buildQuery(dp: DomainPlan): BufferPoolQuery {
+    return buildBufferPoolQuery(bufferPoolNames(option(dp, 'all'), dp.metrics));
   }
 
-  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, BufferPoolQuery>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      levels.set(level, buildBufferPoolQuery(bufferPoolNames(option(dp, 'all'), dp.metrics)));
-    }
-    this.#levels = levels;
-    this.#unsupported = undefined;
-    if (levels.size === 0) return;
-    const info = await this.#db.serverInfo({ signal });
-    const choice = sourceFor(DOMAIN, info);
-    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
-  }
-
-  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
-    const q = this.#levels.get(level);
-    if (q === undefined) return { values: [] };
-    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
-    let rows: Row[];
-    try {
-      rows = await this.#db.query(q.sql, [], { signal });
-    } catch (err) {
-      return { values: [], error: queryError(err) };
-    }
+  protected toResult(rows: Row[], q: BufferPoolQuery): CollectResult {
     return { values: bufferPoolValues(q, rows) };
   }
 }

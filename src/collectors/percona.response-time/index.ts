@@ -33,7 +33,8 @@ import { parseValue } from '../../db/values.js';
 import { parsePolicy, type ErrorPolicy } from '../../plan/policy.js';
 import { field, levelPlans, option, queryError } from '../common.js';
 import { parsePercentiles, type Percentile } from '../percentiles.js';
-import { ER_UNKNOWN_TABLE, errnoOf, unsupportedError, withCause } from '../pfs.js';
+import { ER_UNKNOWN_TABLE, errnoOf, withCause } from '../pfs.js';
+import { unsupportedError } from '../sources.js';
 
 export const DOMAIN = 'percona.response-time';
 

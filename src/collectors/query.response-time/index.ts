@@ -32,7 +32,8 @@ import { parseValue } from '../../db/values.js';
 import { parsePolicy, type ErrorPolicy } from '../../plan/policy.js';
 import { field, levelPlans, option, queryError } from '../common.js';
 import { parsePercentiles, type Percentile } from '../percentiles.js';
-import { ER_NO_SUCH_TABLE, errnoOf, unsupportedError, withCause } from '../pfs.js';
+import { ER_NO_SUCH_TABLE, errnoOf, withCause } from '../pfs.js';
+import { unsupportedError } from '../sources.js';
 import {
   DEFAULT_TRUNCATE_TIMEOUT_MS,
   TRUNCATE_POLICY,

@@ -11,21 +11,14 @@
  * to 0 on the server for live numbers. MariaDB reports live values. Schemas without tables
  * are absent; views count for nothing.
  */
-import type {
-  CollectError,
-  CollectResult,
-  Collector,
-  CollectorContext,
-  CollectorHelp,
-  CollectorRegistration,
-} from '../../core/collector.js';
-import type { Db, Row } from '../../core/db.js';
+import type { CollectResult, CollectorHelp, CollectorRegistration } from '../../core/collector.js';
+import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import type { Plan } from '../../core/plan.js';
+import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, queryError } from '../common.js';
-import { sourceFor, unsupportedError } from '../sources.js';
+import { field } from '../common.js';
 import { DEFAULT_SCHEMA_EXCLUDE, parseSchemaFilter } from '../filter.js';
+import { PerLevelQueryCollector } from '../per-level-query.js';
 
 export const DOMAIN = 'size.database';
 
@@ -119,43 +112,15 @@ export function databaseValues(rows: readonly Row[], total: TotalMode): MetricVa
   return values;
 }
 
-export class SizeDatabaseCollector implements Collector {
+export class SizeDatabaseCollector extends PerLevelQueryCollector<DatabaseQuery> {
   readonly domain = DOMAIN;
-  readonly #db: Db;
-  #levels = new Map<string, DatabaseQuery>();
-  /** Set in prepare() when the source table says this server cannot serve the domain. */
-  #unsupported: CollectError | undefined;
 
-  constructor(ctx: CollectorContext) {
-    this.#db = ctx.db;
+  protected buildQuery(dp: DomainPlan): DatabaseQuery {
+    // Raw options: names in include/exclude are case-sensitive, so no option() here.
+    return buildDatabaseQuery(dp.options);
   }
 
-  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, DatabaseQuery>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      // Raw options: names in include/exclude are case-sensitive, so no option() here.
-      levels.set(level, buildDatabaseQuery(dp.options));
-    }
-    this.#levels = levels;
-    this.#unsupported = undefined;
-    if (this.#levels.size === 0) return;
-    // The explicit per-flavor source table (sources.ts): this domain reads the same source
-    // on every flavor today, but the choice is made in one place for all domains.
-    const info = await this.#db.serverInfo({ signal });
-    const choice = sourceFor(DOMAIN, info);
-    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
-  }
-
-  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
-    const q = this.#levels.get(level);
-    if (q === undefined) return { values: [] };
-    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
-    let rows: Row[];
-    try {
-      rows = await this.#db.query(q.sql, q.params, { signal });
-    } catch (err) {
-      return { values: [], error: queryError(err) };
-    }
+  protected toResult(rows: Row[], q: DatabaseQuery): CollectResult {
     return { values: databaseValues(rows, q.total) };
   }
 }

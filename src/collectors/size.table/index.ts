@@ -15,18 +15,16 @@
 import {
   CollectError,
   type CollectResult,
-  type Collector,
-  type CollectorContext,
   type CollectorHelp,
   type CollectorRegistration,
 } from '../../core/collector.js';
-import type { Db, Row } from '../../core/db.js';
+import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import type { Plan } from '../../core/plan.js';
+import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, queryError } from '../common.js';
-import { sourceFor, unsupportedError } from '../sources.js';
+import { field } from '../common.js';
 import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
+import { PerLevelQueryCollector } from '../per-level-query.js';
 
 export const DOMAIN = 'size.table';
 
@@ -149,41 +147,15 @@ export function tableValues(rows: readonly Row[], total: boolean, limit: number)
   return { values, truncated };
 }
 
-export class SizeTableCollector implements Collector {
+export class SizeTableCollector extends PerLevelQueryCollector<TableQuery> {
   readonly domain = DOMAIN;
-  readonly #db: Db;
-  #levels = new Map<string, TableQuery>();
-  /** Set in prepare() when the source table says this server cannot serve the domain. */
-  #unsupported: CollectError | undefined;
 
-  constructor(ctx: CollectorContext) {
-    this.#db = ctx.db;
-  }
-
-  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, TableQuery>();
+  protected buildQuery(dp: DomainPlan): TableQuery {
     // Raw options: table names are case-sensitive. A bad token or limit refuses the plan.
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) levels.set(level, buildTableQuery(dp.options));
-    this.#levels = levels;
-    this.#unsupported = undefined;
-    if (this.#levels.size === 0) return;
-    // The explicit per-flavor source table (sources.ts): this domain reads the same source
-    // on every flavor today, but the choice is made in one place for all domains.
-    const info = await this.#db.serverInfo({ signal });
-    const choice = sourceFor(DOMAIN, info);
-    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
+    return buildTableQuery(dp.options);
   }
 
-  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
-    const q = this.#levels.get(level);
-    if (q === undefined) return { values: [] };
-    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
-    let rows: Row[];
-    try {
-      rows = await this.#db.query(q.sql, q.params, { signal });
-    } catch (err) {
-      return { values: [], error: queryError(err) };
-    }
+  protected toResult(rows: Row[], q: TableQuery): CollectResult {
     const { values, truncated } = tableValues(rows, q.total, q.limit);
     if (!truncated) return { values };
     const error = new CollectError(

@@ -30,7 +30,8 @@ import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
 import { field, levelPlans, option, queryError } from '../common.js';
 import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
-import { performanceSchemaEnabled, unsupportedError } from '../pfs.js';
+import { performanceSchemaEnabled } from '../pfs.js';
+import { unsupportedError } from '../sources.js';
 import {
   DEFAULT_TRUNCATE_TIMEOUT_MS,
   TRUNCATE_POLICY,

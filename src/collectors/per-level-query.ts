@@ -1,0 +1,59 @@
+/**
+ * The shape most collectors share: one query per plan level, built in prepare() from the
+ * level's metrics and options; the source checked once against the per-flavor table
+ * (sources.ts); collect() runs the level's query and turns the rows into values. A level
+ * that does not list the domain collects nothing; a query failure is returned as data
+ * (with its errno) for the engine's error policies.
+ */
+import type { CollectError, CollectResult, Collector, CollectorContext } from '../core/collector.js';
+import type { Db, Row } from '../core/db.js';
+import type { DomainPlan, Plan } from '../core/plan.js';
+import { levelPlans, queryError } from './common.js';
+import { sourceFor, unsupportedError } from './sources.js';
+
+export interface LevelQuery {
+  sql: string;
+  params?: readonly unknown[];
+}
+
+export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Collector {
+  abstract readonly domain: string;
+  protected readonly db: Db;
+  #levels = new Map<string, Q>();
+  /** Set in prepare() when the source table says this server cannot serve the domain. */
+  #unsupported: CollectError | undefined;
+
+  constructor(ctx: CollectorContext) {
+    this.db = ctx.db;
+  }
+
+  /** Build one level's query from its part of the plan; throw to refuse the plan. */
+  protected abstract buildQuery(dp: DomainPlan): Q;
+
+  /** Turn the rows of a level's query into values (and, optionally, an error). */
+  protected abstract toResult(rows: Row[], q: Q): CollectResult;
+
+  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
+    const levels = new Map<string, Q>();
+    for (const [level, dp] of levelPlans(plan, this.domain)) levels.set(level, this.buildQuery(dp));
+    this.#levels = levels;
+    this.#unsupported = undefined;
+    if (levels.size === 0) return;
+    const info = await this.db.serverInfo({ signal });
+    const choice = sourceFor(this.domain, info);
+    if ('unsupported' in choice) this.#unsupported = unsupportedError(this.domain, info, choice.unsupported);
+  }
+
+  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
+    const q = this.#levels.get(level);
+    if (q === undefined) return { values: [] };
+    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
+    let rows: Row[];
+    try {
+      rows = await this.db.query(q.sql, q.params ?? [], { signal });
+    } catch (err) {
+      return { values: [], error: queryError(err) };
+    }
+    return this.toResult(rows, q);
+  }
+}
