@@ -6,13 +6,12 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CollectorRegistration } from '../core/collector.js';
-import { ConnectionSpec } from '../core/db.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Plan } from '../core/plan.js';
-import { createDb, type PooledDb } from '../db/pool.js';
+import { type PooledDb } from '../db/pool.js';
 import { Engine } from '../monitor/engine.js';
 import { StatusRegistry } from '../status/registry.js';
-import { startMariaDB, type MariaDB } from '../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, connectAs } from '../../test/helpers/mariadb.js';
 import { registration as errorAccount } from './error.account/index.js';
 import { registration as errorGlobal } from './error.global/index.js';
 import { registration as errorHost } from './error.host/index.js';
@@ -46,16 +45,7 @@ void describe('performance_schema domains on a stock MariaDB, through the engine
   before(async () => {
     server = await startMariaDB();
     await server.createUser('mon', 'mon-pass-5', ['PROCESS ON *.*', 'SELECT ON performance_schema.*']);
-    db = createDb(
-      new ConnectionSpec({
-        username: 'mon',
-        password: 'mon-pass-5',
-        host: server.host,
-        port: server.port,
-        connectTimeoutMs: 5000,
-        redactedDsn: `mon:...@tcp(${server.host}:${server.port})/`,
-      }),
-    );
+    db = connectAs(server, 'mon', 'mon-pass-5');
   });
   after(async () => {
     await db.close();

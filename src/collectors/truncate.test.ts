@@ -2,18 +2,11 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConnection } from 'mysql2/promise';
 import { CollectError } from '../core/collector.js';
-import {
-  ConnectionSpec,
-  type Db,
-  type DbError,
-  type QueryOptions,
-  type Row,
-  type ServerInfo,
-} from '../core/db.js';
+import { type Db, type DbError, type QueryOptions, type Row, type ServerInfo } from '../core/db.js';
 import { MetricType, type MetricValue } from '../core/metrics.js';
 import { createDb, type PooledDb } from '../db/pool.js';
 import { parseServerVersion } from '../db/flavor.js';
-import { startMariaDB, type MariaDB } from '../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, tcpSpec } from '../../test/helpers/mariadb.js';
 import {
   DEFAULT_TRUNCATE_TIMEOUT_MS,
   TRUNCATE_POLICY,
@@ -208,15 +201,7 @@ void describe('truncate against a real MariaDB performance_schema', () => {
   let ro: PooledDb;
   const TABLE = 'table_io_waits_summary_by_table';
 
-  const spec = (user: string, password: string) =>
-    new ConnectionSpec({
-      username: user,
-      password,
-      host: server.host,
-      port: server.port,
-      connectTimeoutMs: 5000,
-      redactedDsn: `${user}:...@tcp(${server.host}:${server.port})/`,
-    });
+  const spec = (user: string, password: string) => tcpSpec(server, user, password);
 
   const countStar = async (): Promise<number> => {
     const rows = await server.query(

@@ -58,6 +58,7 @@ async function runAll(
     status,
     events,
     ...settings,
+    clock: () => 0, // frozen: current() shows exactly what the reading computed
     sleep: async (ms) => {
       obs.push({
         wait: ms,
@@ -236,6 +237,49 @@ void describe('heartbeat reader: loop (heartbeat.md §4.2)', () => {
       hb('10:00:04.400', '10:00:04.000', 'db3'),
     ]);
     assert.deepEqual(events.infos, ['repl-soruce-change|db2|db1 to db3']);
+  });
+
+  void it('a late lag keeps growing between readings', async () => {
+    let clock = 1000;
+    let read!: () => void;
+    const readDone = new Promise<void>((r) => (read = r));
+    const db = new FakeDb('10.11.6-MariaDB', () => [hb('10:00:04.700', '10:00:02.000')]);
+    const reader = new HeartbeatReader({
+      monitorId: 'db2',
+      db,
+      clock: () => clock,
+      sleep: async () => {
+        read();
+        return false;
+      },
+    });
+    reader.start();
+    await readDone;
+    assert.equal(reader.current().lag, 700);
+    clock += 400; // the next read is up to 500 ms away; replication is still stalled
+    assert.equal(reader.current().lag, 1100);
+    await reader.stop();
+  });
+
+  void it('an on-time lag does not grow between readings', async () => {
+    let clock = 0;
+    let read!: () => void;
+    const readDone = new Promise<void>((r) => (read = r));
+    const db = new FakeDb('10.11.6-MariaDB', () => [hb('10:00:00.400', '10:00:00.000')]);
+    const reader = new HeartbeatReader({
+      monitorId: 'db2',
+      db,
+      clock: () => clock,
+      sleep: async () => {
+        read();
+        return false;
+      },
+    });
+    reader.start();
+    await readDone;
+    clock += 1000;
+    assert.equal(reader.current().lag, 350);
+    await reader.stop();
   });
 
   void it('stop() ends a long sleep at once', async () => {

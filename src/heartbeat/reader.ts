@@ -162,6 +162,8 @@ export interface HeartbeatReaderArgs extends ReaderSettings {
   events?: Events;
   /** Test hook: the interruptible sleep; resolves false when `signal` aborted. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<boolean>;
+  /** Test hook: a monotonic clock in ms (default performance.now). */
+  clock?: () => number;
 }
 
 const NO_STATUS: StatusWriter = { set: () => undefined, delete: () => undefined };
@@ -181,9 +183,12 @@ export class HeartbeatReader {
   readonly #replCheck: string;
   readonly #latencyMs: number;
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<boolean>;
+  readonly #clock: () => number;
   readonly #stop = new AbortController();
   #loop: Promise<void> | undefined;
   #lag = -1;
+  /** When the last reading was late: the clock at that reading (the lag keeps growing). */
+  #lateSince: number | undefined;
   #source = '';
   #replica = true;
   /** src_id of the last row read, for the source-change event. */
@@ -201,6 +206,7 @@ export class HeartbeatReader {
     this.#replCheck = args.replCheck ?? '';
     this.#latencyMs = args.networkLatencyMs ?? DEFAULT_NETWORK_LATENCY_MS;
     this.#sleep = args.sleep ?? abortableSleep;
+    this.#clock = args.clock ?? (() => performance.now());
   }
 
   /** Start the loop (idempotent). */
@@ -215,11 +221,16 @@ export class HeartbeatReader {
     await this.#loop;
   }
 
-  /** The latest result (§4.4). */
+  /**
+   * The latest result (§4.4). When the last reading found the next heartbeat late, the lag
+   * has kept growing since: the time elapsed since that reading is added, so a collection
+   * between two reads (up to 1 s apart once lag passes 2 s) does not see a stale value.
+   */
   current(): HeartbeatLag {
     if (!this.#replica) return { lag: -1, source: '', replica: false };
     if (this.#lag < 0) return { lag: -1, source: '', replica: true };
-    return { lag: this.#lag, source: this.#source, replica: true };
+    const grown = this.#lateSince === undefined ? 0 : Math.trunc(this.#clock() - this.#lateSince);
+    return { lag: this.#lag + grown, source: this.#source, replica: true };
   }
 
   async #run(): Promise<void> {
@@ -244,6 +255,7 @@ export class HeartbeatReader {
     const row = rows[0];
     if (row === undefined) {
       this.#lag = -1;
+      this.#lateSince = undefined;
       this.#source = '';
       this.#status.set(READER_ERROR_KEY, `no heartbeat for ${this.#sourceIdOption} (retry in 3s)`);
       return NO_HEARTBEAT_WAIT_MS;
@@ -275,9 +287,10 @@ export class HeartbeatReader {
         this.#events.info(SOURCE_CHANGE_EVENT, this.#monitorId, `${this.#lastSrcId} to ${srcId}`);
       this.#lastSrcId = srcId;
     }
-    const { lag, waitMs } = lagAndWait(now, last, freq, this.#latencyMs);
+    const { lag, waitMs, late } = lagAndWait(now, last, freq, this.#latencyMs);
     this.#replica = true;
     this.#lag = lag;
+    this.#lateSince = late ? this.#clock() : undefined;
     this.#source = srcId;
     this.#status.set(
       READER_STATUS_KEY,

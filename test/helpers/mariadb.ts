@@ -23,6 +23,8 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection, createPool, type Pool } from 'mysql2/promise';
+import { ConnectionSpec } from '../../src/core/db.js';
+import { createDb, type PooledDb } from '../../src/db/pool.js';
 
 const MARIADBD = '/usr/sbin/mariadbd';
 const INSTALL_DB_CANDIDATES = ['/usr/bin/mariadb-install-db', '/usr/bin/mysql_install_db'];
@@ -313,4 +315,25 @@ export async function startMariaDB(opts: StartOptions = {}): Promise<MariaDB> {
     },
   };
   return server;
+}
+
+/** sonde's connection spec for `user` over TCP to a throwaway server. */
+export function tcpSpec(
+  server: Pick<MariaDB, 'host' | 'port'>,
+  user: string,
+  password: string,
+): ConnectionSpec {
+  return new ConnectionSpec({
+    username: user,
+    password,
+    host: server.host,
+    port: server.port,
+    connectTimeoutMs: 5000,
+    redactedDsn: `${user}:...@tcp(${server.host}:${server.port})/`,
+  });
+}
+
+/** sonde's own pool (src/db/pool.ts) as `user` over TCP: what collectors get in production. */
+export function connectAs(server: Pick<MariaDB, 'host' | 'port'>, user: string, password: string): PooledDb {
+  return createDb(tcpSpec(server, user, password));
 }

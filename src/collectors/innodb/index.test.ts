@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConnectionSpec } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import { GAUGES, InnodbCollector, buildInnodbQuery, help, innodbValues } from './index.js';
 
@@ -98,15 +97,7 @@ void describe('innodb against a real MariaDB', () => {
   let db: PooledDb;
   let noProcess: PooledDb;
 
-  const spec = (user: string, password: string) =>
-    new ConnectionSpec({
-      username: user,
-      password,
-      host: server.host,
-      port: server.port,
-      connectTimeoutMs: 5000,
-      redactedDsn: `${user}:...@tcp(${server.host}:${server.port})/`,
-    });
+  const spec = (user: string, password: string) => tcpSpec(server, user, password);
 
   before(async () => {
     server = await startMariaDB();

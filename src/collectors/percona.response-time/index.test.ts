@@ -1,11 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CollectError } from '../../core/collector.js';
-import { ConnectionSpec, type DbError, type Row } from '../../core/db.js';
+import { type DbError, type Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
-import { createDb, type PooledDb } from '../../db/pool.js';
+import { type PooledDb } from '../../db/pool.js';
 import { parseServerVersion } from '../../db/flavor.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import {
   FLUSH_QUERY,
@@ -216,16 +216,7 @@ void describe('percona.response-time against MariaDB with the query_response_tim
       args: ['--plugin-load-add=query_response_time', '--query-response-time-stats=ON'],
     });
     await server.createUser('mon', 'mon-pass-7', ['PROCESS ON *.*', 'SUPER ON *.*']);
-    db = createDb(
-      new ConnectionSpec({
-        username: 'mon',
-        password: 'mon-pass-7',
-        host: server.host,
-        port: server.port,
-        connectTimeoutMs: 5000,
-        redactedDsn: `mon:...@tcp(${server.host}:${server.port})/`,
-      }),
-    );
+    db = connectAs(server, 'mon', 'mon-pass-7');
   });
   after(async () => {
     await db.close();

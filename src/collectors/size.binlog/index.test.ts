@@ -2,13 +2,14 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { ConnectionSpec, type Db } from '../../core/db.js';
+import type { ConnectionSpec} from '../../core/db.js';
+import { type Db } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { parseServerVersion } from '../../db/flavor.js';
 import { Engine } from '../../monitor/engine.js';
 import { StatusRegistry } from '../../status/registry.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import { DOMAIN, SizeBinlogCollector, binlogBytes, binlogColumns, help } from './index.js';
 
@@ -50,14 +51,7 @@ async function collectThroughEngine(db: Db, errors: Record<string, string> = {})
 }
 
 function spec(server: MariaDB, user: string, password: string): ConnectionSpec {
-  return new ConnectionSpec({
-    username: user,
-    password,
-    host: server.host,
-    port: server.port,
-    connectTimeoutMs: 5000,
-    redactedDsn: `${user}:...@tcp(${server.host}:${server.port})/`,
-  });
+  return tcpSpec(server, user, password);
 }
 
 void describe('size.binlog rows', () => {

@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConnectionSpec } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import { createDb, type PooledDb } from '../../db/pool.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { type PooledDb } from '../../db/pool.js';
+import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import { createSizeFixture, myisamBytes } from '../size.table/fixture.js';
 import { SizeTableCollector } from '../size.table/index.js';
@@ -118,16 +117,7 @@ void describe('size.database against a real MariaDB', () => {
     server = await startMariaDB();
     await createSizeFixture(server);
     await server.createUser('mon', 'mon-pass-1', ['SELECT ON *.*']);
-    db = createDb(
-      new ConnectionSpec({
-        username: 'mon',
-        password: 'mon-pass-1',
-        host: server.host,
-        port: server.port,
-        connectTimeoutMs: 5000,
-        redactedDsn: `mon:...@tcp(${server.host}:${server.port})/`,
-      }),
-    );
+    db = connectAs(server, 'mon', 'mon-pass-1');
   });
   after(async () => {
     await db.close();

@@ -1,11 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConnectionSpec, type Db, type QueryOptions, type Row, type ServerInfo } from '../../core/db.js';
+import { type Db, type QueryOptions, type Row, type ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import { createDb, type PooledDb } from '../../db/pool.js';
+import { type PooledDb } from '../../db/pool.js';
 import { Engine } from '../../monitor/engine.js';
 import { StatusRegistry } from '../../status/registry.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
 import { parseTableFilter } from '../filter.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import { MYISAM_TABLES, createSizeFixture, fixtureNames, myisamBytes } from './fixture.js';
@@ -163,16 +163,7 @@ void describe('size.table against a real MariaDB', () => {
     server = await startMariaDB();
     await createSizeFixture(server);
     await server.createUser('mon', 'mon-pass-1', ['SELECT ON *.*']);
-    db = createDb(
-      new ConnectionSpec({
-        username: 'mon',
-        password: 'mon-pass-1',
-        host: server.host,
-        port: server.port,
-        connectTimeoutMs: 5000,
-        redactedDsn: `mon:...@tcp(${server.host}:${server.port})/`,
-      }),
-    );
+    db = connectAs(server, 'mon', 'mon-pass-1');
   });
   after(async () => {
     await db.close();

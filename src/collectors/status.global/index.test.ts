@@ -1,10 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConnectionSpec } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import { createDb, type PooledDb } from '../../db/pool.js';
+import { type PooledDb } from '../../db/pool.js';
 import { parseValue } from '../../db/values.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
 import { NO_SIGNAL, planOf } from '../test-helpers.js';
 import { GAUGES, StatusGlobalCollector, help, statusValues } from './index.js';
 
@@ -69,16 +68,7 @@ void describe('status.global against a real MariaDB', () => {
   before(async () => {
     server = await startMariaDB();
     await server.createUser('mon', 'mon-pass-1', []);
-    db = createDb(
-      new ConnectionSpec({
-        username: 'mon',
-        password: 'mon-pass-1',
-        host: server.host,
-        port: server.port,
-        connectTimeoutMs: 5000,
-        redactedDsn: `mon:...@tcp(${server.host}:${server.port})/`,
-      }),
-    );
+    db = connectAs(server, 'mon', 'mon-pass-1');
   });
   after(async () => {
     await db.close();

@@ -1,10 +1,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConnection, type Connection } from 'mysql2/promise';
-import { ConnectionSpec } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import { TRX_SQL, TrxCollector, checkTrxMetrics, help, trxValues } from './index.js';
 
@@ -73,15 +72,7 @@ void describe('trx against a real MariaDB', () => {
   let weak: PooledDb;
   let holder: Connection;
 
-  const spec = (user: string, password: string) =>
-    new ConnectionSpec({
-      username: user,
-      password,
-      host: server.host,
-      port: server.port,
-      connectTimeoutMs: 5000,
-      redactedDsn: `${user}:...@tcp(${server.host}:${server.port})/`,
-    });
+  const spec = (user: string, password: string) => tcpSpec(server, user, password);
 
   before(async () => {
     server = await startMariaDB();

@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { ConnectionSpec } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
 import { parseTableFilter } from '../filter.js';
 import { Engine } from '../../monitor/engine.js';
 import { StatusRegistry } from '../../status/registry.js';
@@ -134,15 +133,7 @@ void describe('wait.io.table against a real MariaDB with performance_schema=ON',
   let db: PooledDb;
   let noDrop: PooledDb;
 
-  const spec = (user: string, password: string) =>
-    new ConnectionSpec({
-      username: user,
-      password,
-      host: server.host,
-      port: server.port,
-      connectTimeoutMs: 5000,
-      redactedDsn: `${user}:...@tcp(${server.host}:${server.port})/`,
-    });
+  const spec = (user: string, password: string) => tcpSpec(server, user, password);
 
   before(async () => {
     server = await startMariaDB({ args: ['--performance-schema=ON'] });
