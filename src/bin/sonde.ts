@@ -22,7 +22,7 @@ import { Loader } from '../monitor/loader.js';
 import { autoDetectLocal } from '../monitor/local.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import { buildRuntime } from '../monitor/plan-runtime.js';
-import { unavailableCollector } from '../monitor/unavailable.js';
+import { runHeartbeatWriter } from '../heartbeat/writer.js';
 import { unsupportedFeature } from '../monitor/features.js';
 import { PlanStore, printPlans } from '../plan/store.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
@@ -239,8 +239,8 @@ async function main(argv: string[]): Promise<number> {
   const monitorDeps: MonitorDeps = {
     events,
     help,
-    makeCollector: (domain, ctx) =>
-      collectors.has(domain) ? collectors.make(domain, ctx) : unavailableCollector(domain),
+    makeCollector: (domain, ctx) => collectors.make(domain, ctx),
+    heartbeatWriter: (args) => runHeartbeatWriter(args),
     buildConnection: (cfg, o) => connect(cfg, o),
     createDb: (spec, o) => createDb(spec, o),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {
