@@ -97,7 +97,9 @@ monitors:
     );
     // Every connection fileuser has now was opened after KILL USER, so with the new password.
     const live = await agent.until('a new fileuser connection', async () => {
-      const [row] = await db.query("SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE USER = 'fileuser'");
+      const [row] = await db.query(
+        "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE USER = 'fileuser'",
+      );
       return Number(row?.n) > 0 ? Number(row?.n) : undefined;
     });
     assert.ok(live > 0);

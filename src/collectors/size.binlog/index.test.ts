@@ -2,7 +2,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ConnectionSpec} from '../../core/db.js';
+import type { ConnectionSpec } from '../../core/db.js';
 import { type Db } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
