@@ -50,14 +50,19 @@ class Recording implements Db {
   }
 }
 
-/** The domain's settings from default-mysql when it has some, else `all: yes` or nothing. */
-function planFor(domain: string): Plan {
+/**
+ * The domain's settings from default-mysql when it has some; else every metric its help
+ * declares; `all: yes` where the domain reads whole tables.
+ */
+function planFor(domain: string, declared: string[]): Plan {
   const dm = defaultPlan('default-mysql');
   let dp = Object.values(dm?.levels ?? {}).find((l) => l.collect[domain])?.collect[domain];
-  dp ??= { metrics: [], options: {}, errors: {} };
+  dp ??= { metrics: declared, options: {}, errors: {} };
   if (domain === 'status.global' || domain === 'var.global')
     dp = { metrics: [], options: { all: 'yes' }, errors: {} };
-  if (domain === 'innodb') dp = { metrics: [], options: { all: 'yes' }, errors: {} };
+  if (domain === 'innodb' || domain === 'innodb.buffer-pool')
+    dp = { metrics: [], options: { all: 'yes' }, errors: {} };
+  if (domain.endsWith('response-time')) dp = { metrics: ['p95', 'p99', 'p999'], options: {}, errors: {} };
   return {
     name: 'bench',
     source: 'bench',
@@ -107,7 +112,10 @@ try {
   for (const domain of registry.domains()) {
     const rec = new Recording(db);
     const collector = registry.make(domain, { monitorId: 'bench', db: rec });
-    const plan = planFor(domain);
+    const plan = planFor(
+      domain,
+      registry.help(domain).metrics.map((m) => m.name),
+    );
     try {
       await collector.prepare(plan, signal);
     } catch (err) {
@@ -132,7 +140,7 @@ try {
       error = r.error?.message ?? '';
       perRun = rec.seen.length - before;
     }
-    const sqls = rec.seen.slice(-perRun);
+    const sqls = perRun === 0 ? [] : rec.seen.slice(-perRun);
     const rawTimes: number[] = [];
     const rawCpus: number[] = [];
     for (let i = 0; i < RUNS; i++) {
