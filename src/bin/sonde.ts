@@ -258,7 +258,8 @@ async function main(argv: string[]): Promise<number> {
     config,
     events,
     status,
-    finalize: (ms) => finalizeMonitors(ms, config),
+    finalize: (ms) =>
+      finalizeMonitors(ms, config, process.env, { warn: (msg) => events.error('monitors-warning', '', msg) }),
     validate: (m) => {
       validateMonitor(m);
       const unsupported = unsupportedFeature(m);
@@ -294,7 +295,6 @@ async function main(argv: string[]): Promise<number> {
     },
     monitorDeps,
   });
-  events.info('monitors-loading', '');
   try {
     await loader.load({ boot: true });
   } catch (err) {

@@ -192,15 +192,16 @@ export class LevelCollector {
           (text) => status.set('engine-prepare', text),
         );
       } catch (err) {
+        status.delete('engine-prepare');
         if (signal.aborted) return;
         const text = errorMessage(err);
         status.set('level-change-plan', `${change}: error preparing new plan ${name}: ${text} (retrying)`);
         status.set('error:engine-prepare', text);
         events.error('engine-prepare-error', monitorId, text);
         if (!(await sleep(backoff.next(), signal))) return;
-      } finally {
-        status.delete('engine-prepare');
+        continue;
       }
+      status.delete('engine-prepare');
     }
     if (signal.aborted) {
       await engine.close();
