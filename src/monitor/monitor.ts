@@ -7,6 +7,7 @@ import type { Collector, CollectorContext, CollectorHelp } from '../core/collect
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
+import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import type { Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
@@ -48,6 +49,18 @@ export interface MonitorDeps {
     role?: string;
     signal: AbortSignal;
   }): Promise<void>;
+  /** The mysqld_exporter emulation (exporter.md), when `exporter.mode` is set. */
+  exporter?: {
+    createSource(args: { monitorId: string; db: Db; plan: Plan; cfg: FinalMonitorConfig }): ExporterSource;
+    start(args: {
+      monitorId: string;
+      listen: string;
+      path: string;
+      source: ExporterSource;
+      status: StatusWriter;
+      events: Events;
+    }): Promise<ExporterHandle>;
+  };
   /** Tick period override for tests. */
   tickMs?: number;
   /** Plan changer check period override for tests. */
@@ -71,6 +84,7 @@ export class Monitor {
   /** background subsystems (heartbeat writer, plan changer), stopped before the LCO */
   #subsystems: AbortController | undefined;
   #subsystemDone: Promise<unknown>[] = [];
+  #exporter: ExporterHandle | undefined;
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -113,14 +127,20 @@ export class Monitor {
     const backoff = new Backoff(STARTUP_BACKOFF_CAP_MS);
     try {
       while (!signal.aborted) {
-        if (!(await this.#startup(signal))) {
+        const started = await this.#startup(signal);
+        if (started === false) {
           await this.#teardown();
           if (!(await sleep(backoff.next(), signal))) break;
           continue;
         }
         backoff.reset();
         this.#status.delete('error:monitor');
-        this.#status.set('monitor', `running since ${formatTimestamp(new Date())}`);
+        this.#status.set(
+          'monitor',
+          started === 'legacy'
+            ? 'running in exporter legacy mode'
+            : `running since ${formatTimestamp(new Date())}`,
+        );
         // Subsystems run in the background and contain their own failures; wait for Stop.
         await new Promise<void>((resolve) =>
           signal.addEventListener('abort', () => resolve(), { once: true }),
@@ -133,6 +153,12 @@ export class Monitor {
   }
 
   async #teardown(): Promise<void> {
+    const exporter = this.#exporter;
+    this.#exporter = undefined;
+    if (exporter) {
+      await exporter.close().catch(() => undefined);
+      this.#status.set('exporter', 'stopped');
+    }
     this.#subsystems?.abort();
     this.#subsystems = undefined;
     await Promise.allSettled(this.#subsystemDone);
@@ -153,8 +179,11 @@ export class Monitor {
     return false;
   }
 
-  /** Startup steps of monitors.md §2.2; false when a step failed (retry after backoff). */
-  async #startup(signal: AbortSignal): Promise<boolean> {
+  /**
+   * Startup steps of monitors.md §2.2; false when a step failed (retry after backoff),
+   * 'legacy' when only the exporter runs.
+   */
+  async #startup(signal: AbortSignal): Promise<boolean | 'legacy'> {
     const { events } = this.#deps;
     const cfg = this.config;
     this.#status.set('monitor', 'making DB/DSN (not connecting)');
@@ -199,6 +228,52 @@ export class Monitor {
           signal: subsystems.signal,
         }),
       );
+    }
+
+    const ex = cfg.exporter;
+    if (ex?.mode && this.#deps.exporter) {
+      this.#status.set('monitor', 'starting exporter');
+      let source: ExporterSource;
+      try {
+        const plan = lookup(ex.plan || 'default-exporter');
+        const n = Object.keys(plan.levels).length;
+        if (n !== 1) {
+          this.#status.set(
+            'exporter',
+            `not running: invalid plan: exporter plan has ${n} levels, expected 1`,
+          );
+          return this.#fail(
+            'error starting exporter',
+            new Error(`exporter plan has ${n} levels, expected 1`),
+          );
+        }
+        source = this.#deps.exporter.createSource({
+          monitorId: this.id,
+          db,
+          plan: this.#deps.buildRuntime(plan, cfg).active.plan,
+          cfg,
+        });
+      } catch (err) {
+        this.#status.set('exporter', `not running: error loading plans: ${errorMessage(err)}`);
+        return this.#fail('error starting exporter', err);
+      }
+      try {
+        this.#exporter = await this.#deps.exporter.start({
+          monitorId: this.id,
+          listen: ex.flags?.['web.listen-address'] || '127.0.0.1:9104',
+          path: ex.flags?.['web.telemetry-path'] || '/metrics',
+          source,
+          status: this.#status,
+          events,
+        });
+      } catch (err) {
+        this.#status.set('exporter', `API error (restart in 1s): ${errorMessage(err)}`);
+        return this.#fail('error starting exporter', err);
+      }
+      if (ex.mode === 'legacy') {
+        events.info('monitor-started', this.id, this.#dsn);
+        return 'legacy';
+      }
     }
 
     this.#status.set('monitor', 'starting level collector');
