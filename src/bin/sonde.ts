@@ -328,6 +328,14 @@ async function main(argv: string[]): Promise<number> {
 
   // --- run
   if (!opts.run) return 0;
+  // Last line of defence: a bug in one monitor or sink must not take the agent (and every
+  // other monitor) down. Each subsystem contains its own failures; this only reports.
+  process.on('unhandledRejection', (reason) => {
+    events.error('server-panic', '', `unhandled rejection: ${errorMessage(reason)}`);
+  });
+  process.on('uncaughtException', (err) => {
+    events.error('server-panic', '', `uncaught exception: ${errorMessage(err)}`);
+  });
   events.info('server-run', '');
   server.set('server', 'starting monitors');
   const runStart = Date.now();
