@@ -18,7 +18,7 @@ let db: MariaDB;
 let tls: TlsFiles;
 let agent: Agent;
 
-describe('agent connections: TLS and password file', () => {
+describe('agent connections: TLS, my.cnf and password file', () => {
   before(async () => {
     tls = makeTlsFiles();
     db = await startMariaDB({
@@ -27,6 +27,7 @@ describe('agent connections: TLS and password file', () => {
     await db.createUser('tlsuser', 'tls-Secret-77', ['PROCESS ON *.*']);
     await db.query("ALTER USER 'tlsuser'@'%' REQUIRE SSL");
     await db.createUser('fileuser', PW1, ['PROCESS ON *.*']);
+    await db.createUser('cnfuser', 'cnf-Secret-31', []);
     agent = await startAgent(
       `api:
   bind: {{API}}
@@ -43,12 +44,14 @@ monitors:
     hostname: 127.0.0.1:${db.port}
     username: fileuser
     password-file: pw.txt
+  - mycnf: my.cnf
 `,
       {
         files: {
           'plan.yaml':
             'kpi:\n  freq: 1s\n  collect:\n    status.global:\n      metrics: [uptime, ssl_accepts]\n',
           'pw.txt': `${PW1}\n`,
+          'my.cnf': `# a DBA's client file\n[mysql]\nuser = nobody\n[client]\nuser = cnfuser\npassword = "cnf-Secret-31"\nsocket = ${db.socket}\n`,
         },
       },
     );
@@ -71,6 +74,14 @@ monitors:
     );
     assert.equal(st.tls?.['error:status.global'], undefined);
     assert.match(agent.stdout(), /# monitor: {2}tls\n/);
+  });
+
+  it('takes user, password and socket from a my.cnf [client] section, and the id from its socket', async () => {
+    const st = await agent.until('my.cnf monitor collected', async () => {
+      const s = await agent.json<StatusMap>('/status/monitors');
+      return s[db.socket]?.['level-collect']?.startsWith('last collected') ? s : undefined;
+    });
+    assert.equal(st[db.socket]?.dsn, `cnfuser:...@unix(${db.socket})/?interpolateParams=true&parseTime=true`);
   });
 
   it('reads the password file, trailing newline stripped, and re-reads it after the password changes', async () => {
@@ -103,7 +114,7 @@ monitors:
       return Number(row?.n) > 0 ? Number(row?.n) : undefined;
     });
     assert.ok(live > 0);
-    for (const secret of [PW1, PW2, 'tls-Secret-77']) {
+    for (const secret of [PW1, PW2, 'tls-Secret-77', 'cnf-Secret-31']) {
       assert.ok(!agent.stdout().includes(secret) && !agent.stderr().includes(secret), 'password printed');
     }
   });
