@@ -1,0 +1,247 @@
+/**
+ * The `chronosphere` sink (sinks.md §8, experimental in Blip): an OpenMetrics protobuf
+ * `MetricSet`, Snappy block-compressed, POSTed to a Chronosphere collector.
+ *
+ * | sonde | MetricSet |
+ * |---|---|
+ * | status.global, var.global, innodb | one MetricFamily per value, named `mysql_<short>_<metric>` (short = `status`, `var`, `innodb`), sanitized and lowercased — Blip's names, not the exporter's |
+ * | other domains | skipped; with `strict-tr` the send fails `no translator for <domain>` before anything is sent |
+ * | GAUGE, BOOL | `gauge_value.double_value` |
+ * | CUMULATIVE_COUNTER | `counter_value.double_value` (the counter total) |
+ * | DELTA_COUNTER, EVENT, UNKNOWN | skipped |
+ * | monitor tags | labels of every metric (sorted by name); group and meta are not sent |
+ * | `begin` | every point's timestamp (meta `ts` ignored) |
+ *
+ * Family type, unit and help are not set (type UNKNOWN), as in Blip. Blip leaves empty
+ * families for skipped values; sonde sends only the families it produced (spec
+ * Recommended) and sends nothing when there are none.
+ */
+import { compress } from 'snappyjs';
+import type { Events } from '../core/events.js';
+import { MetricType } from '../core/metrics.js';
+import type { Metrics } from '../core/metrics.js';
+import type { Sink, SinkRegistration } from '../core/sink.js';
+import type { StatusWriter } from '../core/status.js';
+import { formatTimestampMs } from '../util/time.js';
+import { bodyText, parseTarget, postBytes } from './post.js';
+import type { PostTarget } from './post.js';
+import { ProtoWriter } from './protobuf.js';
+import { createRetried } from './retry.js';
+
+/** Blip's default collector endpoint. */
+export const CHRONOSPHERE_DEFAULT_URL = 'http://127.0.0.1:3030/openmetrics/write';
+
+/**
+ * The domains with a Prometheus translator and the short name chronosphere gives each
+ * (Blip's `mysql_<short>_<metric>` naming; exporter.md has the exporter's own names).
+ */
+export const CHRONOSPHERE_SHORT_NAMES: Readonly<Record<string, string>> = {
+  'status.global': 'status',
+  'var.global': 'var',
+  innodb: 'innodb',
+};
+
+/** Parsed `chronosphere` options. */
+export interface ChronosphereOptions {
+  url: string;
+  /** Fail the whole send when a domain has no translator. */
+  strictTr: boolean;
+  /** Print the MetricSet instead of sending it. */
+  debug: boolean;
+}
+
+/** Blip's `Bool`: true iff the lowercase value is `true`, `yes`, `enable` or `enabled`. */
+function blipBool(value: string): boolean {
+  return ['true', 'yes', 'enable', 'enabled'].includes(value.trim().toLowerCase());
+}
+
+/** Read the option map (retry options already removed); unknown key → `invalid option: <key>`. */
+export function parseChronosphereOptions(options: Record<string, string>): ChronosphereOptions {
+  const out: ChronosphereOptions = { url: CHRONOSPHERE_DEFAULT_URL, strictTr: false, debug: false };
+  for (const [key, value] of Object.entries(options)) {
+    if (key === 'url') {
+      if (value.trim() !== '') out.url = value.trim();
+    } else if (key === 'strict-tr') out.strictTr = blipBool(value);
+    else if (key === 'debug') out.debug = blipBool(value);
+    else throw new Error(`invalid option: ${key}`);
+  }
+  return out;
+}
+
+/** `mysql_<short>_<metric>`: characters outside `[a-zA-Z0-9_]` become `_`, then lowercase. */
+export function chronosphereName(short: string, metric: string): string {
+  return `mysql_${short}_${metric}`.replace(/[^a-zA-Z0-9_]/g, '_').toLowerCase();
+}
+
+/** One produced family: one metric with one point. */
+export interface ChronoFamily {
+  name: string;
+  kind: 'gauge' | 'counter';
+  value: number;
+}
+
+/**
+ * The families of one `Metrics`, domains in ascending order. Throws
+ * `no translator for <domain>` under `strictTr` when a domain has no translator.
+ */
+export function chronosphereFamilies(m: Metrics, strictTr: boolean): ChronoFamily[] {
+  const out: ChronoFamily[] = [];
+  const domains = Object.keys(m.values).sort();
+  if (strictTr) {
+    const missing = domains.find((d) => CHRONOSPHERE_SHORT_NAMES[d] === undefined);
+    if (missing !== undefined) throw new Error(`no translator for ${missing}`);
+  }
+  for (const domain of domains) {
+    const short = CHRONOSPHERE_SHORT_NAMES[domain];
+    if (short === undefined) continue;
+    for (const v of m.values[domain] ?? []) {
+      let kind: ChronoFamily['kind'];
+      if (v.type === MetricType.Gauge || v.type === MetricType.Bool) kind = 'gauge';
+      else if (v.type === MetricType.CumulativeCounter) kind = 'counter';
+      else continue;
+      out.push({ name: chronosphereName(short, v.name), kind, value: v.value });
+    }
+  }
+  return out;
+}
+
+/** Monitor tags as label pairs, sorted by name. */
+function labelPairs(tags: Record<string, string>): Array<[string, string]> {
+  return Object.keys(tags)
+    .sort()
+    .map((k) => [k, tags[k] ?? '']);
+}
+
+/**
+ * Encode an `openmetrics.MetricSet` (uncompressed):
+ * MetricSet{1 metric_families: MetricFamily{1 name, 5 metrics: Metric{1 labels: Label{1 name,
+ * 2 value}, 2 metric_points: MetricPoint{2 gauge_value | 3 counter_value: {1 double_value},
+ * 8 timestamp: Timestamp{1 seconds, 2 nanos}}}}}.
+ */
+export function encodeMetricSet(
+  families: ChronoFamily[],
+  tags: Record<string, string>,
+  time: Date,
+): Uint8Array {
+  const labels = labelPairs(tags);
+  const ms = time.getTime();
+  const seconds = Math.floor(ms / 1000);
+  const nanos = (ms - seconds * 1000) * 1_000_000;
+  const set = new ProtoWriter();
+  for (const f of families) {
+    set.message(1, (fam) => {
+      fam.string(1, f.name);
+      fam.message(5, (metric) => {
+        for (const [name, value] of labels) {
+          metric.message(1, (l) => {
+            l.string(1, name);
+            l.string(2, value);
+          });
+        }
+        metric.message(2, (point) => {
+          point.message(f.kind === 'gauge' ? 2 : 3, (v) => v.double(1, f.value));
+          point.message(8, (ts) => {
+            ts.varint(1, seconds);
+            if (nanos !== 0) ts.varint(2, nanos);
+          });
+        });
+      });
+    });
+  }
+  return set.finish();
+}
+
+/** Protobuf text format of the set, printed by the `debug` option. */
+export function formatMetricSet(families: ChronoFamily[], tags: Record<string, string>, time: Date): string {
+  const labels = labelPairs(tags)
+    .map(([k, v]) => `labels:{name:${JSON.stringify(k)} value:${JSON.stringify(v)}} `)
+    .join('');
+  const ms = time.getTime();
+  const seconds = Math.floor(ms / 1000);
+  const nanos = (ms - seconds * 1000) * 1_000_000;
+  const ts = `timestamp:{seconds:${seconds}${nanos !== 0 ? ` nanos:${nanos}` : ''}}`;
+  return families
+    .map(
+      (f) =>
+        `metric_families:{name:${JSON.stringify(f.name)} metrics:{${labels}metric_points:{` +
+        `${f.kind}_value:{double_value:${f.value}} ${ts}}}}`,
+    )
+    .join(' ');
+}
+
+/** Where `debug` prints: process.stdout by default. */
+export interface TextOutput {
+  write(text: string): unknown;
+}
+
+/** What the sink needs from its context. */
+export interface ChronosphereDeps {
+  monitorId: string;
+  tags: Record<string, string>;
+  status: StatusWriter;
+  events: Events;
+  /** Output of the `debug` option (tests). */
+  out?: TextOutput;
+}
+
+/** Build the unwrapped `chronosphere` sink (the registration wraps it in Retry). */
+export function createChronosphereSink(opts: ChronosphereOptions, deps: ChronosphereDeps): Sink {
+  const target: PostTarget = parseTarget(opts.url, 'chronosphere url');
+  const { status, events, monitorId, tags } = deps;
+  const out = deps.out ?? process.stdout;
+
+  const fail = (text: string): Error => {
+    status.set('chronosphere', `error on last send at ${formatTimestampMs(new Date())}: ${text}`);
+    // Blip's sink reports its own error too; Retry then reports it again.
+    events.error('sink-send-error', monitorId, `chronosphere :${text}`);
+    return new Error(text);
+  };
+
+  return {
+    name: 'chronosphere',
+    async send(metrics: Metrics, signal?: AbortSignal): Promise<void> {
+      status.set('chronosphere', `sending metrics from ${formatTimestampMs(metrics.begin)}`);
+      let families: ChronoFamily[];
+      try {
+        families = chronosphereFamilies(metrics, opts.strictTr);
+      } catch (err) {
+        throw fail(err instanceof Error ? err.message : String(err));
+      }
+      if (opts.debug) {
+        out.write(`chronosphere ${monitorId}: ${formatMetricSet(families, tags, metrics.begin)}\n`);
+      } else if (families.length > 0) {
+        const body = compress(encodeMetricSet(families, tags, metrics.begin));
+        let answer;
+        try {
+          answer = await postBytes(
+            target,
+            target.url,
+            { 'Content-Type': 'application/octet-stream' },
+            body,
+            signal,
+          );
+        } catch (err) {
+          throw fail(err instanceof Error ? err.message : String(err));
+        }
+        if (answer.status >= 300) {
+          throw fail(
+            `chronocollector HTTP response code ${answer.status}, expected 2xx: ${bodyText(answer.body)}`,
+          );
+        }
+      }
+      status.set('chronosphere', `last sent ${families.length} metrics at ${formatTimestampMs(new Date())}`);
+    },
+  };
+}
+
+/** Registration of `chronosphere`: Retry → Chronosphere; `out` replaces stdout for `debug`. */
+export function chronosphereSinkRegistration(out?: TextOutput): SinkRegistration {
+  return {
+    name: 'chronosphere',
+    description: 'Sends metrics to a Chronosphere collector (OpenMetrics protobuf, Snappy)',
+    create: (ctx) =>
+      createRetried(ctx, (c) =>
+        createChronosphereSink(parseChronosphereOptions(c.options), out ? { ...c, out } : c),
+      ),
+  };
+}
