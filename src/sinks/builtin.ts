@@ -3,8 +3,10 @@
  */
 import { SondeError } from '../core/errors.js';
 import type { SinkRegistration } from '../core/sink.js';
+import { chronosphereSinkRegistration } from './chronosphere.js';
 import { logSinkRegistration } from './log.js';
 import { noopSink } from './noop.js';
+import { otlpSinkRegistration } from './otlp.js';
 import { SinkRegistry } from './registry.js';
 
 /**
@@ -12,7 +14,6 @@ import { SinkRegistry } from './registry.js';
  * fails the monitor load with `sink <name> is not supported yet`.
  */
 const PENDING: ReadonlyArray<{ name: string; description: string }> = [
-  { name: 'chronosphere', description: 'Sends metrics to Chronosphere (Prometheus remote write)' },
   { name: 'datadog', description: 'Sends metrics to Datadog (API or DogStatsD)' },
   { name: 'prom-pushgateway', description: 'Pushes metrics to a Prometheus Pushgateway' },
   { name: 'signalfx', description: 'Sends metrics to SignalFx' },
@@ -33,6 +34,8 @@ export function builtinSinks(): SinkRegistry {
   const reg = new SinkRegistry();
   reg.register(logSinkRegistration());
   reg.register(noopSink);
+  reg.register(chronosphereSinkRegistration());
+  reg.register(otlpSinkRegistration());
   for (const p of PENDING) reg.register(pending(p.name, p.description));
   return reg;
 }

@@ -25,6 +25,7 @@ describe('sink registry', () => {
       'datadog',
       'log',
       'noop',
+      'otlp',
       'prom-pushgateway',
       'signalfx',
     ]);
@@ -36,6 +37,15 @@ describe('sink registry', () => {
     assert.equal(reg.create('noop', ctx('noop')).name, 'noop');
     assert.equal(reg.has('log'), true);
     assert.equal(reg.get('noop')?.name, 'noop');
+  });
+
+  it('builds the network sinks wrapped in Retry, named after themselves', () => {
+    const reg = builtinSinks();
+    for (const name of ['chronosphere', 'otlp']) {
+      const sink = reg.create(name, ctx(name, { 'send-timeout': '1s' }));
+      assert.equal(sink.name, name);
+      assert.equal(sink.constructor.name, 'RetrySink', name);
+    }
   });
 
   it('fails an unknown name with `sink <name> not registered`', () => {
@@ -52,7 +62,7 @@ describe('sink registry', () => {
 
   it('knows the sinks not built yet but refuses to create them with a clear message', () => {
     const reg = builtinSinks();
-    for (const name of ['datadog', 'signalfx', 'chronosphere', 'prom-pushgateway']) {
+    for (const name of ['datadog', 'signalfx', 'prom-pushgateway']) {
       assert.equal(reg.has(name), true, name);
       assert.throws(
         () => reg.create(name, ctx(name)),
