@@ -8,6 +8,7 @@ missing=()
 [ -x /usr/sbin/mariadbd ] || missing+=(mariadb-server mariadb-client)
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
+[ -x /usr/bin/prometheus-pushgateway ] || missing+=(prometheus-pushgateway)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "sonde: installing ${missing[*]} (apt-get)" >&2
   export DEBIAN_FRONTEND=noninteractive
