@@ -1,0 +1,260 @@
+import { describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  compareUtf8,
+  escapeHelp,
+  escapeLabelValue,
+  exposition,
+  ExpositionError,
+  formatNumber,
+  gather,
+  render,
+  type PromSample,
+} from './exposition.js';
+
+describe('formatNumber (Go strconv.FormatFloat(v, g, -1, 64) with expfmt special cases)', () => {
+  // Expected texts are what Go prints; many are taken from real mysqld_exporter output.
+  const cases: [number, string][] = [
+    [0, '0'],
+    [-0, '0'],
+    [1, '1'],
+    [-1, '-1'],
+    [2, '2'],
+    [151, '151'],
+    [-42, '-42'],
+    [999999, '999999'],
+    [-999999, '-999999'],
+    [1e6, '1e+06'],
+    [-1e6, '-1e+06'],
+    [1000001, '1.000001e+06'],
+    [4931584, '4.931584e+06'],
+    [1379287523, '1.379287523e+09'],
+    [16777216, '1.6777216e+07'],
+    [134217728, '1.34217728e+08'],
+    [2 ** 64, '1.8446744073709552e+19'],
+    [2 ** 63, '9.223372036854776e+18'],
+    [4294967295, '4.294967295e+09'],
+    [31536000, '3.1536e+07'],
+    [1e21, '1e+21'],
+    [1.5e21, '1.5e+21'],
+    [1e100, '1e+100'],
+    [1.7976931348623157e308, '1.7976931348623157e+308'],
+    [123456.7, '123456.7'],
+    [999999.9, '999999.9'],
+    [999999.99999, '999999.99999'],
+    [1234567.8, '1.2345678e+06'],
+    [100000, '100000'],
+    [0.5, '0.5'],
+    [-0.5, '-0.5'],
+    [0.1, '0.1'],
+    [0.30000000000000004, '0.30000000000000004'],
+    [0.001, '0.001'],
+    [0.0001, '0.0001'],
+    [0.00012345, '0.00012345'],
+    [0.00001, '1e-05'],
+    [0.000012345, '1.2345e-05'],
+    [1e-7, '1e-07'],
+    [1.5e-7, '1.5e-07'],
+    [1e-10, '1e-10'],
+    [5e-324, '5e-324'],
+    [2.2250738585072014e-308, '2.2250738585072014e-308'],
+    [0.005287519, '0.005287519'],
+    [9.5238e-5, '9.5238e-05'],
+    [3.14159, '3.14159'],
+    [12.5, '12.5'],
+    [1.25e6, '1.25e+06'],
+    [Number.MAX_SAFE_INTEGER, '9.007199254740991e+15'],
+    [2 ** 53 + 2, '9.007199254740994e+15'],
+    [NaN, 'NaN'],
+    [Infinity, '+Inf'],
+    [-Infinity, '-Inf'],
+  ];
+  for (const [v, want] of cases) {
+    it(`formats ${String(v)} as ${want}`, () => assert.equal(formatNumber(v), want));
+  }
+
+  it('switches to scientific form exactly at decimal exponents -5 and 6, for every power of ten', () => {
+    for (let x = -320; x <= 308; x++) {
+      const v = Number(`1e${x}`);
+      const want = x >= -4 && x < 6 ? (x >= 0 ? `1${'0'.repeat(x)}` : `0.${'0'.repeat(-x - 1)}1`) : '';
+      const got = formatNumber(v);
+      if (want !== '') {
+        assert.equal(got, want, `1e${x}`);
+      } else {
+        const abs = Math.abs(x);
+        assert.equal(got, `1e${x < 0 ? '-' : '+'}${abs < 10 ? `0${abs}` : abs}`, `1e${x}`);
+      }
+    }
+  });
+
+  it('round-trips with the shortest digits for 100000 pseudo-random doubles', () => {
+    // Deterministic xorshift over raw float64 bits: covers every exponent and subnormals.
+    let s = 0x9e3779b97f4a7c15n;
+    const view = new DataView(new ArrayBuffer(8));
+    for (let i = 0; i < 100000; i++) {
+      s ^= (s << 13n) & 0xffffffffffffffffn;
+      s ^= s >> 7n;
+      s ^= (s << 17n) & 0xffffffffffffffffn;
+      view.setBigUint64(0, s);
+      const v = view.getFloat64(0);
+      if (!Number.isFinite(v)) continue;
+      const text = formatNumber(v);
+      assert.equal(Number(text), v === 0 ? 0 : v, text);
+      // Same significant digits as JS's shortest form; only the layout differs.
+      const digits = (t: string) =>
+        t.replace(/^-/, '').replace(/e.*$/, '').replace('.', '').replace(/^0+/, '');
+      const js = String(Math.abs(v));
+      const jsDigits = js.includes('e')
+        ? digits(js)
+        : js.replace('.', '').replace(/^0+/, '').replace(/0+$/, '') || '0';
+      assert.equal(
+        digits(text).replace(/0+$/, '') || '0',
+        jsDigits.replace(/0+$/, '') || '0',
+        `${v} → ${text}`,
+      );
+      // Layout rule: plain decimal iff the decimal exponent (as JS's toExponential sees it) is in [-4, 6).
+      const exp = v === 0 ? 0 : Number(v.toExponential().split('e')[1]);
+      assert.equal(!text.includes('e'), exp >= -4 && exp < 6, `${v} → ${text}`);
+      // Go's exponent always has a sign and at least two digits.
+      if (text.includes('e')) assert.match(text, /^-?\d(\.\d+)?e[+-]\d{2,3}$/);
+    }
+  });
+
+  it('prints every integer up to 2^53 in Go form: plain below 1e6, scientific from 1e6', () => {
+    for (const v of [7, 65535, 99999, 123456, 654321, 2 ** 20, 2 ** 31, 2 ** 32 + 1, 10 ** 15, 2 ** 53]) {
+      const text = formatNumber(v);
+      if (v < 1e6) assert.equal(text, String(v));
+      else assert.match(text, /^\d(\.\d+)?e\+\d\d$/);
+      assert.equal(Number(text), v);
+    }
+    assert.equal(formatNumber(2 ** 32 + 1), '4.294967297e+09');
+    assert.equal(formatNumber(1e15), '1e+15');
+  });
+});
+
+describe('escaping', () => {
+  it('escapes HELP backslashes and newlines but not quotes', () => {
+    assert.equal(escapeHelp('a\\b\nc"d'), 'a\\\\b\\nc"d');
+    assert.equal(escapeHelp('plain text.'), 'plain text.');
+  });
+  it('escapes label value backslashes, quotes and newlines', () => {
+    assert.equal(escapeLabelValue('a\\b\nc"d'), 'a\\\\b\\nc\\"d');
+    assert.equal(escapeLabelValue('10.11.19-MariaDB'), '10.11.19-MariaDB');
+  });
+});
+
+describe('compareUtf8', () => {
+  it('orders like Go byte comparison, also past the BMP', () => {
+    assert.ok(compareUtf8('a', 'b') < 0);
+    assert.ok(compareUtf8('ab', 'a') > 0);
+    assert.equal(compareUtf8('x', 'x'), 0);
+    // U+FF5E (EF BD 9E) sorts before U+1F600 (F0 9F 98 80) in UTF-8, after it in UTF-16.
+    assert.ok(compareUtf8('\uff5e', '😀') < 0);
+    assert.ok('\uff5e' > '😀');
+    // two emoji sharing their high surrogate
+    assert.ok(compareUtf8('😀', '😁') < 0);
+  });
+});
+
+describe('gather and render', () => {
+  const s = (p: Partial<PromSample> & { name: string; value: number }): PromSample => ({
+    help: 'h.',
+    type: 'gauge',
+    ...p,
+  });
+
+  it('sorts families by name, series by label values and labels by name', () => {
+    const text = exposition([
+      s({ name: 'b_metric', value: 2 }),
+      s({ name: 'a_total', type: 'counter', help: 'A.', value: 3, labels: { x: 'z', a: '2' } }),
+      s({ name: 'a_total', type: 'counter', help: 'A.', value: 1e6, labels: { x: 'y', a: '2' } }),
+      s({ name: 'a_total', type: 'counter', help: 'A.', value: 0.25, labels: { x: 'q', a: '10' } }),
+    ]);
+    assert.equal(
+      text,
+      [
+        '# HELP a_total A.',
+        '# TYPE a_total counter',
+        'a_total{a="10",x="q"} 0.25',
+        'a_total{a="2",x="y"} 1e+06',
+        'a_total{a="2",x="z"} 3',
+        '# HELP b_metric h.',
+        '# TYPE b_metric gauge',
+        'b_metric 2',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('renders untyped families, escaped HELP and label values', () => {
+    const text = exposition([
+      s({ name: 'm', type: 'untyped', help: 'line1\nline2 \\', value: -1.5, labels: { v: 'say "hi"\n\\' } }),
+    ]);
+    assert.equal(text, '# HELP m line1\\nline2 \\\\\n# TYPE m untyped\nm{v="say \\"hi\\"\\n\\\\"} -1.5\n');
+  });
+
+  it('renders an empty set as an empty body', () => {
+    assert.equal(exposition([]), '');
+    assert.deepEqual(gather([]), []);
+  });
+
+  it('treats empty labels like no labels', () => {
+    const fams = gather([s({ name: 'm', value: 1, labels: {} })]);
+    assert.deepEqual(fams[0]?.series, [{ labels: [], value: 1 }]);
+    assert.equal(render(fams), '# HELP m h.\n# TYPE m gauge\nm 1\n');
+  });
+
+  it('rejects a duplicate series', () => {
+    assert.throws(
+      () =>
+        gather([
+          s({ name: 'm', value: 1, labels: { a: 'x' } }),
+          s({ name: 'm', value: 2, labels: { a: 'x' } }),
+        ]),
+      (err: unknown) => err instanceof ExpositionError && err.message === 'duplicate series m{a="x"}',
+    );
+    assert.throws(
+      () => gather([s({ name: 'm', value: 1 }), s({ name: 'm', value: 2 })]),
+      /duplicate series m$/,
+    );
+  });
+
+  it('rejects inconsistent HELP, TYPE and label names within a family', () => {
+    assert.throws(
+      () =>
+        gather([
+          s({ name: 'm', value: 1, help: 'a' }),
+          s({ name: 'm', value: 1, help: 'b', labels: { x: '1' } }),
+        ]),
+      /metric family m has inconsistent HELP: "b" vs "a"/,
+    );
+    assert.throws(
+      () =>
+        gather([s({ name: 'm', value: 1 }), s({ name: 'm', value: 1, type: 'counter', labels: { x: '1' } })]),
+      /metric family m has inconsistent TYPE: counter vs gauge/,
+    );
+    assert.throws(
+      () =>
+        gather([
+          s({ name: 'm', value: 1, labels: { x: '1' } }),
+          s({ name: 'm', value: 1, labels: { y: '1' } }),
+        ]),
+      /metric family m has inconsistent label names: \{y\} vs \{x\}/,
+    );
+  });
+
+  it('rejects invalid metric names, label names and label values', () => {
+    assert.throws(() => gather([s({ name: '1abc', value: 1 })]), /invalid metric name "1abc"/);
+    assert.throws(() => gather([s({ name: 'a-b', value: 1 })]), /invalid metric name/);
+    assert.throws(
+      () => gather([s({ name: 'm', value: 1, labels: { 'a-b': 'x' } })]),
+      /invalid label name "a-b"/,
+    );
+    assert.throws(
+      () => gather([s({ name: 'm', value: 1, labels: { __x: 'x' } })]),
+      /invalid label name "__x"/,
+    );
+    assert.throws(() => gather([s({ name: 'm', value: 1, labels: { a: 'x\ud800' } })]), /not valid UTF-8/);
+    assert.doesNotThrow(() => gather([s({ name: 'ns:m_1', value: 1, labels: { a: '😀' } })]));
+  });
+});

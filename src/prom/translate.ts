@@ -1,0 +1,402 @@
+/**
+ * Blip metric values → Prometheus samples, for the three domains that have a Prometheus
+ * translation: status.global, var.global and innodb (spec exporter.md §4).
+ *
+ * Three explicit flavours, because their consumers want different names:
+ *
+ * - translateForExporter(): what the real mysqld_exporter (0.14) serves for the same
+ *   server, so dashboards and alerts written for it keep working. Where Blip's translation
+ *   differs from mysqld_exporter (generic status TYPE `untyped` and its HELP, variables
+ *   HELP, innodb names in the server's case, `_total` and counter only for INNODB_METRICS
+ *   counter types, innodb HELP = the COMMENT column) this follows mysqld_exporter. Used by
+ *   sonde's /metrics endpoint (exporter/).
+ * - translateBlip(): Blip's own translation, exactly exporter.md §4 (what Blip's exporter
+ *   and prom-pushgateway sink emit).
+ * - chronosphereName(): the chronosphere sink's flat names (sinks.md §8), e.g.
+ *   `mysql_status_threads_running`.
+ *
+ * innodb values carry meta `subsystem` (from the collector). For mysqld_exporter naming,
+ * they may also carry `name` (NAME as the server spells it), `type` (TYPE column) and
+ * `comment` (COMMENT column), see INNODB_META; exporter/source.ts adds them. Without them
+ * the lowercase name, the Blip type and a generic HELP are used.
+ */
+import { MetricType, type MetricValue } from '../core/metrics.js';
+import type { PromSample, PromType } from './exposition.js';
+
+/** Domains with a Prometheus translation. */
+export const PROM_DOMAINS: readonly string[] = ['status.global', 'var.global', 'innodb'];
+
+/** True when `domain` has a Prometheus translation. */
+export function hasPromTranslator(domain: string): boolean {
+  return domain === 'status.global' || domain === 'var.global' || domain === 'innodb';
+}
+
+/** Meta keys on innodb values that drive mysqld_exporter naming (INNODB_METRICS columns). */
+export const INNODB_META = {
+  /** SUBSYSTEM, as the server spells it (set by the innodb collector). */
+  subsystem: 'subsystem',
+  /** NAME, as the server spells it (`buffer_LRU_batch_flush_total_pages`). */
+  name: 'name',
+  /** TYPE: `counter`, `status_counter`, `value`, `set_owner`, `set_member`. */
+  type: 'type',
+  /** COMMENT: mysqld_exporter's HELP text. */
+  comment: 'comment',
+} as const;
+
+/** Blip's `sanitize`: every character outside `[a-zA-Z0-9_]` → `_`, then lowercase. */
+export function sanitize(s: string): string {
+  return s.replace(/[^a-zA-Z0-9_]/g, '_').toLowerCase();
+}
+
+/** Like sanitize() but keeping case (mysqld_exporter keeps INNODB_METRICS names as they are). */
+function validName(s: string): string {
+  return s.replace(/[^a-zA-Z0-9_]/g, '_');
+}
+
+const STATUS_RE =
+  /^(com|handler|connection_errors|innodb_buffer_pool_pages|innodb_rows|performance_schema)_(.*)$/s;
+const BUFFER_PAGE_RE = /^buffer_page_(read|written)_(.*)$/s;
+const BUFFER_POOL_PAGES_RE = /^buffer_(pool_pages)_(.*)$/s;
+
+// HELP texts, as mysqld_exporter and Blip write them.
+const H = {
+  commands: 'Total number of executed MySQL commands.',
+  handlers: 'Total number of executed MySQL handlers.',
+  connectionErrors: 'Total number of MySQL connection errors.',
+  bufferPoolPages: 'Innodb buffer pool pages by state.',
+  bufferPoolDirty: 'Innodb buffer pool dirty pages.',
+  pageChanges: 'Innodb buffer pool page state changes.',
+  rowOps: 'Total number of MySQL InnoDB row operations.',
+  pfsLost:
+    'Total number of MySQL instrumentations that could not be loaded or created due to memory constraints.',
+  statusGeneric: 'Generic metric from SHOW GLOBAL STATUS.',
+  statusGenericCounter: 'Generic counter metric from SHOW GLOBAL STATUS.',
+  statusGenericGauge: 'Generic gauge metric from SHOW GLOBAL STATUS.',
+  variablesExporter: 'Generic gauge metric from SHOW GLOBAL VARIABLES.',
+  variablesBlipGauge: 'Generic gauge metric.',
+  variablesBlipCounter: 'Generic counter metric.',
+  innodbPageRead: 'Total number of buffer pages read total.',
+  innodbPageWritten: 'Total number of buffer pages written total.',
+  innodbPoolDirty: 'Total number of dirty pages in the buffer pool.',
+  innodbPoolPages: 'Total number of buffer pool pages by state.',
+  innodbGeneric: 'Generic metric from information_schema.innodb_metrics.',
+} as const;
+
+const STATUS = 'mysql_global_status_';
+const VARIABLES = 'mysql_global_variables_';
+const INNODB = 'mysql_info_schema_innodb_metrics_';
+
+/** Blip's type → TYPE; undefined for types no translator emits (delta counter, bool, …). */
+function blipType(v: MetricValue): 'counter' | 'gauge' | undefined {
+  if (v.type === MetricType.CumulativeCounter) return 'counter';
+  if (v.type === MetricType.Gauge) return 'gauge';
+  return undefined;
+}
+
+function sample(
+  name: string,
+  help: string,
+  type: PromType,
+  value: number,
+  labels?: Record<string, string>,
+): PromSample {
+  return labels === undefined ? { name, help, type, value } : { name, help, type, value, labels };
+}
+
+/**
+ * The status.global families both translations share (exporter.md §4.1 special rows).
+ * Returns undefined for a generic name, null for a dropped one.
+ */
+function statusSpecial(name: string, value: number): PromSample | null | undefined {
+  const m = STATUS_RE.exec(name);
+  if (m === null) return undefined;
+  const x = m[2] ?? '';
+  switch (m[1]) {
+    case 'com':
+      return sample(`${STATUS}commands_total`, H.commands, 'counter', value, { command: x });
+    case 'handler':
+      return sample(`${STATUS}handlers_total`, H.handlers, 'counter', value, { handler: x });
+    case 'connection_errors':
+      return sample(`${STATUS}connection_errors_total`, H.connectionErrors, 'counter', value, { error: x });
+    case 'innodb_buffer_pool_pages':
+      switch (x) {
+        case 'data':
+        case 'free':
+        case 'misc':
+        case 'old':
+          return sample(`${STATUS}buffer_pool_pages`, H.bufferPoolPages, 'gauge', value, { state: x });
+        case 'dirty':
+          return sample(`${STATUS}buffer_pool_dirty_pages`, H.bufferPoolDirty, 'gauge', value);
+        case 'total':
+          return null; // the sum of the states
+        default:
+          return sample(`${STATUS}buffer_pool_page_changes_total`, H.pageChanges, 'counter', value, {
+            operation: x,
+          });
+      }
+    case 'innodb_rows':
+      return sample(`${STATUS}innodb_row_ops_total`, H.rowOps, 'counter', value, { operation: x });
+    default: // performance_schema
+      return sample(`${STATUS}performance_schema_lost_total`, H.pfsLost, 'counter', value, {
+        instrumentation: x,
+      });
+  }
+}
+
+// ---- mysqld_exporter-compatible ---------------------------------------------------------
+
+function statusForExporter(values: readonly MetricValue[], out: PromSample[]): void {
+  for (const v of values) {
+    if (blipType(v) === undefined) continue;
+    const name = v.name.toLowerCase();
+    const special = statusSpecial(name, v.value);
+    if (special === null) continue;
+    out.push(special ?? sample(STATUS + sanitize(name), H.statusGeneric, 'untyped', v.value));
+  }
+}
+
+function variablesForExporter(values: readonly MetricValue[], out: PromSample[]): void {
+  for (const v of values) {
+    if (blipType(v) === undefined) continue;
+    out.push(sample(VARIABLES + sanitize(v.name), H.variablesExporter, 'gauge', v.value));
+  }
+}
+
+/**
+ * mysqld_exporter's info_schema.innodb_metrics naming: NAME and SUBSYSTEM as the server
+ * spells them; `_total` and counter only for TYPE `counter`/`status_counter` (and a value
+ * ≥ 0), otherwise gauge without suffix; HELP = COMMENT.
+ */
+function innodbForExporter(values: readonly MetricValue[], out: PromSample[]): void {
+  for (const v of values) {
+    const bt = blipType(v);
+    const subsystem = v.meta?.[INNODB_META.subsystem];
+    if (bt === undefined || subsystem === undefined) continue;
+    const name = v.meta?.[INNODB_META.name] ?? v.name;
+    if (subsystem === 'buffer_page_io') {
+      const m = BUFFER_PAGE_RE.exec(name);
+      if (m === null) continue;
+      const [full, help] =
+        m[1] === 'read'
+          ? [`${INNODB}buffer_page_read_total`, H.innodbPageRead]
+          : [`${INNODB}buffer_page_written_total`, H.innodbPageWritten];
+      out.push(sample(full, help, 'counter', v.value, { type: m[2] ?? '' }));
+      continue;
+    }
+    if (subsystem === 'buffer') {
+      const m = BUFFER_POOL_PAGES_RE.exec(name);
+      if (m !== null) {
+        const x = m[2] ?? '';
+        if (x === 'dirty')
+          out.push(sample(`${INNODB}buffer_pool_dirty_pages`, H.innodbPoolDirty, 'gauge', v.value));
+        else if (x !== 'total')
+          out.push(sample(`${INNODB}buffer_pool_pages`, H.innodbPoolPages, 'gauge', v.value, { state: x }));
+        continue;
+      }
+    }
+    const type = v.meta?.[INNODB_META.type];
+    const counter =
+      type !== undefined
+        ? (type === 'counter' || type === 'status_counter') && v.value >= 0
+        : bt === 'counter';
+    const help = v.meta?.[INNODB_META.comment] ?? H.innodbGeneric;
+    const base = INNODB + validName(`${subsystem}_${name}`);
+    out.push(
+      counter ? sample(`${base}_total`, help, 'counter', v.value) : sample(base, help, 'gauge', v.value),
+    );
+  }
+}
+
+/**
+ * Translate one domain's values the way mysqld_exporter 0.14 names them (see the module
+ * comment). Domains without a translation, delta counters, bools and events give nothing.
+ */
+export function translateForExporter(domain: string, values: readonly MetricValue[]): PromSample[] {
+  const out: PromSample[] = [];
+  if (domain === 'status.global') statusForExporter(values, out);
+  else if (domain === 'var.global') variablesForExporter(values, out);
+  else if (domain === 'innodb') innodbForExporter(values, out);
+  return out;
+}
+
+// ---- Blip -------------------------------------------------------------------------------
+
+function statusBlip(values: readonly MetricValue[], out: PromSample[]): void {
+  for (const v of values) {
+    const bt = blipType(v);
+    if (bt === undefined) continue;
+    const special = statusSpecial(v.name, v.value);
+    if (special === null) continue;
+    out.push(
+      special ??
+        sample(
+          STATUS + sanitize(v.name),
+          bt === 'counter' ? H.statusGenericCounter : H.statusGenericGauge,
+          bt,
+          v.value,
+        ),
+    );
+  }
+}
+
+function variablesBlip(values: readonly MetricValue[], out: PromSample[]): void {
+  for (const v of values) {
+    const bt = blipType(v);
+    if (bt === undefined) continue;
+    out.push(
+      sample(
+        VARIABLES + sanitize(v.name),
+        bt === 'gauge' ? H.variablesBlipGauge : H.variablesBlipCounter,
+        bt,
+        v.value,
+      ),
+    );
+  }
+}
+
+function innodbBlip(values: readonly MetricValue[], out: PromSample[]): void {
+  for (const v of values) {
+    const bt = blipType(v);
+    const subsystem = v.meta?.[INNODB_META.subsystem];
+    if (bt === undefined || subsystem === undefined) continue;
+    const name = v.name;
+    if (subsystem === 'buffer_page_io') {
+      const m = BUFFER_PAGE_RE.exec(name);
+      if (m === null) continue;
+      const [full, help] =
+        m[1] === 'read'
+          ? [`${INNODB}buffer_page_read_total`, H.innodbPageRead]
+          : [`${INNODB}buffer_page_written_total`, H.innodbPageWritten];
+      out.push(sample(full, help, bt, v.value, { type: m[2] ?? '' }));
+      continue;
+    }
+    if (subsystem === 'buffer') {
+      const m = BUFFER_POOL_PAGES_RE.exec(name);
+      if (m !== null) {
+        const x = m[2] ?? '';
+        if (x === 'dirty')
+          out.push(sample(`${INNODB}buffer_pool_dirty_pages`, H.innodbPoolDirty, 'gauge', v.value));
+        else if (x !== 'total')
+          out.push(sample(`${INNODB}buffer_pool_pages`, H.innodbPoolPages, 'gauge', v.value, { state: x }));
+        continue;
+      }
+    }
+    // Blip always appends _total, even for gauges, and reuses the status HELP text (sic).
+    out.push(
+      sample(
+        `${INNODB}${subsystem}_${name}_total`,
+        bt === 'counter' ? H.statusGenericCounter : H.statusGenericGauge,
+        bt,
+        v.value,
+      ),
+    );
+  }
+}
+
+/**
+ * Translate one domain's values exactly as Blip does (exporter.md §4): generic status
+ * metrics counter/gauge by Blip type, `Generic gauge metric.` for variables, innodb names
+ * lowercase with `_total` always. Other domains, delta counters, bools and events give
+ * nothing.
+ */
+export function translateBlip(domain: string, values: readonly MetricValue[]): PromSample[] {
+  const out: PromSample[] = [];
+  if (domain === 'status.global') statusBlip(values, out);
+  else if (domain === 'var.global') variablesBlip(values, out);
+  else if (domain === 'innodb') innodbBlip(values, out);
+  return out;
+}
+
+// ---- chronosphere -----------------------------------------------------------------------
+
+const CHRONOSPHERE_SHORT: Readonly<Record<string, string>> = {
+  'status.global': 'status',
+  'var.global': 'var',
+  innodb: 'innodb',
+};
+
+/**
+ * The chronosphere sink's metric name (sinks.md §8): `mysql_<short>_<metric>` with short =
+ * `status`, `var` or `innodb`, sanitized and lowercased, e.g. `mysql_var_max_connections`.
+ * Undefined for a domain without a Prometheus translation.
+ */
+export function chronosphereName(domain: string, metric: string): string | undefined {
+  const short = CHRONOSPHERE_SHORT[domain];
+  return short === undefined ? undefined : sanitize(`mysql_${short}_${metric}`);
+}
+
+// ---- mysqld_exporter's text-valued families ---------------------------------------------
+
+/**
+ * The text (non-numeric) global variables and status values mysqld_exporter turns into
+ * info families, lowercase names. exporter/source.ts captures them while collecting.
+ */
+export const TEXT_VARIABLES: readonly string[] = [
+  'innodb_version',
+  'version',
+  'version_comment',
+  'transaction_isolation',
+  'tx_isolation',
+  'wsrep_cluster_name',
+  'wsrep_provider_options',
+];
+export const TEXT_STATUS: readonly string[] = [
+  'wsrep_local_state_uuid',
+  'wsrep_cluster_state_uuid',
+  'wsrep_provider_version',
+];
+
+/** `gcache.size = 128M;` in wsrep_provider_options → bytes (0 when absent), as mysqld_exporter. */
+export function gcacheSizeBytes(options: string): number {
+  const m = /gcache\.size = (\d+)([MG]?);/.exec(options);
+  if (m === null) return 0;
+  const n = Number(m[1]);
+  return m[2] === 'G' ? n * 1024 * 1024 * 1024 : m[2] === 'M' ? n * 1024 * 1024 : n;
+}
+
+/**
+ * What mysqld_exporter's global_variables collector derives from text variables:
+ * `mysql_version_info` (always), `mysql_transaction_isolation`, `mysql_galera_variables_info`
+ * and `mysql_galera_gcache_size_bytes` (when their variable is set).
+ */
+export function variablesInfoSamples(text: Readonly<Record<string, string>>): PromSample[] {
+  const out: PromSample[] = [
+    sample('mysql_version_info', 'MySQL version and distribution.', 'gauge', 1, {
+      innodb_version: text.innodb_version ?? '',
+      version: text.version ?? '',
+      version_comment: text.version_comment ?? '',
+    }),
+  ];
+  const isolation = text.transaction_isolation || text.tx_isolation || '';
+  if (isolation !== '')
+    out.push(
+      sample('mysql_transaction_isolation', 'MySQL transaction isolation.', 'gauge', 1, { level: isolation }),
+    );
+  const cluster = text.wsrep_cluster_name ?? '';
+  if (cluster !== '') {
+    out.push(
+      sample('mysql_galera_variables_info', 'PXC/Galera variables information.', 'gauge', 1, {
+        wsrep_cluster_name: cluster,
+      }),
+    );
+  }
+  const options = text.wsrep_provider_options ?? '';
+  if (options !== '')
+    out.push(
+      sample('mysql_galera_gcache_size_bytes', 'PXC/Galera gcache size.', 'gauge', gcacheSizeBytes(options)),
+    );
+  return out;
+}
+
+/** mysqld_exporter's global_status text family: `mysql_galera_status_info` on a Galera node. */
+export function statusInfoSamples(text: Readonly<Record<string, string>>): PromSample[] {
+  const uuid = text.wsrep_local_state_uuid ?? '';
+  if (uuid === '') return [];
+  return [
+    sample('mysql_galera_status_info', 'PXC/Galera status information.', 'gauge', 1, {
+      wsrep_local_state_uuid: uuid,
+      wsrep_cluster_state_uuid: text.wsrep_cluster_state_uuid ?? '',
+      wsrep_provider_version: text.wsrep_provider_version ?? '',
+    }),
+  ];
+}
