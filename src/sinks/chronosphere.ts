@@ -22,6 +22,7 @@ import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
+import { chronosphereName, hasPromTranslator } from '../prom/translate.js';
 import { formatTimestampMs } from '../util/time.js';
 import { bodyText, parseTarget, postBytes } from './post.js';
 import type { PostTarget } from './post.js';
@@ -30,16 +31,6 @@ import { createRetried } from './retry.js';
 
 /** Blip's default collector endpoint. */
 export const CHRONOSPHERE_DEFAULT_URL = 'http://127.0.0.1:3030/openmetrics/write';
-
-/**
- * The domains with a Prometheus translator and the short name chronosphere gives each
- * (Blip's `mysql_<short>_<metric>` naming; exporter.md has the exporter's own names).
- */
-export const CHRONOSPHERE_SHORT_NAMES: Readonly<Record<string, string>> = {
-  'status.global': 'status',
-  'var.global': 'var',
-  innodb: 'innodb',
-};
 
 /** Parsed `chronosphere` options. */
 export interface ChronosphereOptions {
@@ -68,11 +59,6 @@ export function parseChronosphereOptions(options: Record<string, string>): Chron
   return out;
 }
 
-/** `mysql_<short>_<metric>`: characters outside `[a-zA-Z0-9_]` become `_`, then lowercase. */
-export function chronosphereName(short: string, metric: string): string {
-  return `mysql_${short}_${metric}`.replace(/[^a-zA-Z0-9_]/g, '_').toLowerCase();
-}
-
 /** One produced family: one metric with one point. */
 export interface ChronoFamily {
   name: string;
@@ -88,18 +74,18 @@ export function chronosphereFamilies(m: Metrics, strictTr: boolean): ChronoFamil
   const out: ChronoFamily[] = [];
   const domains = Object.keys(m.values).sort();
   if (strictTr) {
-    const missing = domains.find((d) => CHRONOSPHERE_SHORT_NAMES[d] === undefined);
+    const missing = domains.find((d) => !hasPromTranslator(d));
     if (missing !== undefined) throw new Error(`no translator for ${missing}`);
   }
   for (const domain of domains) {
-    const short = CHRONOSPHERE_SHORT_NAMES[domain];
-    if (short === undefined) continue;
+    if (!hasPromTranslator(domain)) continue;
     for (const v of m.values[domain] ?? []) {
       let kind: ChronoFamily['kind'];
       if (v.type === MetricType.Gauge || v.type === MetricType.Bool) kind = 'gauge';
       else if (v.type === MetricType.CumulativeCounter) kind = 'counter';
       else continue;
-      out.push({ name: chronosphereName(short, v.name), kind, value: v.value });
+      const name = chronosphereName(domain, v.name);
+      if (name !== undefined) out.push({ name, kind, value: v.value });
     }
   }
   return out;
