@@ -21,6 +21,15 @@ export interface ScrapeResult {
   domains: ScrapeDomain[];
   /** Why the scrape failed or was partial ('' when it did not). */
   error: string;
+  /** Seconds spent reaching MySQL (the ping) before collecting: `collector="connection"`. */
+  connectSeconds?: number;
+  /**
+   * Text (non-numeric) global variables and status values seen while collecting, lowercase
+   * names (`version`, `version_comment`, `transaction_isolation`, `wsrep_*`): mysqld_exporter's
+   * `mysql_version_info` and Galera info families. Without it the exporter takes the version
+   * from serverInfo().
+   */
+  text?: Readonly<Record<string, string>>;
 }
 
 export interface ExporterSource {

@@ -1,0 +1,335 @@
+/**
+ * The mysqld_exporter emulation's HTTP endpoint (spec exporter.md §3, with the issue's
+ * additions): what a Prometheus server scraping mysqld_exporter expects to find.
+ *
+ * - `GET <telemetry path>` (any method): one scrape of the monitor through the
+ *   ExporterSource, rendered as text format 0.0.4 (gzip when the client accepts it);
+ *   `collect[]=global_status` etc. restricts the collectors like mysqld_exporter's filter;
+ *   `X-Prometheus-Scrape-Timeout-Seconds` (minus mysqld_exporter's 0.25 s offset) is the
+ *   scrape deadline, 10 s without it; a client that goes away cancels the scrape.
+ * - `/`: a small HTML landing page linking the telemetry path. Anything else: 404.
+ * - Always 200 for a scrape, even when MySQL is down (`mysql_up 0`); 500 only when the
+ *   samples cannot be exposed (duplicate series…), as promhttp does.
+ *
+ * Self-metrics are mysqld_exporter's: `mysql_up`, `mysql_exporter_scrapes_total`,
+ * `mysql_exporter_last_scrape_error`, `mysql_exporter_scrape_errors_total{collector}`,
+ * `mysql_exporter_collector_duration_seconds{collector}` (plus `collector="connection"`),
+ * and `mysql_exporter_collector_success{collector}` from newer mysqld_exporter releases.
+ * Collector labels use mysqld_exporter's names (`collect.global_status`, …).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { gzip } from 'node:zlib';
+import { promisify } from 'node:util';
+import { errorMessage } from '../core/errors.js';
+import type { Events } from '../core/events.js';
+import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
+import type { StatusWriter } from '../core/status.js';
+import { ExpositionError, exposition, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
+import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
+
+const gzipAsync = promisify(gzip);
+
+/** Scrape deadline without `X-Prometheus-Scrape-Timeout-Seconds` (Blip's fixed 10 s). */
+export const DEFAULT_SCRAPE_TIMEOUT_MS = 10_000;
+/** mysqld_exporter's `--timeout-offset` default, subtracted from Prometheus' timeout. */
+export const TIMEOUT_OFFSET_S = 0.25;
+
+/** sonde domain ↔ mysqld_exporter collector (scraper) name. */
+export const UPSTREAM_COLLECTORS: Readonly<Record<string, string>> = {
+  'status.global': 'global_status',
+  'var.global': 'global_variables',
+  innodb: 'info_schema.innodb_metrics',
+};
+
+/** The `collector` label of a domain: `collect.<mysqld_exporter name>` (the domain for others). */
+export function collectorLabel(domain: string): string {
+  return `collect.${UPSTREAM_COLLECTORS[domain] ?? domain}`;
+}
+
+/**
+ * The domains a `collect[]` filter selects among `available`, accepting mysqld_exporter
+ * names and sonde domains. Like mysqld_exporter, no parameter or no known name means all
+ * (undefined).
+ */
+export function collectFilter(params: readonly string[], available: readonly string[]): string[] | undefined {
+  if (params.length === 0) return undefined;
+  const wanted = new Set(params);
+  const out = available.filter((d) => wanted.has(d) || wanted.has(UPSTREAM_COLLECTORS[d] ?? '\0'));
+  return out.length > 0 ? out : undefined;
+}
+
+/**
+ * The scrape deadline from `X-Prometheus-Scrape-Timeout-Seconds`, in ms: the header minus
+ * 0.25 s (kept whole when the offset would leave nothing), or the default when the header
+ * is missing or not a positive number.
+ */
+export function scrapeTimeoutMs(header: string | undefined): number {
+  if (header === undefined || header.trim() === '') return DEFAULT_SCRAPE_TIMEOUT_MS;
+  const s = Number(header.trim());
+  if (!Number.isFinite(s) || s <= 0) return DEFAULT_SCRAPE_TIMEOUT_MS;
+  return (s > TIMEOUT_OFFSET_S ? s - TIMEOUT_OFFSET_S : s) * 1000;
+}
+
+/** Split `host:port`, `:port` or `[v6]:port`; an empty host means every interface. */
+export function parseListenAddress(listen: string): { host: string | undefined; port: number } {
+  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(listen.trim());
+  const port = Number(m?.[3]);
+  if (m === null || port > 65535)
+    throw new Error(`invalid listen address ${JSON.stringify(listen)}: want host:port`);
+  const host = m[1] ?? m[2] ?? '';
+  return { host: host === '' ? undefined : host, port };
+}
+
+const HELP = {
+  up: 'Whether the MySQL server is up.',
+  scrapes: 'Total number of times MySQL was scraped for metrics.',
+  lastError:
+    'Whether the last scrape of metrics from MySQL resulted in an error (1 for error, 0 for success).',
+  scrapeErrors: 'Total number of times an error occurred scraping a MySQL.',
+  duration: 'Collector time duration.',
+  success: 'mysqld_exporter: Whether a collector succeeded.',
+} as const;
+
+function escapeHtml(s: string): string {
+  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+export interface StartExporterArgs {
+  monitorId: string;
+  /** `host:port`; `:port` listens on every interface. */
+  listen: string;
+  /** Telemetry path, e.g. `/metrics`. */
+  path: string;
+  source: ExporterSource;
+  status: StatusWriter;
+  events: Events;
+}
+
+/** Self-metric state carried between scrapes (mysqld_exporter keeps it in the process). */
+class SelfMetrics {
+  scrapes = 0;
+  lastError = 0;
+  readonly errors = new Map<string, number>();
+
+  /** Update from one scrape and return the self-metric samples. */
+  samples(r: ScrapeResult): PromSample[] {
+    this.scrapes++;
+    const out: PromSample[] = [];
+    let failed = !r.up;
+    if (r.up) {
+      if (r.connectSeconds !== undefined) {
+        out.push({
+          name: 'mysql_exporter_collector_duration_seconds',
+          help: HELP.duration,
+          type: 'gauge',
+          labels: { collector: 'connection' },
+          value: r.connectSeconds,
+        });
+      }
+      for (const d of r.domains) {
+        const collector = collectorLabel(d.domain);
+        out.push(
+          {
+            name: 'mysql_exporter_collector_duration_seconds',
+            help: HELP.duration,
+            type: 'gauge',
+            labels: { collector },
+            value: d.seconds,
+          },
+          {
+            name: 'mysql_exporter_collector_success',
+            help: HELP.success,
+            type: 'gauge',
+            labels: { collector },
+            value: d.ok ? 1 : 0,
+          },
+        );
+        if (!d.ok) {
+          failed = true;
+          this.errors.set(collector, (this.errors.get(collector) ?? 0) + 1);
+        }
+      }
+    }
+    this.lastError = failed ? 1 : 0;
+    for (const [collector, n] of this.errors) {
+      out.push({
+        name: 'mysql_exporter_scrape_errors_total',
+        help: HELP.scrapeErrors,
+        type: 'counter',
+        labels: { collector },
+        value: n,
+      });
+    }
+    out.push(
+      { name: 'mysql_exporter_scrapes_total', help: HELP.scrapes, type: 'counter', value: this.scrapes },
+      {
+        name: 'mysql_exporter_last_scrape_error',
+        help: HELP.lastError,
+        type: 'gauge',
+        value: this.lastError,
+      },
+      { name: 'mysql_up', help: HELP.up, type: 'gauge', value: r.up ? 1 : 0 },
+    );
+    return out;
+  }
+}
+
+/**
+ * Start the exporter endpoint of one monitor. Resolves once listening (status key
+ * `exporter` = `listening on <addr>`); rejects when the address cannot be bound (port in
+ * use…). close() stops it and sets `exporter` = `stopped`.
+ */
+export async function startExporter(args: StartExporterArgs): Promise<ExporterHandle> {
+  const { monitorId, source, status, events } = args;
+  const path = args.path === '' ? '/metrics' : args.path;
+  const { host, port } = parseListenAddress(args.listen);
+  const self = new SelfMetrics();
+  const landing = Buffer.from(
+    [
+      '<html>',
+      '<head><title>MySQLd exporter (sonde)</title></head>',
+      '<body>',
+      '<h1>MySQLd exporter (sonde)</h1>',
+      `<p>Monitor ${escapeHtml(monitorId)}</p>`,
+      `<p><a href='${escapeHtml(path)}'>Metrics</a></p>`,
+      '</body>',
+      '</html>',
+      '',
+    ].join('\n'),
+  );
+
+  const scrape = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+    const timeoutMs = scrapeTimeoutMs(
+      req.headers['x-prometheus-scrape-timeout-seconds'] as string | undefined,
+    );
+    const ctl = new AbortController();
+    const timer = setTimeout(
+      () => ctl.abort(new Error(`scrape timeout after ${timeoutMs / 1000} s`)),
+      timeoutMs,
+    );
+    // The client went away before the answer: stop collecting.
+    const onClose = () => {
+      if (!res.writableFinished) ctl.abort(new Error('scrape cancelled: client closed the connection'));
+    };
+    res.once('close', onClose);
+    let result: ScrapeResult;
+    const filter = collectFilter(url.searchParams.getAll('collect[]'), source.domains());
+    const scraped = filter ?? source.domains();
+    let text: Readonly<Record<string, string>> | undefined;
+    try {
+      result = await source.scrape(ctl.signal, filter);
+      text = result.text;
+      if (result.up && text === undefined && scraped.includes('var.global')) {
+        const info = await source.serverInfo(ctl.signal);
+        if (info !== undefined) text = { version: info.versionString };
+      }
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!result.up) events.debug(`exporter ${monitorId}: MySQL is down: ${result.error}`);
+    else if (result.error !== '')
+      events.error(
+        'engine-collect-error',
+        monitorId,
+        `${result.error}; see monitor status or event log for details`,
+      );
+
+    const samples: PromSample[] = self.samples(result);
+    for (const [domain, values] of Object.entries(result.metrics?.values ?? {}))
+      samples.push(...translateForExporter(domain, values));
+    if (result.up && result.metrics !== undefined) {
+      const ok = new Set(result.domains.filter((d) => d.ok).map((d) => d.domain));
+      if (ok.has('var.global')) samples.push(...variablesInfoSamples(text ?? {}));
+      if (ok.has('status.global')) samples.push(...statusInfoSamples(text ?? {}));
+    }
+
+    let body: Buffer;
+    try {
+      body = Buffer.from(exposition(samples));
+    } catch (err) {
+      if (!(err instanceof ExpositionError)) throw err;
+      events.debug(`exporter ${monitorId}: cannot expose metrics: ${err.message}`);
+      send(
+        res,
+        req,
+        500,
+        'text/plain; charset=utf-8',
+        Buffer.from(`An error has occurred while serving metrics:\n\n${err.message}\n`),
+      );
+      return;
+    }
+    const headers: Record<string, string> = {};
+    if (/\bgzip\b/i.test(req.headers['accept-encoding'] ?? '')) {
+      body = await gzipAsync(body);
+      headers['Content-Encoding'] = 'gzip';
+    }
+    headers.Vary = 'Accept-Encoding';
+    send(res, req, 200, TEXT_CONTENT_TYPE, body, headers);
+  };
+
+  const server: Server = createServer((req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://exporter');
+    } catch {
+      send(res, req, 400, 'text/plain; charset=utf-8', Buffer.from('400 bad request\n'));
+      return;
+    }
+    if (url.pathname === path) {
+      scrape(req, res, url).catch((err: unknown) => {
+        events.debug(`exporter ${monitorId}: scrape failed: ${errorMessage(err)}`);
+        if (!res.headersSent)
+          send(res, req, 500, 'text/plain; charset=utf-8', Buffer.from(`${errorMessage(err)}\n`));
+        else res.destroy();
+      });
+    } else if (url.pathname === '/') {
+      send(res, req, 200, 'text/html; charset=utf-8', landing);
+    } else {
+      send(res, req, 404, 'text/plain; charset=utf-8', Buffer.from('404 page not found\n'), {
+        'X-Content-Type-Options': 'nosniff',
+      });
+    }
+  });
+  server.keepAliveTimeout = 65_000; // longer than Prometheus' idle connections, like Go's default
+
+  await new Promise<void>((resolve, reject) => {
+    const onError = (err: Error) =>
+      reject(new Error(`cannot listen on ${args.listen}: ${err.message}`, { cause: err }));
+    server.once('error', onError);
+    server.listen({ port, ...(host !== undefined ? { host } : {}) }, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+  server.on('error', (err) => events.debug(`exporter ${monitorId}: ${errorMessage(err)}`));
+  const addr = server.address();
+  const address =
+    addr !== null && typeof addr === 'object'
+      ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
+      : args.listen;
+  status.set('exporter', `listening on ${address}`);
+
+  let closed: Promise<void> | undefined;
+  return {
+    address,
+    close(): Promise<void> {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }).then(() => status.set('exporter', 'stopped'));
+      return closed;
+    },
+  };
+}
+
+function send(
+  res: ServerResponse,
+  req: IncomingMessage,
+  code: number,
+  contentType: string,
+  body: Buffer,
+  extra: Record<string, string> = {},
+): void {
+  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': String(body.length), ...extra });
+  res.end(req.method === 'HEAD' ? undefined : body);
+}
