@@ -7,6 +7,7 @@ import { chronosphereSinkRegistration } from './chronosphere.js';
 import { logSinkRegistration } from './log.js';
 import { noopSink } from './noop.js';
 import { otlpSinkRegistration } from './otlp.js';
+import { promPushgatewaySinkRegistration } from './prom-pushgateway.js';
 import { SinkRegistry } from './registry.js';
 
 /**
@@ -15,7 +16,6 @@ import { SinkRegistry } from './registry.js';
  */
 const PENDING: ReadonlyArray<{ name: string; description: string }> = [
   { name: 'datadog', description: 'Sends metrics to Datadog (API or DogStatsD)' },
-  { name: 'prom-pushgateway', description: 'Pushes metrics to a Prometheus Pushgateway' },
   { name: 'signalfx', description: 'Sends metrics to SignalFx' },
 ];
 
@@ -36,6 +36,7 @@ export function builtinSinks(): SinkRegistry {
   reg.register(noopSink);
   reg.register(chronosphereSinkRegistration());
   reg.register(otlpSinkRegistration());
+  reg.register(promPushgatewaySinkRegistration());
   for (const p of PENDING) reg.register(pending(p.name, p.description));
   return reg;
 }
