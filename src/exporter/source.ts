@@ -26,6 +26,7 @@ import type { ExporterSource, ScrapeDomain, ScrapeResult } from '../core/exporte
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { Level, Plan } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
+import { formatDuration } from '../util/duration.js';
 import { INNODB_META, TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
 
 /** Collectors running at once per scrape (monitors.md §7.2). */
@@ -184,12 +185,16 @@ function seconds(ms: number): number {
 // ---- the source -------------------------------------------------------------------------
 
 /** A deadline signal: the caller's signal or `ms`, whichever fires first. */
-function deadline(signal: AbortSignal, ms: number, what: string): { signal: AbortSignal; done: () => void } {
+function deadline(
+  signal: AbortSignal,
+  ms: number,
+  reason: string,
+): { signal: AbortSignal; done: () => void } {
   const ctl = new AbortController();
   const onAbort = () => ctl.abort(signal.reason);
   if (signal.aborted) ctl.abort(signal.reason);
   else signal.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => ctl.abort(new Error(`${what}: timeout after ${ms} ms`)), ms);
+  const timer = setTimeout(() => ctl.abort(new Error(reason)), ms);
   return {
     signal: ctl.signal,
     done: () => {
@@ -254,7 +259,7 @@ class Source implements ClosableExporterSource {
     const begin = new Date();
     const t0 = performance.now();
     this.#db.text = {};
-    const ping = deadline(signal, PING_TIMEOUT_MS, 'ping');
+    const ping = deadline(signal, PING_TIMEOUT_MS, `ping: timeout after ${formatDuration(PING_TIMEOUT_MS)}`);
     try {
       await this.#opts.db.ping({ signal: ping.signal });
     } catch (err) {
@@ -308,7 +313,7 @@ class Source implements ClosableExporterSource {
   ): Promise<ScrapeDomain & { values: MetricValue[]; error: string }> {
     const start = performance.now();
     const remaining = Math.max(1, this.#cmrMs - (start - t0));
-    const dl = deadline(signal, remaining, domain);
+    const dl = deadline(signal, remaining, `timeout after ${formatDuration(this.#cmrMs)}`);
     const result = (values: MetricValue[], error: string) => ({
       domain,
       ok: error === '',

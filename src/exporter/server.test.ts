@@ -1,0 +1,422 @@
+import { after, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:http';
+import { gunzipSync } from 'node:zlib';
+import type { ServerInfo } from '../core/db.js';
+import type { Events } from '../core/events.js';
+import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
+import { MetricType, type Metrics } from '../core/metrics.js';
+import {
+  collectFilter,
+  collectorLabel,
+  parseListenAddress,
+  scrapeTimeoutMs,
+  startExporter,
+  type StartExporterArgs,
+} from './server.js';
+
+// ---- helpers ----------------------------------------------------------------------------
+
+interface Reply {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: Buffer;
+}
+
+function get(
+  address: string,
+  path: string,
+  opts: { headers?: Record<string, string>; method?: string } = {},
+): Promise<Reply> {
+  const [host, port] = address.split(':');
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host, port: Number(port), path, method: opts.method ?? 'GET', headers: opts.headers },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+        );
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+function metrics(values: Metrics['values']): Metrics {
+  return {
+    begin: new Date(0),
+    end: new Date(0),
+    monitorId: 'db1',
+    plan: 'default-exporter',
+    level: 'prom',
+    interval: 1,
+    state: '',
+    values,
+  };
+}
+
+const UP: ScrapeResult = {
+  up: true,
+  metrics: metrics({
+    'status.global': [
+      { name: 'threads_connected', value: 3, type: MetricType.Gauge },
+      { name: 'com_select', value: 12, type: MetricType.CumulativeCounter },
+    ],
+    'var.global': [{ name: 'max_connections', value: 151, type: MetricType.Gauge }],
+  }),
+  domains: [
+    { domain: 'status.global', ok: true, seconds: 0.25 },
+    { domain: 'var.global', ok: true, seconds: 0.5 },
+  ],
+  error: '',
+  connectSeconds: 0.001,
+  text: {
+    version: '10.11.19-MariaDB',
+    version_comment: 'Debian 12',
+    transaction_isolation: 'REPEATABLE-READ',
+  },
+};
+
+/** A scripted ExporterSource: each scrape takes the next result (the last one repeats). */
+class FakeSource implements ExporterSource {
+  calls: { domains: readonly string[] | undefined; signal: AbortSignal }[] = [];
+  results: ScrapeResult[];
+  info: ServerInfo | undefined = {
+    flavor: 'mariadb',
+    version: [10, 11, 19],
+    versionString: '10.11.19-MariaDB-x',
+  };
+  /** when set, scrape waits for the signal and resolves with `down` */
+  waitForAbort = false;
+  constructor(...results: ScrapeResult[]) {
+    this.results = results;
+  }
+  async scrape(signal: AbortSignal, domains?: readonly string[]): Promise<ScrapeResult> {
+    this.calls.push({ domains, signal });
+    if (this.waitForAbort) {
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      return { up: false, metrics: undefined, domains: [], error: 'aborted' };
+    }
+    return (this.results.length > 1 ? this.results.shift() : this.results[0]) ?? UP;
+  }
+  async serverInfo(): Promise<ServerInfo | undefined> {
+    return this.info;
+  }
+  domains(): string[] {
+    return ['status.global', 'var.global', 'innodb'];
+  }
+}
+
+class Recorder {
+  status = new Map<string, string>();
+  errors: string[] = [];
+  writer = {
+    set: (k: string, v: string) => this.status.set(k, v),
+    delete: (k: string) => this.status.delete(k),
+  };
+  events: Events = {
+    info: () => undefined,
+    error: (event, _id, msg) => this.errors.push(`${event}: ${msg}`),
+    debug: () => undefined,
+  };
+}
+
+const handles: ExporterHandle[] = [];
+after(async () => {
+  await Promise.all(handles.map((h) => h.close()));
+});
+
+async function start(source: ExporterSource, extra: Partial<StartExporterArgs> = {}) {
+  const rec = new Recorder();
+  const h = await startExporter({
+    monitorId: 'db1',
+    listen: '127.0.0.1:0',
+    path: '/metrics',
+    source,
+    status: rec.writer,
+    events: rec.events,
+    ...extra,
+  });
+  handles.push(h);
+  return { h, rec };
+}
+
+const sampleLines = (body: Buffer) =>
+  body
+    .toString()
+    .split('\n')
+    .filter((l) => l !== '' && !l.startsWith('#'));
+
+// ---- tests ------------------------------------------------------------------------------
+
+describe('exporter endpoint', () => {
+  it('serves mysqld_exporter names, self-metrics and mysql_version_info as text 0.0.4', async () => {
+    const source = new FakeSource(UP);
+    const { h, rec } = await start(source);
+    assert.match(h.address, /^127\.0\.0\.1:\d+$/);
+    assert.equal(rec.status.get('exporter'), `listening on ${h.address}`);
+    const r = await get(h.address, '/metrics');
+    assert.equal(r.status, 200);
+    assert.equal(r.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+    assert.equal(r.headers['content-encoding'], undefined);
+    assert.equal(
+      r.body.toString(),
+      [
+        '# HELP mysql_exporter_collector_duration_seconds Collector time duration.',
+        '# TYPE mysql_exporter_collector_duration_seconds gauge',
+        'mysql_exporter_collector_duration_seconds{collector="collect.global_status"} 0.25',
+        'mysql_exporter_collector_duration_seconds{collector="collect.global_variables"} 0.5',
+        'mysql_exporter_collector_duration_seconds{collector="connection"} 0.001',
+        '# HELP mysql_exporter_collector_success mysqld_exporter: Whether a collector succeeded.',
+        '# TYPE mysql_exporter_collector_success gauge',
+        'mysql_exporter_collector_success{collector="collect.global_status"} 1',
+        'mysql_exporter_collector_success{collector="collect.global_variables"} 1',
+        '# HELP mysql_exporter_last_scrape_error Whether the last scrape of metrics from MySQL resulted in an error (1 for error, 0 for success).',
+        '# TYPE mysql_exporter_last_scrape_error gauge',
+        'mysql_exporter_last_scrape_error 0',
+        '# HELP mysql_exporter_scrapes_total Total number of times MySQL was scraped for metrics.',
+        '# TYPE mysql_exporter_scrapes_total counter',
+        'mysql_exporter_scrapes_total 1',
+        '# HELP mysql_global_status_commands_total Total number of executed MySQL commands.',
+        '# TYPE mysql_global_status_commands_total counter',
+        'mysql_global_status_commands_total{command="select"} 12',
+        '# HELP mysql_global_status_threads_connected Generic metric from SHOW GLOBAL STATUS.',
+        '# TYPE mysql_global_status_threads_connected untyped',
+        'mysql_global_status_threads_connected 3',
+        '# HELP mysql_global_variables_max_connections Generic gauge metric from SHOW GLOBAL VARIABLES.',
+        '# TYPE mysql_global_variables_max_connections gauge',
+        'mysql_global_variables_max_connections 151',
+        '# HELP mysql_transaction_isolation MySQL transaction isolation.',
+        '# TYPE mysql_transaction_isolation gauge',
+        'mysql_transaction_isolation{level="REPEATABLE-READ"} 1',
+        '# HELP mysql_up Whether the MySQL server is up.',
+        '# TYPE mysql_up gauge',
+        'mysql_up 1',
+        '# HELP mysql_version_info MySQL version and distribution.',
+        '# TYPE mysql_version_info gauge',
+        'mysql_version_info{innodb_version="",version="10.11.19-MariaDB",version_comment="Debian 12"} 1',
+        '',
+      ].join('\n'),
+    );
+    const again = await get(h.address, '/metrics');
+    assert.ok(sampleLines(again.body).includes('mysql_exporter_scrapes_total 2'));
+    assert.equal(source.calls.length, 2);
+    assert.equal(source.calls[0]?.domains, undefined);
+    assert.deepEqual(rec.errors, []);
+  });
+
+  it('answers 200 with mysql_up 0 when MySQL is down, and counts the scrape as an error', async () => {
+    const down: ScrapeResult = { up: false, metrics: undefined, domains: [], error: 'connect ECONNREFUSED' };
+    const { h } = await start(new FakeSource(down));
+    const r = await get(h.address, '/metrics');
+    assert.equal(r.status, 200);
+    assert.deepEqual(sampleLines(r.body), [
+      'mysql_exporter_last_scrape_error 1',
+      'mysql_exporter_scrapes_total 1',
+      'mysql_up 0',
+    ]);
+  });
+
+  it('reports a failed collector like mysqld_exporter: success 0, scrape_errors_total, last_scrape_error', async () => {
+    const partial: ScrapeResult = {
+      ...UP,
+      metrics: metrics({
+        'status.global': [{ name: 'uptime', value: 5, type: MetricType.CumulativeCounter }],
+      }),
+      domains: [
+        { domain: 'status.global', ok: true, seconds: 0.1 },
+        { domain: 'innodb', ok: false, seconds: 8 },
+      ],
+      error: 'innodb: timeout after 8000 ms',
+    };
+    const source = new FakeSource(partial, partial, UP);
+    const { h, rec } = await start(source);
+    await get(h.address, '/metrics');
+    const r = await get(h.address, '/metrics');
+    const lines = sampleLines(r.body);
+    assert.ok(
+      lines.includes('mysql_exporter_collector_success{collector="collect.info_schema.innodb_metrics"} 0'),
+    );
+    assert.ok(
+      lines.includes('mysql_exporter_scrape_errors_total{collector="collect.info_schema.innodb_metrics"} 2'),
+    );
+    assert.ok(lines.includes('mysql_exporter_last_scrape_error 1'));
+    assert.ok(lines.includes('mysql_global_status_uptime 5'));
+    // status.global was collected without var.global: no version info (as upstream)
+    assert.ok(!lines.some((l) => l.startsWith('mysql_version_info')));
+    assert.deepEqual(rec.errors, [
+      'engine-collect-error: innodb: timeout after 8000 ms; see monitor status or event log for details',
+      'engine-collect-error: innodb: timeout after 8000 ms; see monitor status or event log for details',
+    ]);
+    // A good scrape clears last_scrape_error; the error counter stays.
+    const ok = sampleLines((await get(h.address, '/metrics')).body);
+    assert.ok(ok.includes('mysql_exporter_last_scrape_error 0'));
+    assert.ok(
+      ok.includes('mysql_exporter_scrape_errors_total{collector="collect.info_schema.innodb_metrics"} 2'),
+    );
+  });
+
+  it('takes mysql_version_info from serverInfo() when the source gives no text values', async () => {
+    const { text: _text, ...noText } = UP;
+    const { h } = await start(new FakeSource(noText));
+    const lines = sampleLines((await get(h.address, '/metrics')).body);
+    assert.ok(
+      lines.includes(
+        'mysql_version_info{innodb_version="",version="10.11.19-MariaDB-x",version_comment=""} 1',
+      ),
+    );
+  });
+
+  it('maps collect[] to domains, ignoring unknown names like mysqld_exporter', async () => {
+    const source = new FakeSource(UP);
+    const { h } = await start(source);
+    await get(h.address, '/metrics?collect[]=global_status&collect[]=info_schema.innodb_metrics');
+    await get(h.address, '/metrics?collect%5B%5D=global_variables');
+    await get(h.address, '/metrics?collect[]=var.global&collect[]=nope');
+    await get(h.address, '/metrics?collect[]=slave_status');
+    assert.deepEqual(
+      source.calls.map((c) => c.domains),
+      [['status.global', 'innodb'], ['var.global'], ['var.global'], undefined],
+    );
+  });
+
+  it('gzips the body when the client accepts gzip', async () => {
+    const { h } = await start(new FakeSource(UP));
+    const plain = await get(h.address, '/metrics');
+    const r = await get(h.address, '/metrics', { headers: { 'Accept-Encoding': 'gzip, deflate' } });
+    assert.equal(r.headers['content-encoding'], 'gzip');
+    assert.equal(r.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
+    const text = gunzipSync(r.body).toString();
+    assert.equal(
+      text.replace('mysql_exporter_scrapes_total 2', 'mysql_exporter_scrapes_total 1'),
+      plain.body.toString(),
+    );
+  });
+
+  it('uses X-Prometheus-Scrape-Timeout-Seconds minus 0.25 s as the scrape deadline', async () => {
+    const source = new FakeSource(UP);
+    source.waitForAbort = true;
+    const { h } = await start(source);
+    const t0 = Date.now();
+    const r = await get(h.address, '/metrics', { headers: { 'X-Prometheus-Scrape-Timeout-Seconds': '0.6' } });
+    const elapsed = Date.now() - t0;
+    assert.equal(r.status, 200);
+    assert.ok(elapsed >= 340 && elapsed < 1000, `elapsed ${elapsed} ms`);
+    assert.match(String(source.calls[0]?.signal.reason), /scrape timeout after 0.35 s/);
+    assert.ok(sampleLines(r.body).includes('mysql_up 0'));
+  });
+
+  it('cancels the scrape when the client goes away', async () => {
+    const source = new FakeSource(UP);
+    source.waitForAbort = true;
+    const { h } = await start(source);
+    const [host, port] = h.address.split(':');
+    await new Promise<void>((resolve) => {
+      const req = request({ host, port: Number(port), path: '/metrics' });
+      req.on('error', () => resolve());
+      req.end();
+      setTimeout(() => {
+        req.destroy();
+        resolve();
+      }, 100);
+    });
+    for (let i = 0; i < 50 && source.calls[0]?.signal.aborted !== true; i++)
+      await new Promise((r) => setTimeout(r, 20));
+    assert.equal(source.calls[0]?.signal.aborted, true);
+    assert.match(String(source.calls[0]?.signal.reason), /client closed the connection/);
+  });
+
+  it('serves a landing page at / and 404 elsewhere; HEAD has no body', async () => {
+    const { h } = await start(new FakeSource(UP), { path: '/custom' });
+    const landing = await get(h.address, '/');
+    assert.equal(landing.status, 200);
+    assert.equal(landing.headers['content-type'], 'text/html; charset=utf-8');
+    assert.match(landing.body.toString(), /<a href='\/custom'>Metrics<\/a>/);
+    for (const p of ['/metrics', '/custom/', '/foo', '/custom/x']) {
+      const r = await get(h.address, p);
+      assert.equal(r.status, 404, p);
+      assert.equal(r.body.toString(), '404 page not found\n');
+    }
+    const scrape = await get(h.address, '/custom?x=1', { method: 'POST' });
+    assert.equal(scrape.status, 200);
+    const head = await get(h.address, '/custom', { method: 'HEAD' });
+    assert.equal(head.status, 200);
+    assert.equal(head.body.length, 0);
+    assert.ok(Number(head.headers['content-length']) > 0);
+  });
+
+  it('answers 500 like promhttp when the samples cannot be exposed', async () => {
+    const dup: ScrapeResult = {
+      ...UP,
+      metrics: metrics({
+        'status.global': [
+          { name: 'a.b', value: 1, type: MetricType.Gauge },
+          { name: 'a-b', value: 2, type: MetricType.Gauge },
+        ],
+      }),
+    };
+    const { h } = await start(new FakeSource(dup));
+    const r = await get(h.address, '/metrics');
+    assert.equal(r.status, 500);
+    assert.equal(
+      r.body.toString(),
+      'An error has occurred while serving metrics:\n\nduplicate series mysql_global_status_a_b\n',
+    );
+  });
+
+  it('sets status stopped on close and rejects an address in use', async () => {
+    const { h, rec } = await start(new FakeSource(UP));
+    await assert.rejects(
+      startExporter({
+        monitorId: 'db2',
+        listen: h.address,
+        path: '/metrics',
+        source: new FakeSource(UP),
+        status: new Recorder().writer,
+        events: new Recorder().events,
+      }),
+      /cannot listen on 127\.0\.0\.1:\d+: listen EADDRINUSE/,
+    );
+    await h.close();
+    await h.close(); // idempotent
+    assert.equal(rec.status.get('exporter'), 'stopped');
+    await assert.rejects(get(h.address, '/metrics'), /ECONNREFUSED/);
+  });
+});
+
+describe('exporter helpers', () => {
+  it('parses the scrape timeout header', () => {
+    assert.equal(scrapeTimeoutMs(undefined), 10_000);
+    assert.equal(scrapeTimeoutMs(''), 10_000);
+    assert.equal(scrapeTimeoutMs('abc'), 10_000);
+    assert.equal(scrapeTimeoutMs('-1'), 10_000);
+    assert.equal(scrapeTimeoutMs('10'), 9750);
+    assert.equal(scrapeTimeoutMs('0.2'), 200);
+  });
+
+  it('parses listen addresses', () => {
+    assert.deepEqual(parseListenAddress('127.0.0.1:9104'), { host: '127.0.0.1', port: 9104 });
+    assert.deepEqual(parseListenAddress(':9104'), { host: undefined, port: 9104 });
+    assert.deepEqual(parseListenAddress('[::1]:9104'), { host: '::1', port: 9104 });
+    assert.deepEqual(parseListenAddress('localhost:0'), { host: 'localhost', port: 0 });
+    assert.throws(() => parseListenAddress('9104'), /invalid listen address "9104": want host:port/);
+    assert.throws(() => parseListenAddress('h:99999'), /invalid listen address/);
+  });
+
+  it('names collectors and filters like mysqld_exporter', () => {
+    assert.equal(collectorLabel('status.global'), 'collect.global_status');
+    assert.equal(collectorLabel('var.global'), 'collect.global_variables');
+    assert.equal(collectorLabel('innodb'), 'collect.info_schema.innodb_metrics');
+    assert.equal(collectorLabel('repl'), 'collect.repl');
+    assert.deepEqual(collectFilter([], ['innodb']), undefined);
+    assert.deepEqual(collectFilter(['global_status'], ['innodb']), undefined);
+    assert.deepEqual(collectFilter(['global_status', 'innodb'], ['innodb', 'status.global']), [
+      'innodb',
+      'status.global',
+    ]);
+  });
+});
