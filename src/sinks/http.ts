@@ -113,6 +113,7 @@ export async function httpPost(req: HttpPostRequest): Promise<HttpResponse> {
       ? setTimeout(() => ac.abort(new Error(`request timeout after ${req.timeoutMs} ms`)), req.timeoutMs)
       : undefined;
 
+  let secure: tls.TLSSocket | undefined; // a CONNECT tunnel serves one request
   try {
     if (ac.signal.aborted) throw ac.signal.reason;
     let options: http.RequestOptions;
@@ -137,13 +138,14 @@ export async function httpPost(req: HttpPostRequest): Promise<HttpResponse> {
           connectTunnel(proxy, target.hostname, defaultPort(target), req.ca),
           ac.signal,
         );
-        const secure = tls.connect({
+        secure = tls.connect({
           socket: raw,
           servername: target.hostname,
           ...(req.ca !== undefined ? { ca: req.ca } : {}),
         });
-        options.createConnection = () => secure;
-        options.agent = false;
+        // No agent: node then takes the connection from createConnection.
+        const socket = secure;
+        options.createConnection = () => socket;
       } else if (req.agent) {
         options.agent = req.agent;
       }
@@ -156,6 +158,7 @@ export async function httpPost(req: HttpPostRequest): Promise<HttpResponse> {
     if (ac.signal.aborted) throw ac.signal.reason as Error;
     throw err;
   } finally {
+    secure?.destroy();
     if (timer) clearTimeout(timer);
     req.signal?.removeEventListener('abort', onAbort);
   }

@@ -25,6 +25,7 @@ import type { Metrics } from '../core/metrics.js';
 import type { Sink, SinkContext } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { sleep } from '../util/backoff.js';
+import { DeltaSink } from './delta.js';
 import { formatDuration, parseDuration } from '../util/duration.js';
 import { formatTimestampMs } from '../util/time.js';
 
@@ -128,6 +129,8 @@ export class RetrySink implements Sink {
   #closed = new AbortController();
 
   constructor(inner: Sink, options: RetryOptions) {
+    // Retry resends out of order; deltas computed behind it would be wrong (sinks.md §3).
+    if (inner instanceof DeltaSink) throw new Error('retry sink cannot wrap a delta sink');
     this.#inner = inner;
     this.name = inner.name;
     this.#opts = options;
