@@ -8,7 +8,14 @@ import type { Metrics } from '../core/metrics.js';
 import type { StatusWriter } from '../core/status.js';
 import { startCaptureServer } from '../../test/helpers/capture-http.js';
 import type { CaptureServer } from '../../test/helpers/capture-http.js';
-import { createOtlpSink, encodeOtlpMetrics, parseHeaderList, parseOtlpOptions } from './otlp.js';
+import {
+  createOtlpSink,
+  encodeOtlpMetrics,
+  otlpSinkRegistration,
+  parseHeaderList,
+  parseOtlpOptions,
+} from './otlp.js';
+import { RetrySink } from './retry.js';
 
 // The OTLP messages the receiver decodes, written here from opentelemetry-proto
 // (collector/metrics/v1, metrics/v1, resource/v1, common/v1) and independent of the encoder.
@@ -461,5 +468,41 @@ describe('otlp sink against a local receiver', () => {
       /^Error: POST http:\/\/127\.0\.0\.1:9\/v1\/metrics: .*ECONNREFUSED/,
     );
     assert.match(r.keys.get('otlp') ?? '', /^error on last send at .*ECONNREFUSED/);
+  });
+
+  it('through the registration: Retry resends after a 503 but never after a 400', async () => {
+    rx.requests.length = 0;
+    const r = recorder();
+    const sink = otlpSinkRegistration().create({
+      sinkName: 'otlp',
+      monitorId: 'db1',
+      options: { endpoint: rx.base, 'send-timeout': '3s', 'send-retry-wait': '10ms', 'buffer-size': '4' },
+      tags: { env: 'prod' },
+      status: r.status,
+      events: r.events,
+    });
+    assert.ok(sink instanceof RetrySink);
+    assert.equal(sink.name, 'otlp');
+    rx.answer({ status: 503, body: 'busy' });
+    await sink.send(sample());
+    await sink.idle();
+    assert.equal(rx.requests.length, 2);
+    assert.deepEqual(rx.requests[1]?.body, rx.requests[0]?.body);
+    assert.deepEqual(r.errors, [
+      `sink-send-error db1 otlp receiver HTTP status 503 from ${rx.base}/v1/metrics: busy`,
+    ]);
+    assert.match(r.keys.get('otlp') ?? '', /^last sent 8 metrics at /);
+
+    rx.requests.length = 0;
+    r.errors.length = 0;
+    rx.answer({ status: 400, body: 'bad' });
+    await sink.send(sample());
+    await sink.idle();
+    assert.equal(rx.requests.length, 1);
+    assert.equal(sink.buffered, 0);
+    assert.deepEqual(r.errors, [
+      `sink-send-error db1 otlp :otlp receiver HTTP status 400 from ${rx.base}/v1/metrics: bad (not retried)`,
+    ]);
+    await sink.close();
   });
 });
