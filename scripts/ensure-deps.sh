@@ -9,6 +9,8 @@ missing=()
 command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 [ -x /usr/bin/prometheus-pushgateway ] || missing+=(prometheus-pushgateway)
+[ -x /usr/bin/prometheus-mysqld-exporter ] || missing+=(prometheus-mysqld-exporter)
+{ [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ]; } || missing+=(prometheus)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "sonde: installing ${missing[*]} (apt-get)" >&2
   export DEBIAN_FRONTEND=noninteractive
