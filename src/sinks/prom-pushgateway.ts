@@ -27,7 +27,7 @@ import type { Events } from '../core/events.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
-import { gather, render } from '../prom/exposition.js';
+import { TEXT_CONTENT_TYPE, gather, render } from '../prom/exposition.js';
 import type { PromSample } from '../prom/exposition.js';
 import { hasPromTranslator, translateBlip } from '../prom/translate.js';
 import { formatTimestampMs } from '../util/time.js';
@@ -40,9 +40,6 @@ export const PUSHGATEWAY_DEFAULT_ADDR = 'http://127.0.0.1:9091';
 
 /** Blip's job name. */
 export const PUSHGATEWAY_JOB = 'blip';
-
-/** The content type of the text exposition format 0.0.4, as client_golang sends it. */
-export const EXPOSITION_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Parsed `prom-pushgateway` options. */
 export interface PushgatewayOptions {
@@ -168,7 +165,7 @@ export function createPushgatewaySink(opts: PushgatewayOptions, deps: Pushgatewa
           answer = await postBytes(
             target,
             url,
-            { 'Content-Type': EXPOSITION_CONTENT_TYPE },
+            { 'Content-Type': TEXT_CONTENT_TYPE },
             Buffer.from(body.text, 'utf8'),
             signal,
           );
