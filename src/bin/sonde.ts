@@ -23,6 +23,8 @@ import { autoDetectLocal } from '../monitor/local.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import { buildRuntime } from '../monitor/plan-runtime.js';
 import { runHeartbeatWriter } from '../heartbeat/writer.js';
+import { createExporterSource } from '../exporter/source.js';
+import { startExporter } from '../exporter/server.js';
 import { unsupportedFeature } from '../monitor/features.js';
 import { PlanStore, printPlans } from '../plan/store.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
@@ -241,6 +243,11 @@ async function main(argv: string[]): Promise<number> {
     help,
     makeCollector: (domain, ctx) => collectors.make(domain, ctx),
     heartbeatWriter: (args) => runHeartbeatWriter(args),
+    exporter: {
+      createSource: ({ monitorId, db, plan, status: st, events: ev }) =>
+        createExporterSource({ monitorId, db, plan, collectors, status: st, events: ev }),
+      start: (args) => startExporter(args),
+    },
     buildConnection: (cfg, o) => connect(cfg, o),
     createDb: (spec, o) => createDb(spec, o),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {

@@ -6,7 +6,6 @@
 import type { FinalMonitorConfig } from '../core/config.js';
 
 export function unsupportedFeature(m: FinalMonitorConfig): string | undefined {
-  if (m.exporter?.mode) return 'exporter.mode: the mysqld_exporter emulation is not supported yet';
   if (m.aws?.['iam-auth'] === true) return 'aws.iam-auth: AWS IAM authentication is not supported yet';
   if (m.aws?.['password-secret']) return 'aws.password-secret: AWS Secrets Manager is not supported yet';
   return undefined;

@@ -51,7 +51,14 @@ export interface MonitorDeps {
   }): Promise<void>;
   /** The mysqld_exporter emulation (exporter.md), when `exporter.mode` is set. */
   exporter?: {
-    createSource(args: { monitorId: string; db: Db; plan: Plan; cfg: FinalMonitorConfig }): ExporterSource;
+    createSource(args: {
+      monitorId: string;
+      db: Db;
+      plan: Plan;
+      cfg: FinalMonitorConfig;
+      status: StatusWriter;
+      events: Events;
+    }): ExporterSource & { close?(): Promise<void> };
     start(args: {
       monitorId: string;
       listen: string;
@@ -85,6 +92,7 @@ export class Monitor {
   #subsystems: AbortController | undefined;
   #subsystemDone: Promise<unknown>[] = [];
   #exporter: ExporterHandle | undefined;
+  #exporterSource: (ExporterSource & { close?(): Promise<void> }) | undefined;
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -159,6 +167,9 @@ export class Monitor {
       await exporter.close().catch(() => undefined);
       this.#status.set('exporter', 'stopped');
     }
+    const source = this.#exporterSource;
+    this.#exporterSource = undefined;
+    await source?.close?.().catch(() => undefined);
     this.#subsystems?.abort();
     this.#subsystems = undefined;
     await Promise.allSettled(this.#subsystemDone);
@@ -233,7 +244,7 @@ export class Monitor {
     const ex = cfg.exporter;
     if (ex?.mode && this.#deps.exporter) {
       this.#status.set('monitor', 'starting exporter');
-      let source: ExporterSource;
+      let source: ExporterSource & { close?(): Promise<void> };
       try {
         const plan = lookup(ex.plan || 'default-exporter');
         const n = Object.keys(plan.levels).length;
@@ -252,7 +263,10 @@ export class Monitor {
           db,
           plan: this.#deps.buildRuntime(plan, cfg).active.plan,
           cfg,
+          status: this.#status,
+          events,
         });
+        this.#exporterSource = source;
       } catch (err) {
         this.#status.set('exporter', `not running: error loading plans: ${errorMessage(err)}`);
         return this.#fail('error starting exporter', err);

@@ -126,8 +126,8 @@ describe('sonde CLI', () => {
     ],
     [
       'a feature of a later release',
-      `${NO_AUTO}monitors:\n  - id: a\n    exporter:\n      mode: dual\n`,
-      /monitor a: exporter\.mode: .*not supported yet/,
+      `${NO_AUTO}monitors:\n  - id: a\n    aws:\n      iam-auth: true\n`,
+      /monitor a: aws\.iam-auth: .*not supported yet/,
     ],
     ['bad plan file', `${NO_AUTO}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
   ];
