@@ -24,7 +24,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
 import type { StatusWriter } from '../core/status.js';
-import { ExpositionError, exposition, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
+import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
 import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
 
 const gzipAsync = promisify(gzip);
@@ -184,6 +184,8 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
   const path = args.path === '' ? '/metrics' : args.path;
   const { host, port } = parseListenAddress(args.listen);
   const self = new SelfMetrics();
+  // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
+  const expo = new ExpositionCache();
   const landing = Buffer.from(
     [
       '<html>',
@@ -245,7 +247,7 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
 
     let body: Buffer;
     try {
-      body = Buffer.from(exposition(samples));
+      body = expo.renderBuffer(samples);
     } catch (err) {
       if (!(err instanceof ExpositionError)) throw err;
       events.debug(`exporter ${monitorId}: cannot expose metrics: ${err.message}`);

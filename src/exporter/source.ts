@@ -95,13 +95,22 @@ const VARIABLES_TEXT = new Set(TEXT_VARIABLES);
  * keep the wanted text values in `text` (lowercase names). Numbers are left as they are.
  */
 export function upstreamValues(rows: Row[], keep: ReadonlySet<string>, text: Record<string, string>): void {
+  // First letters of the kept names, both cases: most rows are rejected without lowercasing.
+  let firsts = FIRST_LETTERS.get(keep);
+  if (firsts === undefined) {
+    firsts = new Set([...keep].flatMap((n) => [n.charAt(0), n.charAt(0).toUpperCase()]));
+    FIRST_LETTERS.set(keep, firsts);
+  }
   for (const row of rows) {
     const value = row.Value ?? row.VALUE ?? row.value;
     if (value === undefined || value === null || value === '') continue;
-    const name = (row.Variable_name ?? row.VARIABLE_NAME ?? row.variable_name ?? '').toLowerCase();
-    if (keep.has(name)) {
-      text[name] = value;
-      continue;
+    const rawName = row.Variable_name ?? row.VARIABLE_NAME ?? row.variable_name ?? '';
+    if (firsts.has(rawName.charAt(0))) {
+      const name = rawName.toLowerCase();
+      if (keep.has(name)) {
+        text[name] = value;
+        continue;
+      }
     }
     const c = value.charCodeAt(0);
     if ((c >= 48 && c <= 57) || c === 45 /* - */ || c === 46 /* . */) continue; // a number
@@ -109,6 +118,8 @@ export function upstreamValues(rows: Row[], keep: ReadonlySet<string>, text: Rec
     if (kw !== undefined) row['Value' in row ? 'Value' : 'VALUE' in row ? 'VALUE' : 'value'] = kw;
   }
 }
+
+const FIRST_LETTERS = new WeakMap<ReadonlySet<string>, Set<string>>();
 
 /** The collectors' view of the monitor's Db during exporter scrapes. */
 class ExporterDb implements Db {
@@ -163,17 +174,43 @@ async function loadInnodbCatalog(db: Db, signal: AbortSignal): Promise<Map<strin
   return out;
 }
 
-/** Add NAME/TYPE/COMMENT meta to innodb values (in place; the values are this scrape's own). */
+/** The meta objects addInnodbMeta hands out, by subsystem and name (shared, frozen). */
+const innodbMetaCache = new WeakMap<
+  ReadonlyMap<string, InnodbRow>,
+  Map<string, Readonly<Record<string, string>>>
+>();
+
+/**
+ * Add NAME/TYPE/COMMENT meta to innodb values (in place; the values are this scrape's own).
+ * The merged meta object is made once per metric and catalog, then shared.
+ */
 export function addInnodbMeta(values: MetricValue[], catalog: ReadonlyMap<string, InnodbRow>): void {
+  let cache = innodbMetaCache.get(catalog);
+  if (cache === undefined) {
+    cache = new Map();
+    innodbMetaCache.set(catalog, cache);
+  }
   for (const v of values) {
     const info = catalog.get(v.name);
     if (info === undefined) continue;
-    v.meta = {
-      ...v.meta,
-      [INNODB_META.name]: info.name,
-      [INNODB_META.type]: info.type,
-      [INNODB_META.comment]: info.comment,
-    };
+    const merged = () =>
+      Object.freeze({
+        ...v.meta,
+        [INNODB_META.name]: info.name,
+        [INNODB_META.type]: info.type,
+        [INNODB_META.comment]: info.comment,
+      });
+    // The collector's meta is `{subsystem}`: share one merged object per subsystem and name.
+    const keys = v.meta === undefined ? [] : Object.keys(v.meta);
+    let meta: Readonly<Record<string, string>>;
+    if (keys.length === 1 && keys[0] === INNODB_META.subsystem) {
+      const key = `${v.meta?.[INNODB_META.subsystem] ?? ''}\0${v.name}`;
+      meta = cache.get(key) ?? merged();
+      cache.set(key, meta);
+    } else {
+      meta = merged();
+    }
+    v.meta = meta;
   }
 }
 

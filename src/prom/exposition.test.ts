@@ -4,6 +4,7 @@ import {
   compareUtf8,
   escapeHelp,
   escapeLabelValue,
+  ExpositionCache,
   exposition,
   ExpositionError,
   formatNumber,
@@ -256,5 +257,52 @@ describe('gather and render', () => {
     );
     assert.throws(() => gather([s({ name: 'm', value: 1, labels: { a: 'x\ud800' } })]), /not valid UTF-8/);
     assert.doesNotThrow(() => gather([s({ name: 'ns:m_1', value: 1, labels: { a: '😀' } })]));
+  });
+});
+
+describe('ExpositionCache', () => {
+  const base = (): PromSample[] => [
+    { name: 'z_last', help: 'Z.', type: 'gauge', value: 1 },
+    { name: 'a_total', help: 'A.', type: 'counter', value: 5, labels: { op: 'b' } },
+    { name: 'a_total', help: 'A.', type: 'counter', value: 7, labels: { op: 'a' } },
+    { name: 'm', help: 'M.', type: 'untyped', value: 0.5 },
+  ];
+
+  it('renders byte for byte what exposition() renders, as values and series change', () => {
+    const cache = new ExpositionCache();
+    const steps: PromSample[][] = [];
+    let cur = base();
+    steps.push(cur);
+    // same series, new values (fast path), some values unchanged
+    cur = cur.map((s, i) => ({
+      ...s,
+      labels: s.labels === undefined ? undefined : { ...s.labels },
+      value: i === 1 ? 6 : s.value,
+    }));
+    steps.push(cur);
+    steps.push(cur.map((s) => ({ ...s, value: s.value * 1e6 })));
+    steps.push(cur.map((s) => ({ ...s, value: NaN })));
+    // a series more, then one less, then a label value changed, then HELP changed
+    steps.push([...cur, { name: 'a_total', help: 'A.', type: 'counter', value: 1, labels: { op: 'c' } }]);
+    steps.push(cur.slice(1));
+    steps.push(
+      cur.map((s) => (s.labels === undefined ? s : { ...s, labels: { op: `${s.labels.op ?? ''}x` } })),
+    );
+    steps.push(cur.map((s) => ({ ...s, help: `${s.help} v2` })));
+    steps.push(cur);
+    for (const [i, step] of steps.entries()) assert.equal(cache.render(step), exposition(step), `step ${i}`);
+  });
+
+  it('rejects invalid input like gather() and keeps working afterwards', () => {
+    const cache = new ExpositionCache();
+    assert.equal(cache.render(base()), exposition(base()));
+    const dup = [...base(), { name: 'm', help: 'M.', type: 'untyped' as const, value: 2 }];
+    assert.throws(() => cache.render(dup), /duplicate series m$/);
+    const next = base().map((s) => ({ ...s, value: s.value + 1 }));
+    assert.equal(cache.render(next), exposition(next));
+  });
+
+  it('renders nothing for no samples', () => {
+    assert.equal(new ExpositionCache().render([]), '');
   });
 });

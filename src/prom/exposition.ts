@@ -38,6 +38,8 @@ export interface PromFamily {
   type: PromType;
   /** Sorted as rendered (by label values, in label-name order). */
   series: PromSeries[];
+  /** `{a="x"}` text of each series, parallel to `series` (filled by gather; render uses it). */
+  labelTexts?: readonly string[] | undefined;
 }
 
 /** Content-Type of the text format, exactly as promhttp sends it. */
@@ -163,20 +165,149 @@ export function compareUtf8(a: string, b: string): number {
   return a.length - b.length;
 }
 
-function seriesText(name: string, labels: readonly (readonly [string, string])[]): string {
-  if (labels.length === 0) return name;
-  return `${name}{${labels.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(',')}}`;
+/** Label pairs sorted by name, validated, with their rendered `{…}` text. */
+interface Pairs {
+  pairs: readonly (readonly [string, string])[];
+  /** label names joined by ',' */
+  names: string;
+  /** label values joined by '\xff' (the duplicate-detection key) */
+  key: string;
+  /** `{a="x",b="y"}`, '' without labels */
+  text: string;
+}
+
+const NO_PAIRS: Pairs = { pairs: [], names: '', key: '', text: '' };
+
+/**
+ * Work that depends only on a labels object is done once per object: translators hand out
+ * the same frozen labels object for the same series every scrape, so this cache makes
+ * validation, sorting and escaping of labels free after the first scrape.
+ */
+const pairsCache = new WeakMap<object, Pairs>();
+
+/** Metric names already checked (bounded; cleared when it grows past the limit). */
+const validNames = new Set<string>();
+const VALID_NAMES_LIMIT = 100_000;
+
+/** `[\ud800-\udfff]` without the `u` flag: any surrogate, a cheap pre-check. */
+const ANY_SURROGATE = /[\ud800-\udfff]/;
+
+function pairsOf(metric: string, labels: Readonly<Record<string, string>> | undefined): Pairs {
+  if (labels === undefined) return NO_PAIRS;
+  const cached = pairsCache.get(labels);
+  if (cached !== undefined) return cached;
+  const keys = Object.keys(labels);
+  if (keys.length === 0) return NO_PAIRS;
+  if (keys.length > 1) keys.sort();
+  const pairs = keys.map((k) => [k, labels[k] ?? ''] as const);
+  for (const [k, v] of pairs) {
+    if (!isValidLabelName(k))
+      throw new ExpositionError(`metric ${metric} has invalid label name ${JSON.stringify(k)}`);
+    if (ANY_SURROGATE.test(v) && LONE_SURROGATE.test(v))
+      throw new ExpositionError(`metric ${metric} has a label value that is not valid UTF-8`);
+  }
+  const p: Pairs = {
+    pairs,
+    names: keys.join(','),
+    key: pairs.map(([, v]) => v).join('\xff'),
+    text: `{${pairs.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(',')}}`,
+  };
+  pairsCache.set(labels, p);
+  return p;
 }
 
 interface FamilyBuild {
   family: PromFamily;
-  /** sorted label names joined by ',' (every series of a family has the same set) */
+  /** label names of the first series (every series of a family has the same set) */
   labelNames: string;
-  /** label values joined by '\xff' → already seen */
-  seen: Set<string>;
+  /** key of the first series; the set is only made for a second series */
+  firstKey: string;
+  seen: Set<string> | undefined;
+  /** rendered `{…}` of each series, parallel to family.series */
+  texts: string[];
+  /** index in the input of each series, parallel to family.series */
+  indexes: number[];
 }
 
-const NO_LABELS: readonly (readonly [string, string])[] = [];
+/** The one `{…}` text list shared by every family whose single series has no labels. */
+const NO_LABEL_TEXTS: readonly string[] = [''];
+
+/** gather()'s work, keeping where each series came from (for ExpositionCache). */
+function group(samples: readonly PromSample[]): FamilyBuild[] {
+  const byName = new Map<string, FamilyBuild>();
+  for (let i = 0; i < samples.length; i++) {
+    const s = samples[i] as PromSample;
+    const p = pairsOf(s.name, s.labels);
+    let fb = byName.get(s.name);
+    if (fb === undefined) {
+      if (!validNames.has(s.name)) {
+        if (!isValidMetricName(s.name))
+          throw new ExpositionError(`invalid metric name ${JSON.stringify(s.name)}`);
+        if (validNames.size >= VALID_NAMES_LIMIT) validNames.clear();
+        validNames.add(s.name);
+      }
+      fb = {
+        family: {
+          name: s.name,
+          help: s.help,
+          type: s.type,
+          series: [{ labels: p.pairs, value: s.value }],
+          labelTexts: undefined,
+        },
+        labelNames: p.names,
+        firstKey: p.key,
+        seen: undefined,
+        texts: p === NO_PAIRS ? (NO_LABEL_TEXTS as string[]) : [p.text],
+        indexes: [i],
+      };
+      byName.set(s.name, fb);
+      continue;
+    }
+    const f = fb.family;
+    if (f.help !== s.help) {
+      throw new ExpositionError(
+        `metric family ${s.name} has inconsistent HELP: ${JSON.stringify(s.help)} vs ${JSON.stringify(f.help)}`,
+      );
+    }
+    if (f.type !== s.type)
+      throw new ExpositionError(`metric family ${s.name} has inconsistent TYPE: ${s.type} vs ${f.type}`);
+    if (p.names !== fb.labelNames) {
+      throw new ExpositionError(
+        `metric family ${s.name} has inconsistent label names: {${p.names}} vs {${fb.labelNames}}`,
+      );
+    }
+    if (fb.seen === undefined) fb.seen = new Set([fb.firstKey]);
+    if (fb.seen.has(p.key)) throw new ExpositionError(`duplicate series ${s.name}${p.text}`);
+    fb.seen.add(p.key);
+    f.series.push({ labels: p.pairs, value: s.value });
+    fb.texts.push(p.text);
+    fb.indexes.push(i);
+  }
+
+  const builds = [...byName.values()];
+  builds.sort((a, b) => (a.family.name < b.family.name ? -1 : a.family.name > b.family.name ? 1 : 0));
+  for (const fb of builds) {
+    const f = fb.family;
+    if (f.series.length > 1) {
+      // sort series, their texts and input indexes together
+      const order = f.series.map((_, i) => i);
+      order.sort((i, j) => {
+        const x = f.series[i]?.labels ?? [];
+        const y = f.series[j]?.labels ?? [];
+        for (let k = 0; k < x.length; k++) {
+          const c = compareUtf8(x[k]?.[1] ?? '', y[k]?.[1] ?? '');
+          if (c !== 0) return c;
+        }
+        return 0;
+      });
+      f.series = order.map((i) => f.series[i] as PromSeries);
+      fb.texts = order.map((i) => fb.texts[i] ?? '');
+      fb.indexes = order.map((i) => fb.indexes[i] ?? 0);
+    }
+    f.labelTexts = fb.texts;
+  }
+  return builds;
+}
 
 /**
  * Group samples into families and check them like the Go registry's Gather: valid metric
@@ -187,85 +318,145 @@ const NO_LABELS: readonly (readonly [string, string])[] = [];
  * @throws ExpositionError naming the first offending series or family
  */
 export function gather(samples: Iterable<PromSample>): PromFamily[] {
-  const byName = new Map<string, FamilyBuild>();
-  for (const s of samples) {
-    let pairs: readonly (readonly [string, string])[] = NO_LABELS;
-    if (s.labels !== undefined) {
-      const keys = Object.keys(s.labels);
-      if (keys.length > 0) {
-        if (keys.length > 1) keys.sort();
-        pairs = keys.map((k) => [k, (s.labels as Record<string, string>)[k] ?? ''] as const);
-      }
-    }
-    let fb = byName.get(s.name);
-    if (fb === undefined) {
-      if (!isValidMetricName(s.name))
-        throw new ExpositionError(`invalid metric name ${JSON.stringify(s.name)}`);
-      for (const [k] of pairs) {
-        if (!isValidLabelName(k))
-          throw new ExpositionError(`metric ${s.name} has invalid label name ${JSON.stringify(k)}`);
-      }
-      fb = {
-        family: { name: s.name, help: s.help, type: s.type, series: [] },
-        labelNames: pairs.map(([k]) => k).join(','),
-        seen: new Set(),
-      };
-      byName.set(s.name, fb);
-    } else {
-      const f = fb.family;
-      if (f.help !== s.help) {
-        throw new ExpositionError(
-          `metric family ${s.name} has inconsistent HELP: ${JSON.stringify(s.help)} vs ${JSON.stringify(f.help)}`,
-        );
-      }
-      if (f.type !== s.type)
-        throw new ExpositionError(`metric family ${s.name} has inconsistent TYPE: ${s.type} vs ${f.type}`);
-      const names = pairs.map(([k]) => k).join(',');
-      if (names !== fb.labelNames) {
-        throw new ExpositionError(
-          `metric family ${s.name} has inconsistent label names: {${names}} vs {${fb.labelNames}}`,
-        );
-      }
-    }
-    let key = '';
-    for (const [, v] of pairs) {
-      if (LONE_SURROGATE.test(v))
-        throw new ExpositionError(`metric ${s.name} has a label value that is not valid UTF-8`);
-      key += `${v}\xff`;
-    }
-    if (fb.seen.has(key)) throw new ExpositionError(`duplicate series ${seriesText(s.name, pairs)}`);
-    fb.seen.add(key);
-    fb.family.series.push({ labels: pairs, value: s.value });
-  }
-
-  const families = [...byName.values()].map((fb) => fb.family);
-  families.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  for (const f of families) {
-    if (f.series.length < 2 || (f.series[0]?.labels.length ?? 0) === 0) continue;
-    f.series.sort((a, b) => {
-      for (let i = 0; i < a.labels.length; i++) {
-        const c = compareUtf8(a.labels[i]?.[1] ?? '', b.labels[i]?.[1] ?? '');
-        if (c !== 0) return c;
-      }
-      return 0;
-    });
-  }
-  return families;
+  return group(Array.isArray(samples) ? (samples as PromSample[]) : [...samples]).map((fb) => fb.family);
 }
 
 // ---- rendering --------------------------------------------------------------------------
 
+/** `# HELP`/`# TYPE` lines by family name (bounded like validNames). */
+const headerCache = new Map<string, { help: string; type: PromType; text: string }>();
+
+function header(f: PromFamily): string {
+  const c = headerCache.get(f.name);
+  if (c !== undefined && c.help === f.help && c.type === f.type) return c.text;
+  const text = `# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`;
+  if (headerCache.size >= VALID_NAMES_LIMIT) headerCache.clear();
+  headerCache.set(f.name, { help: f.help, type: f.type, text });
+  return text;
+}
+
+function labelsText(labels: readonly (readonly [string, string])[]): string {
+  if (labels.length === 0) return '';
+  return `{${labels.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(',')}}`;
+}
+
 /** The text exposition of gathered families (one `\n` after every line, no blank lines). */
 export function render(families: readonly PromFamily[]): string {
-  const out: string[] = [];
+  let out = '';
   for (const f of families) {
-    out.push(`# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`);
-    for (const s of f.series) out.push(`${seriesText(f.name, s.labels)} ${formatNumber(s.value)}\n`);
+    out += header(f);
+    const texts = f.labelTexts;
+    const series = f.series;
+    for (let i = 0; i < series.length; i++) {
+      const s = series[i] as PromSeries;
+      out += `${f.name}${texts?.[i] ?? labelsText(s.labels)} ${formatNumber(s.value)}\n`;
+    }
   }
-  return out.join('');
+  return out;
 }
 
 /** gather() then render(): the whole text for a set of samples. Throws ExpositionError. */
 export function exposition(samples: Iterable<PromSample>): string {
   return render(gather(samples));
+}
+
+// ---- repeated exposition of the same series ---------------------------------------------
+
+const EMPTY = Buffer.alloc(0);
+
+function sameLabels(
+  a: Readonly<Record<string, string>> | undefined,
+  b: Readonly<Record<string, string>> | undefined,
+): boolean {
+  if (a === b) return true;
+  if (a === undefined || b === undefined) return Object.keys(a ?? b ?? {}).length === 0;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  for (const k of ka) if (a[k] !== b[k]) return false;
+  return true;
+}
+
+/**
+ * exposition() for an endpoint that renders the same series over and over (a /metrics
+ * handler): when a call gets the same series as the previous one — same names, HELP, TYPE
+ * and labels in the same order, only values changed, the normal case between scrapes of
+ * one server — it skips grouping, validation and sorting and reuses the layout and every
+ * line whose value did not change. Any other input goes through gather() and render() and
+ * becomes the new layout. Output is byte-identical to exposition().
+ */
+export class ExpositionCache {
+  /** the previous input's series identities */
+  #shape: Omit<PromSample, 'value'>[] = [];
+  /** output position → input index */
+  #order: number[] = [];
+  /** output position → `# HELP`/`# TYPE` lines to write before it ('' inside a family) */
+  #heads: string[] = [];
+  /** output position → `name{labels} ` */
+  #prefixes: string[] = [];
+  #lastValues: (number | undefined)[] = [];
+  /** output position → its text (head + line) for the last value, UTF-8 */
+  #chunks: Buffer[] = [];
+  #total = 0;
+
+  /** The text exposition of `samples`. Throws ExpositionError like exposition(). */
+  render(samples: readonly PromSample[]): string {
+    return this.renderBuffer(samples).toString('utf8');
+  }
+
+  /**
+   * render() as UTF-8 bytes, the form an HTTP handler sends. Only the lines whose value
+   * changed are formatted and encoded again; the rest are copied.
+   */
+  renderBuffer(samples: readonly PromSample[]): Buffer {
+    if (!this.#sameShape(samples)) this.#layout(samples);
+    const order = this.#order;
+    const lastValues = this.#lastValues;
+    const chunks = this.#chunks;
+    for (let k = 0; k < order.length; k++) {
+      const v = (samples[order[k] as number] as PromSample).value;
+      if (Object.is(v, lastValues[k])) continue;
+      const old = chunks[k];
+      const chunk = Buffer.from(
+        `${this.#heads[k] as string}${this.#prefixes[k] as string}${formatNumber(v)}\n`,
+      );
+      this.#total += chunk.length - (old?.length ?? 0);
+      chunks[k] = chunk;
+      lastValues[k] = v;
+    }
+    return Buffer.concat(chunks, this.#total);
+  }
+
+  #sameShape(samples: readonly PromSample[]): boolean {
+    const shape = this.#shape;
+    if (samples.length !== shape.length) return false;
+    for (let i = 0; i < samples.length; i++) {
+      const s = samples[i] as PromSample;
+      const t = shape[i] as Omit<PromSample, 'value'>;
+      if (s.name !== t.name || s.help !== t.help || s.type !== t.type || !sameLabels(s.labels, t.labels))
+        return false;
+    }
+    return true;
+  }
+
+  #layout(samples: readonly PromSample[]): void {
+    const builds = group(samples); // throws before anything is replaced
+    const order: number[] = [];
+    const heads: string[] = [];
+    const prefixes: string[] = [];
+    for (const fb of builds) {
+      const f = fb.family;
+      for (let i = 0; i < fb.indexes.length; i++) {
+        order.push(fb.indexes[i] as number);
+        heads.push(i === 0 ? header(f) : '');
+        prefixes.push(`${f.name}${fb.texts[i] ?? ''} `);
+      }
+    }
+    this.#shape = samples.map((s) => ({ name: s.name, help: s.help, type: s.type, labels: s.labels }));
+    this.#order = order;
+    this.#heads = heads;
+    this.#prefixes = prefixes;
+    this.#lastValues = new Array<number | undefined>(order.length).fill(undefined);
+    this.#chunks = new Array<Buffer>(order.length).fill(EMPTY);
+    this.#total = 0;
+  }
 }

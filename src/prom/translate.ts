@@ -145,21 +145,50 @@ function statusSpecial(name: string, value: number): PromSample | null | undefin
 
 // ---- mysqld_exporter-compatible ---------------------------------------------------------
 
-function statusForExporter(values: readonly MetricValue[], out: PromSample[]): void {
-  for (const v of values) {
-    if (blipType(v) === undefined) continue;
-    const name = v.name.toLowerCase();
-    const special = statusSpecial(name, v.value);
-    if (special === null) continue;
-    out.push(special ?? sample(STATUS + sanitize(name), H.statusGeneric, 'untyped', v.value));
-  }
+// Each function below translates one value; null = nothing to emit (skipped or dropped).
+// The result never depends on the value except for the innodb sign rule, so translate()
+// caches it per input key: after the first scrape a value costs one Map lookup, and the
+// same labels object comes back every time (exposition.ts caches its label work by it).
+
+function statusForExporter(v: MetricValue): PromSample | null {
+  if (blipType(v) === undefined) return null;
+  const name = v.name.toLowerCase();
+  const special = statusSpecial(name, v.value);
+  if (special === null) return null;
+  return special ?? sample(STATUS + sanitize(name), H.statusGeneric, 'untyped', v.value);
 }
 
-function variablesForExporter(values: readonly MetricValue[], out: PromSample[]): void {
-  for (const v of values) {
-    if (blipType(v) === undefined) continue;
-    out.push(sample(VARIABLES + sanitize(v.name), H.variablesExporter, 'gauge', v.value));
+function variablesForExporter(v: MetricValue): PromSample | null {
+  if (blipType(v) === undefined) return null;
+  return sample(VARIABLES + sanitize(v.name), H.variablesExporter, 'gauge', v.value);
+}
+
+/** The innodb special families both translations share (§4.3); undefined = generic. */
+function innodbSpecial(
+  subsystem: string,
+  name: string,
+  value: number,
+  pageIoType: PromType,
+): PromSample | null | undefined {
+  if (subsystem === 'buffer_page_io') {
+    const m = BUFFER_PAGE_RE.exec(name);
+    if (m === null) return null;
+    return m[1] === 'read'
+      ? sample(`${INNODB}buffer_page_read_total`, H.innodbPageRead, pageIoType, value, { type: m[2] ?? '' })
+      : sample(`${INNODB}buffer_page_written_total`, H.innodbPageWritten, pageIoType, value, {
+          type: m[2] ?? '',
+        });
   }
+  if (subsystem === 'buffer') {
+    const m = BUFFER_POOL_PAGES_RE.exec(name);
+    if (m !== null) {
+      const x = m[2] ?? '';
+      if (x === 'dirty') return sample(`${INNODB}buffer_pool_dirty_pages`, H.innodbPoolDirty, 'gauge', value);
+      if (x === 'total') return null; // the sum of the states
+      return sample(`${INNODB}buffer_pool_pages`, H.innodbPoolPages, 'gauge', value, { state: x });
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -167,131 +196,138 @@ function variablesForExporter(values: readonly MetricValue[], out: PromSample[])
  * spells them; `_total` and counter only for TYPE `counter`/`status_counter` (and a value
  * ≥ 0), otherwise gauge without suffix; HELP = COMMENT.
  */
-function innodbForExporter(values: readonly MetricValue[], out: PromSample[]): void {
-  for (const v of values) {
-    const bt = blipType(v);
-    const subsystem = v.meta?.[INNODB_META.subsystem];
-    if (bt === undefined || subsystem === undefined) continue;
-    const name = v.meta?.[INNODB_META.name] ?? v.name;
-    if (subsystem === 'buffer_page_io') {
-      const m = BUFFER_PAGE_RE.exec(name);
-      if (m === null) continue;
-      const [full, help] =
-        m[1] === 'read'
-          ? [`${INNODB}buffer_page_read_total`, H.innodbPageRead]
-          : [`${INNODB}buffer_page_written_total`, H.innodbPageWritten];
-      out.push(sample(full, help, 'counter', v.value, { type: m[2] ?? '' }));
-      continue;
+function innodbForExporter(v: MetricValue): PromSample | null {
+  const bt = blipType(v);
+  const subsystem = v.meta?.[INNODB_META.subsystem];
+  if (bt === undefined || subsystem === undefined) return null;
+  const name = v.meta?.[INNODB_META.name] ?? v.name;
+  const special = innodbSpecial(subsystem, name, v.value, 'counter');
+  if (special !== undefined) return special;
+  const type = v.meta?.[INNODB_META.type];
+  const counter =
+    type !== undefined ? (type === 'counter' || type === 'status_counter') && v.value >= 0 : bt === 'counter';
+  const help = v.meta?.[INNODB_META.comment] ?? H.innodbGeneric;
+  const base = INNODB + validName(`${subsystem}_${name}`);
+  return counter ? sample(`${base}_total`, help, 'counter', v.value) : sample(base, help, 'gauge', v.value);
+}
+
+// ---- Blip -------------------------------------------------------------------------------
+
+function statusBlip(v: MetricValue): PromSample | null {
+  const bt = blipType(v);
+  if (bt === undefined) return null;
+  const special = statusSpecial(v.name, v.value);
+  if (special === null) return null;
+  return (
+    special ??
+    sample(
+      STATUS + sanitize(v.name),
+      bt === 'counter' ? H.statusGenericCounter : H.statusGenericGauge,
+      bt,
+      v.value,
+    )
+  );
+}
+
+function variablesBlip(v: MetricValue): PromSample | null {
+  const bt = blipType(v);
+  if (bt === undefined) return null;
+  return sample(
+    VARIABLES + sanitize(v.name),
+    bt === 'gauge' ? H.variablesBlipGauge : H.variablesBlipCounter,
+    bt,
+    v.value,
+  );
+}
+
+function innodbBlip(v: MetricValue): PromSample | null {
+  const bt = blipType(v);
+  const subsystem = v.meta?.[INNODB_META.subsystem];
+  if (bt === undefined || subsystem === undefined) return null;
+  const special = innodbSpecial(subsystem, v.name, v.value, bt);
+  if (special !== undefined) return special;
+  // Blip always appends _total, even for gauges, and reuses the status HELP text (sic).
+  return sample(
+    `${INNODB}${subsystem}_${v.name}_total`,
+    bt === 'counter' ? H.statusGenericCounter : H.statusGenericGauge,
+    bt,
+    v.value,
+  );
+}
+
+// ---- drivers ----------------------------------------------------------------------------
+
+/** A translation without its value (null = emit nothing). Labels are frozen and shared. */
+type Template = Omit<PromSample, 'value'> | null;
+
+/** Bound on each cache; a full cache is cleared (metric names are a small, stable set). */
+const CACHE_LIMIT = 50_000;
+
+/**
+ * The cache key within a domain and type: the name, plus for innodb the meta it reads and
+ * the value's sign.
+ */
+function cacheKey(domain: string, v: MetricValue): string {
+  if (domain !== 'innodb') return v.name;
+  const m = v.meta;
+  return `${v.name}\0${m?.[INNODB_META.subsystem] ?? '\x01'}\0${m?.[INNODB_META.name] ?? '\x01'}\0${
+    m?.[INNODB_META.type] ?? '\x01'
+  }\0${m?.[INNODB_META.comment] ?? '\x01'}\0${v.value < 0 ? '-' : '+'}`;
+}
+
+function makeTranslator(
+  one: Readonly<Record<string, (v: MetricValue) => PromSample | null>>,
+): (domain: string, values: readonly MetricValue[]) => PromSample[] {
+  /** domain → metric type → key → template */
+  const caches = new Map<string, Map<number, Map<string, Template>>>();
+  return (domain, values) => {
+    const out: PromSample[] = [];
+    const fn = one[domain];
+    if (fn === undefined) return out;
+    let byType = caches.get(domain);
+    if (byType === undefined) {
+      byType = new Map();
+      caches.set(domain, byType);
     }
-    if (subsystem === 'buffer') {
-      const m = BUFFER_POOL_PAGES_RE.exec(name);
-      if (m !== null) {
-        const x = m[2] ?? '';
-        if (x === 'dirty')
-          out.push(sample(`${INNODB}buffer_pool_dirty_pages`, H.innodbPoolDirty, 'gauge', v.value));
-        else if (x !== 'total')
-          out.push(sample(`${INNODB}buffer_pool_pages`, H.innodbPoolPages, 'gauge', v.value, { state: x }));
-        continue;
+    for (const v of values) {
+      let cache = byType.get(v.type);
+      if (cache === undefined) {
+        cache = new Map();
+        byType.set(v.type, cache);
       }
+      const key = cacheKey(domain, v);
+      let t = cache.get(key);
+      if (t === undefined) {
+        const s = fn(v);
+        t =
+          s === null
+            ? null
+            : {
+                name: s.name,
+                help: s.help,
+                type: s.type,
+                labels: s.labels === undefined ? undefined : Object.freeze({ ...s.labels }),
+              };
+        if (cache.size >= CACHE_LIMIT) cache.clear();
+        cache.set(key, t);
+      }
+      if (t !== null)
+        out.push({ name: t.name, help: t.help, type: t.type, labels: t.labels, value: v.value });
     }
-    const type = v.meta?.[INNODB_META.type];
-    const counter =
-      type !== undefined
-        ? (type === 'counter' || type === 'status_counter') && v.value >= 0
-        : bt === 'counter';
-    const help = v.meta?.[INNODB_META.comment] ?? H.innodbGeneric;
-    const base = INNODB + validName(`${subsystem}_${name}`);
-    out.push(
-      counter ? sample(`${base}_total`, help, 'counter', v.value) : sample(base, help, 'gauge', v.value),
-    );
-  }
+    return out;
+  };
 }
 
 /**
  * Translate one domain's values the way mysqld_exporter 0.14 names them (see the module
  * comment). Domains without a translation, delta counters, bools and events give nothing.
  */
-export function translateForExporter(domain: string, values: readonly MetricValue[]): PromSample[] {
-  const out: PromSample[] = [];
-  if (domain === 'status.global') statusForExporter(values, out);
-  else if (domain === 'var.global') variablesForExporter(values, out);
-  else if (domain === 'innodb') innodbForExporter(values, out);
-  return out;
-}
-
-// ---- Blip -------------------------------------------------------------------------------
-
-function statusBlip(values: readonly MetricValue[], out: PromSample[]): void {
-  for (const v of values) {
-    const bt = blipType(v);
-    if (bt === undefined) continue;
-    const special = statusSpecial(v.name, v.value);
-    if (special === null) continue;
-    out.push(
-      special ??
-        sample(
-          STATUS + sanitize(v.name),
-          bt === 'counter' ? H.statusGenericCounter : H.statusGenericGauge,
-          bt,
-          v.value,
-        ),
-    );
-  }
-}
-
-function variablesBlip(values: readonly MetricValue[], out: PromSample[]): void {
-  for (const v of values) {
-    const bt = blipType(v);
-    if (bt === undefined) continue;
-    out.push(
-      sample(
-        VARIABLES + sanitize(v.name),
-        bt === 'gauge' ? H.variablesBlipGauge : H.variablesBlipCounter,
-        bt,
-        v.value,
-      ),
-    );
-  }
-}
-
-function innodbBlip(values: readonly MetricValue[], out: PromSample[]): void {
-  for (const v of values) {
-    const bt = blipType(v);
-    const subsystem = v.meta?.[INNODB_META.subsystem];
-    if (bt === undefined || subsystem === undefined) continue;
-    const name = v.name;
-    if (subsystem === 'buffer_page_io') {
-      const m = BUFFER_PAGE_RE.exec(name);
-      if (m === null) continue;
-      const [full, help] =
-        m[1] === 'read'
-          ? [`${INNODB}buffer_page_read_total`, H.innodbPageRead]
-          : [`${INNODB}buffer_page_written_total`, H.innodbPageWritten];
-      out.push(sample(full, help, bt, v.value, { type: m[2] ?? '' }));
-      continue;
-    }
-    if (subsystem === 'buffer') {
-      const m = BUFFER_POOL_PAGES_RE.exec(name);
-      if (m !== null) {
-        const x = m[2] ?? '';
-        if (x === 'dirty')
-          out.push(sample(`${INNODB}buffer_pool_dirty_pages`, H.innodbPoolDirty, 'gauge', v.value));
-        else if (x !== 'total')
-          out.push(sample(`${INNODB}buffer_pool_pages`, H.innodbPoolPages, 'gauge', v.value, { state: x }));
-        continue;
-      }
-    }
-    // Blip always appends _total, even for gauges, and reuses the status HELP text (sic).
-    out.push(
-      sample(
-        `${INNODB}${subsystem}_${name}_total`,
-        bt === 'counter' ? H.statusGenericCounter : H.statusGenericGauge,
-        bt,
-        v.value,
-      ),
-    );
-  }
-}
+export const translateForExporter: (domain: string, values: readonly MetricValue[]) => PromSample[] =
+  makeTranslator({
+    'status.global': statusForExporter,
+    'var.global': variablesForExporter,
+    innodb: innodbForExporter,
+  });
 
 /**
  * Translate one domain's values exactly as Blip does (exporter.md §4): generic status
@@ -299,13 +335,13 @@ function innodbBlip(values: readonly MetricValue[], out: PromSample[]): void {
  * lowercase with `_total` always. Other domains, delta counters, bools and events give
  * nothing.
  */
-export function translateBlip(domain: string, values: readonly MetricValue[]): PromSample[] {
-  const out: PromSample[] = [];
-  if (domain === 'status.global') statusBlip(values, out);
-  else if (domain === 'var.global') variablesBlip(values, out);
-  else if (domain === 'innodb') innodbBlip(values, out);
-  return out;
-}
+export const translateBlip: (domain: string, values: readonly MetricValue[]) => PromSample[] = makeTranslator(
+  {
+    'status.global': statusBlip,
+    'var.global': variablesBlip,
+    innodb: innodbBlip,
+  },
+);
 
 // ---- chronosphere -----------------------------------------------------------------------
 

@@ -1,0 +1,277 @@
+/**
+ * Exporter scrape cost: sonde's mysqld_exporter emulation next to the real Debian
+ * prometheus-mysqld-exporter, on one throwaway MariaDB, in the same run.
+ *
+ *   node dist/bench/exporter.js [--scrapes 300] [--concurrency 4] [--warmup 10]
+ *
+ * Both exporters collect the same thing: SHOW GLOBAL STATUS, SHOW GLOBAL VARIABLES and
+ * the enabled INNODB_METRICS rows (sonde's default-exporter plan; mysqld_exporter with
+ * global_status, global_variables and info_schema.innodb_metrics only). Each runs in its
+ * own process, so both are measured the same way: CPU = utime+stime from /proc/<pid>/stat
+ * over the measured scrapes, divided by their number.
+ *
+ * Phases:
+ * 1. latency: `--scrapes` rounds of: one sonde scrape, one mysqld_exporter scrape, and the
+ *    baseline — the same three queries one after the other on one open mysql2
+ *    connection — so all three meet the same server and machine load; median, p95, and
+ *    CPU per scrape;
+ * 2. throughput: `--concurrency` clients scraping as fast as they can, `--scrapes` in all.
+ *
+ * Targets (issue 5): CPU per scrape ≤ 0.5 × mysqld_exporter's; median scrape latency ≤
+ * 1.5 × the baseline.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createConnection } from 'mysql2/promise';
+import { builtinCollectors } from '../src/collectors/builtin.js';
+import { ConnectionSpec } from '../src/core/db.js';
+import { NO_EVENTS } from '../src/core/events.js';
+import { createDb } from '../src/db/pool.js';
+import { createExporterSource } from '../src/exporter/source.js';
+import { startExporter } from '../src/exporter/server.js';
+import { defaultPlan } from '../src/plan/defaults.js';
+import { httpGet, startMysqldExporter, type Peer } from '../test/e2e/exporter-peers.js';
+import { startMariaDB } from '../test/helpers/mariadb.js';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? def) : def;
+}
+
+// ---- child: sonde's exporter in its own process -----------------------------------------
+
+/** `--child <socket>`: serve sonde's exporter for root over the socket; print the address. */
+async function child(socket: string): Promise<void> {
+  const db = createDb(
+    new ConnectionSpec({
+      username: 'root',
+      password: '',
+      socket,
+      connectTimeoutMs: 5000,
+      redactedDsn: `root:...@unix(${socket})/`,
+    }),
+  );
+  const plan = defaultPlan('default-exporter');
+  if (plan === undefined) throw new Error('no default-exporter plan');
+  const source = createExporterSource({ monitorId: 'bench', db, plan, collectors: builtinCollectors() });
+  const handle = await startExporter({
+    monitorId: 'bench',
+    listen: '127.0.0.1:0',
+    path: '/metrics',
+    source,
+    status: { set: () => undefined, delete: () => undefined },
+    events: NO_EVENTS,
+  });
+  process.stdout.write(`${handle.address}\n`);
+  process.once('SIGTERM', () => {
+    void handle
+      .close()
+      .then(() => source.close())
+      .then(() => db.close())
+      .finally(() => process.exit(0)); // exiting is the point; errors do not matter here
+  });
+}
+
+// ---- measurement helpers ----------------------------------------------------------------
+
+const CLK_TCK = Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+
+/** utime+stime of a process, in ms. */
+function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  // fields after the `(comm)`: state is field 3; utime and stime are fields 14 and 15
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLK_TCK;
+}
+
+function quantile(xs: readonly number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  if (s.length === 0) return NaN;
+  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? NaN;
+}
+const median = (xs: readonly number[]) => quantile(xs, 0.5);
+
+interface Target {
+  name: string;
+  pid: number;
+  url: string;
+}
+
+async function scrapeOnce(url: string): Promise<number> {
+  const t0 = performance.now();
+  const r = await httpGet(url);
+  const ms = performance.now() - t0;
+  if (r.status !== 200 || !r.body.includes('mysql_up 1'))
+    throw new Error(`${url}: ${r.status} ${r.body.slice(0, 200)}`);
+  return ms;
+}
+
+async function throughput(
+  t: Target,
+  total: number,
+  concurrency: number,
+): Promise<{ perSec: number; cpuPerScrape: number }> {
+  let left = total;
+  const c0 = cpuMs(t.pid);
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (left > 0) {
+        left--;
+        await scrapeOnce(t.url);
+      }
+    }),
+  );
+  const secs = (performance.now() - t0) / 1000;
+  return { perSec: total / secs, cpuPerScrape: (cpuMs(t.pid) - c0) / total };
+}
+
+function startChild(socket: string): Promise<{ proc: ChildProcess; address: string }> {
+  const proc = spawn(process.execPath, [process.argv[1] ?? '', '--child', socket], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  process.on('exit', () => proc.kill('SIGKILL'));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout?.on('data', (d: Buffer) => {
+      out += d.toString();
+      const line = out.split('\n')[0];
+      if (out.includes('\n') && line !== undefined) resolve({ proc, address: line.trim() });
+    });
+    proc.once('exit', (code) => reject(new Error(`sonde exporter child exited (${String(code)})`)));
+  });
+}
+
+// ---- main -------------------------------------------------------------------------------
+
+async function main(): Promise<void> {
+  const SCRAPES = Math.max(10, Number(arg('scrapes', '300')) || 300);
+  const CONCURRENCY = Math.max(1, Number(arg('concurrency', '4')) || 4);
+  const WARMUP = Math.max(1, Number(arg('warmup', '10')) || 10);
+
+  const server = await startMariaDB();
+  let real: Peer | undefined;
+  let sondeProc: ChildProcess | undefined;
+  try {
+    real = await startMysqldExporter(server.socket);
+    const c = await startChild(server.socket);
+    sondeProc = c.proc;
+    const targets: Target[] = [
+      { name: 'sonde', pid: c.proc.pid ?? -1, url: `http://${c.address}/metrics` },
+      { name: 'mysqld_exporter', pid: real.pid, url: `http://${real.address}/metrics` },
+    ];
+    const version = (await server.query('SELECT @@version AS v'))[0]?.v;
+    const rows = (await httpGet(targets[0]?.url ?? '')).body
+      .split('\n')
+      .filter((l) => l !== '' && !l.startsWith('#')).length;
+    console.log(`MariaDB ${String(version)}; ${SCRAPES} scrapes per exporter; sonde serves ${rows} samples`);
+
+    // The same queries on one open connection, as a plain client runs them.
+    const conn = await createConnection({ socketPath: server.socket, user: 'root' });
+    const queries = [
+      'SHOW GLOBAL STATUS',
+      'SHOW GLOBAL VARIABLES',
+      'SELECT subsystem, name, count FROM information_schema.innodb_metrics WHERE enabled=1',
+    ];
+    const baseline = async (): Promise<number> => {
+      const t0 = performance.now();
+      for (const q of queries) await conn.query(q);
+      return performance.now() - t0;
+    };
+
+    for (let i = 0; i < WARMUP; i++) {
+      for (const t of targets) await scrapeOnce(t.url);
+      await baseline();
+    }
+
+    // 1. latency: sonde, mysqld_exporter and the plain queries in turn, so all three meet
+    //    the same server and machine load
+    const lat = new Map<string, number[]>(targets.map((t) => [t.name, []]));
+    const base: number[] = [];
+    const cpu0 = new Map(targets.map((t) => [t.name, cpuMs(t.pid)]));
+    for (let i = 0; i < SCRAPES; i++) {
+      for (const t of targets) lat.get(t.name)?.push(await scrapeOnce(t.url));
+      base.push(await baseline());
+    }
+    const cpuPer = new Map(targets.map((t) => [t.name, (cpuMs(t.pid) - (cpu0.get(t.name) ?? 0)) / SCRAPES]));
+    // the baseline once more on its own, nothing else running
+    const alone: number[] = [];
+    for (let i = 0; i < SCRAPES; i++) alone.push(await baseline());
+    await conn.end();
+
+    // 2. throughput
+    const tp = new Map<string, { perSec: number; cpuPerScrape: number }>();
+    for (const t of targets) tp.set(t.name, await throughput(t, SCRAPES, CONCURRENCY));
+
+    const f = (n: number, d = 2) => n.toFixed(d);
+    console.log('');
+    console.log(
+      [
+        'exporter',
+        'median ms',
+        'p95 ms',
+        'CPU ms/scrape',
+        `scrapes/s (x${CONCURRENCY})`,
+        'CPU ms/scrape (conc.)',
+      ]
+        .map((s, i) => (i === 0 ? s.padEnd(18) : s.padStart(22)))
+        .join(''),
+    );
+    for (const t of targets) {
+      const l = lat.get(t.name) ?? [];
+      const p = tp.get(t.name);
+      console.log(
+        [
+          t.name,
+          f(median(l)),
+          f(quantile(l, 0.95)),
+          f(cpuPer.get(t.name) ?? NaN),
+          f(p?.perSec ?? NaN, 1),
+          f(p?.cpuPerScrape ?? NaN),
+        ]
+          .map((s, i) => (i === 0 ? s.padEnd(18) : s.padStart(22)))
+          .join(''),
+      );
+    }
+    console.log(
+      `${'one connection'.padEnd(18)}${f(median(base)).padStart(22)}${f(quantile(base, 0.95)).padStart(22)}` +
+        '   (the same 3 queries, sequential, mysql2, in the same rounds)',
+    );
+    console.log(
+      `${'  same, alone'.padEnd(18)}${f(median(alone)).padStart(22)}${f(quantile(alone, 0.95)).padStart(22)}` +
+        '   (run again afterwards with no exporter scraping)',
+    );
+
+    const cpuRatio = (cpuPer.get('sonde') ?? NaN) / (cpuPer.get('mysqld_exporter') ?? NaN);
+    const latRatio = median(lat.get('sonde') ?? []) / median(base);
+    const realLatRatio = median(lat.get('mysqld_exporter') ?? []) / median(base);
+    const aloneRatio = median(lat.get('sonde') ?? []) / median(alone);
+    console.log('');
+    console.log(
+      `CPU per scrape, sonde / mysqld_exporter: ${f(cpuRatio)} (target ≤ 0.50) ${cpuRatio <= 0.5 ? 'PASS' : 'FAIL'}`,
+    );
+    console.log(
+      `median latency, sonde / one connection:  ${f(latRatio)} (target ≤ 1.50) ${latRatio <= 1.5 ? 'PASS' : 'FAIL'}` +
+        `   (mysqld_exporter: ${f(realLatRatio)}; sonde vs the baseline alone: ${f(aloneRatio)})`,
+    );
+    console.log(
+      `throughput, sonde / mysqld_exporter:      ${f((tp.get('sonde')?.perSec ?? NaN) / (tp.get('mysqld_exporter')?.perSec ?? NaN))}` +
+        ' (sonde serializes scrapes of one monitor; mysqld_exporter runs them in parallel)',
+    );
+  } finally {
+    if (sondeProc !== undefined && sondeProc.exitCode === null) {
+      const exited = new Promise((r) => sondeProc?.once('exit', r));
+      sondeProc.kill('SIGTERM');
+      await exited;
+    }
+    await real?.stop();
+    await server.stop();
+  }
+}
+
+const childAt = process.argv.indexOf('--child');
+if (childAt >= 0) {
+  await child(process.argv[childAt + 1] ?? '');
+} else {
+  await main();
+}
