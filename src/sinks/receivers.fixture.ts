@@ -30,6 +30,8 @@ export interface HttpReceiver {
   readonly port: number;
   readonly url: string;
   readonly requests: Received[];
+  /** Simulated outage: connections are reset before any request is read. */
+  down: boolean;
   /** How to answer the next requests (default 202 `{}`). */
   reply: (req: Received) => Reply | Promise<Reply>;
   /** Resolve once `n` requests have arrived (reject after `timeoutMs`, default 10 s). */
@@ -56,12 +58,18 @@ export async function startHttpReceiver(port = 0): Promise<HttpReceiver> {
       });
     });
   });
+  // While `down`, every connection is cut at once: an outage that keeps the port bound, so
+  // no other test process can take it before the receiver comes back.
+  server.on('connection', (socket) => {
+    if (receiver.down) socket.destroy();
+  });
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
   const addr = server.address() as AddressInfo;
   const receiver: HttpReceiver = {
     port: addr.port,
     url: `http://127.0.0.1:${addr.port}`,
     requests,
+    down: false,
     reply: () => ({ status: 202, body: '{}' }),
     async waitFor(n, timeoutMs = 10000) {
       const until = Date.now() + timeoutMs;
