@@ -331,7 +331,7 @@ describe('exporter endpoint', () => {
   });
 
   it('serves a landing page at / and 404 elsewhere; HEAD has no body', async () => {
-    const { h } = await start(new FakeSource(UP), { path: '/custom' });
+    const { h } = await start(new FakeSource(UP), { path: 'custom' }); // a missing slash is added
     const landing = await get(h.address, '/');
     assert.equal(landing.status, 200);
     assert.equal(landing.headers['content-type'], 'text/html; charset=utf-8');

@@ -18,8 +18,7 @@
  * Collector labels use mysqld_exporter's names (`collect.global_status`, …).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { gzip } from 'node:zlib';
-import { promisify } from 'node:util';
+import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
@@ -27,7 +26,10 @@ import type { StatusWriter } from '../core/status.js';
 import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
 import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
 
-const gzipAsync = promisify(gzip);
+/** `web.listen-address` when empty (exporter.md §1; upstream's `:9104` listens everywhere). */
+export const DEFAULT_LISTEN = '127.0.0.1:9104';
+/** `web.telemetry-path` when empty. */
+export const DEFAULT_PATH = '/metrics';
 
 /** Scrape deadline without `X-Prometheus-Scrape-Timeout-Seconds` (Blip's fixed 10 s). */
 export const DEFAULT_SCRAPE_TIMEOUT_MS = 10_000;
@@ -96,9 +98,9 @@ function escapeHtml(s: string): string {
 
 export interface StartExporterArgs {
   monitorId: string;
-  /** `host:port`; `:port` listens on every interface. */
+  /** `host:port`; `:port` listens on every interface; '' = 127.0.0.1:9104. */
   listen: string;
-  /** Telemetry path, e.g. `/metrics`. */
+  /** Telemetry path, e.g. `/metrics`; '' = `/metrics`. */
   path: string;
   source: ExporterSource;
   status: StatusWriter;
@@ -181,8 +183,9 @@ class SelfMetrics {
  */
 export async function startExporter(args: StartExporterArgs): Promise<ExporterHandle> {
   const { monitorId, source, status, events } = args;
-  const path = args.path === '' ? '/metrics' : args.path;
-  const { host, port } = parseListenAddress(args.listen);
+  const path = args.path === '' ? DEFAULT_PATH : args.path.startsWith('/') ? args.path : `/${args.path}`;
+  const listen = args.listen === '' ? DEFAULT_LISTEN : args.listen;
+  const { host, port } = parseListenAddress(listen);
   const self = new SelfMetrics();
   // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
   const expo = new ExpositionCache();
@@ -262,7 +265,10 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
     }
     const headers: Record<string, string> = {};
     if (/\bgzip\b/i.test(req.headers['accept-encoding'] ?? '')) {
-      body = await gzipAsync(body);
+      // Fastest level: a scrape body is ~200 KB and compressing it is most of a scrape's CPU
+      // at the default level (level 1 costs a third and is ~15% larger). Synchronous: ~1 ms,
+      // less than a thread-pool round trip adds.
+      body = gzipSync(body, { level: zlibConstants.Z_BEST_SPEED });
       headers['Content-Encoding'] = 'gzip';
     }
     headers.Vary = 'Accept-Encoding';
@@ -296,7 +302,7 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
 
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error) =>
-      reject(new Error(`cannot listen on ${args.listen}: ${err.message}`, { cause: err }));
+      reject(new Error(`cannot listen on ${listen}: ${err.message}`, { cause: err }));
     server.once('error', onError);
     server.listen({ port, ...(host !== undefined ? { host } : {}) }, () => {
       server.off('error', onError);
@@ -308,7 +314,7 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
   const address =
     addr !== null && typeof addr === 'object'
       ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
-      : args.listen;
+      : listen;
   status.set('exporter', `listening on ${address}`);
 
   let closed: Promise<void> | undefined;
