@@ -309,11 +309,21 @@ class Source implements ClosableExporterSource {
     const wanted = this.domains().filter((d) => only === undefined || only.includes(d));
     const queue = [...wanted];
     const outcomes: (ScrapeDomain & { values: MetricValue[]; error: string })[] = [];
+    // Every domain has the same deadline, scrape start + CMR: one timer for all of them.
+    const dl = deadline(
+      signal,
+      Math.max(1, this.#cmrMs - (performance.now() - t0)),
+      `timeout after ${formatDuration(this.#cmrMs)}`,
+    );
     const worker = async (): Promise<void> => {
       for (let d = queue.shift(); d !== undefined; d = queue.shift())
-        outcomes.push(await this.#collectDomain(d, signal, t0));
+        outcomes.push(await this.#collectDomain(d, dl.signal));
     };
-    await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+    try {
+      await Promise.all(Array.from({ length: Math.min(CONCURRENCY, queue.length) }, worker));
+    } finally {
+      dl.done();
+    }
 
     const metrics: Metrics = {
       begin,
@@ -346,11 +356,8 @@ class Source implements ClosableExporterSource {
   async #collectDomain(
     domain: string,
     signal: AbortSignal,
-    t0: number,
   ): Promise<ScrapeDomain & { values: MetricValue[]; error: string }> {
     const start = performance.now();
-    const remaining = Math.max(1, this.#cmrMs - (start - t0));
-    const dl = deadline(signal, remaining, `timeout after ${formatDuration(this.#cmrMs)}`);
     const result = (values: MetricValue[], error: string) => ({
       domain,
       ok: error === '',
@@ -361,16 +368,16 @@ class Source implements ClosableExporterSource {
     try {
       let collector = this.#ready.get(domain);
       if (collector === undefined) {
-        collector = await this.#prepare(domain, dl.signal);
+        collector = await this.#prepare(domain, signal);
       }
       let values: MetricValue[] = [];
       let error = '';
       try {
-        const r = await collector.collect(this.#level.name, dl.signal);
+        const r = await collector.collect(this.#level.name, signal);
         values = r.values;
         if (r.error !== undefined) error = r.error.message;
       } catch (err) {
-        error = dl.signal.aborted ? errorMessage(dl.signal.reason) : errorMessage(err);
+        error = signal.aborted ? errorMessage(signal.reason) : errorMessage(err);
       }
       if (error !== '') {
         // Prepare again next time (exporter.md §3 Recommended: re-prepare after a failure).
@@ -378,14 +385,12 @@ class Source implements ClosableExporterSource {
         void Promise.resolve(collector.close?.()).catch(() => undefined); // best effort
       }
       if (domain === 'innodb' && values.length > 0) {
-        this.#innodbCatalog ??= await loadInnodbCatalog(this.#opts.db, dl.signal).catch(() => undefined);
+        this.#innodbCatalog ??= await loadInnodbCatalog(this.#opts.db, signal).catch(() => undefined);
         if (this.#innodbCatalog !== undefined) addInnodbMeta(values, this.#innodbCatalog);
       }
       return result(values, error);
     } catch (err) {
-      return result([], dl.signal.aborted ? errorMessage(dl.signal.reason) : errorMessage(err));
-    } finally {
-      dl.done();
+      return result([], signal.aborted ? errorMessage(signal.reason) : errorMessage(err));
     }
   }
 
