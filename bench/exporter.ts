@@ -30,7 +30,7 @@ import { createDb } from '../src/db/pool.js';
 import { createExporterSource } from '../src/exporter/source.js';
 import { startExporter } from '../src/exporter/server.js';
 import { defaultPlan } from '../src/plan/defaults.js';
-import { httpGet, startMysqldExporter, type Peer } from '../test/e2e/exporter-peers.js';
+import { httpGet, rootSocketDsn, startMysqldExporter, type Peer } from '../test/e2e/exporter-peers.js';
 import { startMariaDB } from '../test/helpers/mariadb.js';
 
 function arg(name: string, def: string): string {
@@ -156,7 +156,7 @@ async function main(): Promise<void> {
   let real: Peer | undefined;
   let sondeProc: ChildProcess | undefined;
   try {
-    real = await startMysqldExporter(server.socket);
+    real = await startMysqldExporter(rootSocketDsn(server.socket));
     const c = await startChild(server.socket);
     sondeProc = c.proc;
     const targets: Target[] = [

@@ -18,11 +18,12 @@ import { createDb, type PooledDb } from '../../src/db/pool.js';
 import { createExporterSource, type ClosableExporterSource } from '../../src/exporter/source.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { defaultPlan } from '../../src/plan/defaults.js';
-import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { connectAs, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import {
   httpGet,
   parseExposition,
   promtoolCheck,
+  rootSocketDsn,
   startMysqldExporter,
   startPrometheus,
   waitFor,
@@ -82,7 +83,7 @@ describe('exporter emulation against the real mysqld_exporter', { timeout: 180_0
       status: { set: (k, v) => status.set(k, v), delete: (k) => status.delete(k) },
       events: NO_EVENTS,
     });
-    real = await startMysqldExporter(server.socket);
+    real = await startMysqldExporter(rootSocketDsn(server.socket));
   });
 
   after(async () => {
@@ -221,6 +222,62 @@ describe('exporter emulation against the real mysqld_exporter', { timeout: 180_0
     // nothing was dropped by Prometheus for a bad sample or a type clash
     const samples = await p.query('scrape_samples_scraped{job="sonde"}');
     assert.ok(Number(samples[0]?.value[1]) > 1000);
+  });
+
+  it('reports a collector error with the self-metrics mysqld_exporter uses (user without PROCESS)', async () => {
+    await server.createUser('noproc', 'noproc-pw-1', ['SELECT ON *.*']);
+    const npDb = connectAs(server, 'noproc', 'noproc-pw-1');
+    const plan = defaultPlan('default-exporter');
+    assert.ok(plan !== undefined);
+    const npSource = createExporterSource({
+      monitorId: 'np',
+      db: npDb,
+      plan,
+      collectors: builtinCollectors(),
+    });
+    const npSonde = await startExporter({
+      monitorId: 'np',
+      listen: '127.0.0.1:0',
+      path: '/metrics',
+      source: npSource,
+      status: { set: () => undefined, delete: () => undefined },
+      events: NO_EVENTS,
+    });
+    const npReal = await startMysqldExporter(`noproc:noproc-pw-1@tcp(127.0.0.1:${server.port})/`);
+    try {
+      for (let i = 0; i < 2; i++) {
+        const [r, s] = await Promise.all([scrape(npReal.address), scrape(npSonde.address)]);
+        assert.deepEqual(minus(r, s), ONLY_REAL);
+        assert.deepEqual(minus(s, r), ONLY_SONDE);
+        for (const name of [
+          'mysql_exporter_scrape_errors_total',
+          'mysql_exporter_last_scrape_error',
+          'mysql_up',
+        ]) {
+          assert.equal(s.get(name)?.help, r.get(name)?.help, name);
+          assert.equal(s.get(name)?.type, r.get(name)?.type, name);
+          assert.deepEqual([...(s.get(name)?.series ?? [])], [...(r.get(name)?.series ?? [])], name);
+        }
+        assert.equal(
+          s
+            .get('mysql_exporter_scrape_errors_total')
+            ?.series.get('{collector="collect.info_schema.innodb_metrics"}'),
+          String(i + 1),
+        );
+        assert.equal(
+          s
+            .get('mysql_exporter_collector_success')
+            ?.series.get('{collector="collect.info_schema.innodb_metrics"}'),
+          '0',
+        );
+        assert.ok(![...s.keys()].some((n) => n.startsWith('mysql_info_schema_innodb_metrics_')));
+      }
+    } finally {
+      await npReal.stop();
+      await npSonde.close();
+      await npSource.close();
+      await npDb.close();
+    }
   });
 
   it('answers 200 with mysql_up 0 while MariaDB is down, like mysqld_exporter, and recovers', async () => {

@@ -149,11 +149,17 @@ export const EXPORTER_PLAN_COLLECTORS = [
   '--no-collect.info_schema.query_response_time',
 ];
 
+/** mysqld_exporter's DSN for root over a unix socket. */
+export function rootSocketDsn(socket: string): string {
+  return `root@unix(${socket})/`;
+}
+
 /**
- * Start the real mysqld_exporter for root over a unix socket, with the collectors of
- * sonde's default-exporter plan; resolves once /metrics answers.
+ * Start the real mysqld_exporter for a Go MySQL DSN (`user:pass@tcp(host:port)/`,
+ * `root@unix(/path)/`), by default with the collectors of sonde's default-exporter plan;
+ * resolves once it answers.
  */
-export async function startMysqldExporter(socket: string, flags = EXPORTER_PLAN_COLLECTORS): Promise<Peer> {
+export async function startMysqldExporter(dsn: string, flags = EXPORTER_PLAN_COLLECTORS): Promise<Peer> {
   requireBinary(MYSQLD_EXPORTER, 'prometheus-mysqld-exporter');
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
@@ -161,7 +167,7 @@ export async function startMysqldExporter(socket: string, flags = EXPORTER_PLAN_
     const proc = spawnPeer(
       MYSQLD_EXPORTER,
       [`--web.listen-address=${address}`, '--config.my-cnf=/nonexistent/.my.cnf', ...flags],
-      { DATA_SOURCE_NAME: `root@unix(${socket})/` },
+      { DATA_SOURCE_NAME: dsn },
     );
     const log = capture(proc);
     try {
