@@ -142,10 +142,17 @@ function initDatadir(base: string, datadir: string): void {
     '--auth-root-authentication-method=normal',
     '--skip-test-db',
     `--datadir=${datadir}`,
+    // Its own tmpdir: bootstraps running side by side must not share /tmp temp tables.
+    `--tmpdir=${base}`,
     ...(isRoot() ? ['--user=root'] : []),
     ...smallServerArgs(),
   ];
-  const res = spawnSync(installDbBinary(), args, { encoding: 'utf8', timeout: 60_000 });
+  let res = spawnSync(installDbBinary(), args, { encoding: 'utf8', timeout: 60_000 });
+  if (res.status !== 0) {
+    // One retry on a clean datadir: a loaded machine can trip the bootstrap once.
+    rmSync(datadir, { recursive: true, force: true });
+    res = spawnSync(installDbBinary(), args, { encoding: 'utf8', timeout: 60_000 });
+  }
   if (res.status !== 0) {
     const out = `${res.stdout ?? ''}\n${res.stderr ?? ''}`.trim().split('\n').slice(-30).join('\n');
     writeFileSync(join(base, 'install.log'), out);
