@@ -11,18 +11,16 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
 import dgram from 'node:dgram';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { makeTlsFiles, type TlsFiles } from '../helpers/tls.js';
 import { startAgent, type Agent } from '../helpers/agent.js';
 
 const PASSWORD = 'Pw-e2e-dd-SECRET';
@@ -61,47 +59,6 @@ interface Req {
   body: Buffer;
 }
 
-/** A CA and one server certificate for the two intake names. */
-function makeCerts(): { dir: string; ca: string; cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), 'sonde-dd-tls-'));
-  const ssl = (...args: string[]): void => void execFileSync('openssl', args, { cwd: dir, stdio: 'pipe' });
-  ssl(
-    'req',
-    '-x509',
-    '-newkey',
-    'rsa:2048',
-    '-nodes',
-    '-days',
-    '2',
-    '-subj',
-    '/CN=sonde e2e CA',
-    '-keyout',
-    'ca-key.pem',
-    '-out',
-    'ca.pem',
-  );
-  ssl('req', '-newkey', 'rsa:2048', '-nodes', '-subj', '/CN=intake', '-keyout', 'key.pem', '-out', 'srv.csr');
-  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=DNS:api.datadoghq.com,DNS:ingest.signalfx.com\n');
-  ssl(
-    'x509',
-    '-req',
-    '-in',
-    'srv.csr',
-    '-CA',
-    'ca.pem',
-    '-CAkey',
-    'ca-key.pem',
-    '-CAcreateserial',
-    '-days',
-    '2',
-    '-extfile',
-    'ext.cnf',
-    '-out',
-    'cert.pem',
-  );
-  return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'cert.pem'), key: join(dir, 'key.pem') };
-}
-
 type StatusMap = Record<string, Record<string, string>>;
 
 const PLAN = `fast:
@@ -116,7 +73,7 @@ const PLAN = `fast:
 describe('datadog and signalfx sinks in the running agent', () => {
   let db: MariaDB;
   let agent: Agent;
-  let certs: ReturnType<typeof makeCerts>;
+  let certs: TlsFiles;
   let intake: https.Server;
   let proxy: http.Server;
   let udp: dgram.Socket;
@@ -126,7 +83,7 @@ describe('datadog and signalfx sinks in the running agent', () => {
   const datagrams: string[] = [];
 
   before(async () => {
-    certs = makeCerts();
+    certs = makeTlsFiles(['DNS:api.datadoghq.com', 'DNS:ingest.signalfx.com']);
     intake = https.createServer(
       { cert: readFileSync(certs.cert), key: readFileSync(certs.key) },
       (req, res) => {

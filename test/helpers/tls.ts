@@ -18,7 +18,8 @@ function openssl(args: string[], cwd: string): void {
   execFileSync('openssl', args, { cwd, stdio: 'pipe' });
 }
 
-export function makeTlsFiles(): TlsFiles {
+/** `names`: the server certificate's subjectAltName entries. */
+export function makeTlsFiles(names: string[] = ['IP:127.0.0.1', 'DNS:localhost']): TlsFiles {
   const dir = mkdtempSync(join(tmpdir(), 'sonde-tls-'));
   openssl(
     [
@@ -53,7 +54,7 @@ export function makeTlsFiles(): TlsFiles {
     ],
     dir,
   );
-  writeFileSync(join(dir, 'ext.cnf'), 'subjectAltName=IP:127.0.0.1,DNS:localhost\n');
+  writeFileSync(join(dir, 'ext.cnf'), `subjectAltName=${names.join(',')}\n`);
   openssl(
     [
       'x509',
