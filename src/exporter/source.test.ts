@@ -211,6 +211,24 @@ describe('createExporterSource', () => {
     assert.equal((await source.scrape(new AbortController().signal)).up, true);
   });
 
+  it('pings alongside the collection while MySQL is up, and first again once it went down', async () => {
+    const { source, db, factory } = setup();
+    assert.equal((await source.scrape(new AbortController().signal)).up, true);
+    assert.deepEqual(factory.made, ['status.global', 'innodb']);
+    db.up = false;
+    const down = await source.scrape(new AbortController().signal);
+    assert.deepEqual(down, { up: false, metrics: undefined, domains: [], error: 'connect ECONNREFUSED' });
+    // the status collector failed with the server and is prepared again later
+    db.queries = [];
+    await source.scrape(new AbortController().signal);
+    assert.deepEqual(db.queries, [], 'no collector runs while the ping fails');
+    db.up = true;
+    const back = await source.scrape(new AbortController().signal);
+    assert.equal(back.up, true);
+    assert.equal(back.error, '');
+    assert.deepEqual(factory.made, ['status.global', 'innodb', 'status.global']);
+  });
+
   it('stops a domain at the scrape deadline and serializes scrapes', async () => {
     const { source, factory } = setup();
     factory.slow.add('innodb');
