@@ -239,15 +239,15 @@ void describe('heartbeat reader: loop (heartbeat.md §4.2)', () => {
     assert.deepEqual(events.infos, ['repl-soruce-change|db2|db1 to db3']);
   });
 
-  void it('a late lag keeps growing between readings', async () => {
-    let clock = 1000;
+  /** One reading of `row` with a settable clock; returns the reader and the clock. */
+  async function readOnce(row: Row) {
+    const clock = { now: 1000 };
     let read!: () => void;
     const readDone = new Promise<void>((r) => (read = r));
-    const db = new FakeDb('10.11.6-MariaDB', () => [hb('10:00:04.700', '10:00:02.000')]);
     const reader = new HeartbeatReader({
       monitorId: 'db2',
-      db,
-      clock: () => clock,
+      db: new FakeDb('10.11.6-MariaDB', () => [row]),
+      clock: () => clock.now,
       sleep: async () => {
         read();
         return false;
@@ -255,29 +255,20 @@ void describe('heartbeat reader: loop (heartbeat.md §4.2)', () => {
     });
     reader.start();
     await readDone;
+    return { reader, clock };
+  }
+
+  void it('a late lag keeps growing between readings', async () => {
+    const { reader, clock } = await readOnce(hb('10:00:04.700', '10:00:02.000'));
     assert.equal(reader.current().lag, 700);
-    clock += 400; // the next read is up to 500 ms away; replication is still stalled
+    clock.now += 400; // the next read is up to 500 ms away; replication is still stalled
     assert.equal(reader.current().lag, 1100);
     await reader.stop();
   });
 
   void it('an on-time lag does not grow between readings', async () => {
-    let clock = 0;
-    let read!: () => void;
-    const readDone = new Promise<void>((r) => (read = r));
-    const db = new FakeDb('10.11.6-MariaDB', () => [hb('10:00:00.400', '10:00:00.000')]);
-    const reader = new HeartbeatReader({
-      monitorId: 'db2',
-      db,
-      clock: () => clock,
-      sleep: async () => {
-        read();
-        return false;
-      },
-    });
-    reader.start();
-    await readDone;
-    clock += 1000;
+    const { reader, clock } = await readOnce(hb('10:00:00.400', '10:00:00.000'));
+    clock.now += 1000;
     assert.equal(reader.current().lag, 350);
     await reader.stop();
   });
