@@ -1,18 +1,16 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
 import { uncompress } from 'snappyjs';
-import type { Events } from '../core/events.js';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
-import type { StatusWriter } from '../core/status.js';
-import { startCaptureServer } from '../../test/helpers/capture-http.js';
 import type { CaptureServer } from '../../test/helpers/capture-http.js';
 import {
   chronosphereSinkRegistration,
   createChronosphereSink,
   parseChronosphereOptions,
 } from './chronosphere.js';
+import { captureServerPerSuite, recorder } from './receivers.fixture.js';
 import { RetrySink } from './retry.js';
 
 // The OpenMetrics protobuf subset of sinks.md §8, written here independently of the encoder
@@ -112,35 +110,6 @@ function sample(): Metrics {
   };
 }
 
-function recorder(): {
-  status: StatusWriter;
-  events: Events;
-  keys: Map<string, string>;
-  history: string[];
-  errors: string[];
-} {
-  const keys = new Map<string, string>();
-  const history: string[] = [];
-  const errors: string[] = [];
-  return {
-    keys,
-    history,
-    errors,
-    status: {
-      set: (k, v) => {
-        keys.set(k, v);
-        history.push(`${k}: ${v}`);
-      },
-      delete: (k) => keys.delete(k),
-    },
-    events: {
-      info: () => undefined,
-      error: (event, monitorId, message) => errors.push(`${event} ${monitorId} ${message}`),
-      debug: () => undefined,
-    },
-  };
-}
-
 /** One family per point as `name type labels kind=value @seconds.nanos`. */
 function summary(d: Decoded): string[] {
   return d.metricFamilies.map((f) => {
@@ -181,12 +150,9 @@ describe('chronosphere options', () => {
   it('accepts the retry options through the registration and refuses them nowhere else', () => {
     const r = recorder();
     const sink = chronosphereSinkRegistration().create({
+      ...r,
       sinkName: 'chronosphere',
-      monitorId: 'db1',
       options: { 'buffer-size': '5', 'send-timeout': '2s', 'send-retry-wait': '10ms' },
-      tags: {},
-      status: r.status,
-      events: r.events,
     });
     assert.ok(sink instanceof RetrySink);
     assert.equal(sink.name, 'chronosphere');
@@ -199,21 +165,12 @@ describe('chronosphere options', () => {
 
 describe('chronosphere sink against a local receiver', () => {
   let rx: CaptureServer;
-  before(async () => {
-    rx = await startCaptureServer();
-  });
-  after(async () => {
-    await rx.close();
-  });
+  captureServerPerSuite((server) => (rx = server));
 
   it('POSTs a snappy MetricSet: Blip names, tags as labels, gauge/counter values, begin as time', async () => {
     rx.requests.length = 0;
-    const r = recorder();
-    const sink = createChronosphereSink(parseChronosphereOptions({ url: `${rx.base}/openmetrics/write` }), {
-      ...r,
-      monitorId: 'db1',
-      tags: { env: 'prod', az: 'us-east-1a' },
-    });
+    const r = recorder({ tags: { env: 'prod', az: 'us-east-1a' } });
+    const sink = createChronosphereSink(parseChronosphereOptions({ url: `${rx.base}/openmetrics/write` }), r);
     assert.equal(sink.name, 'chronosphere');
     await sink.send(sample());
     assert.equal(rx.requests.length, 1);
@@ -243,11 +200,7 @@ describe('chronosphere sink against a local receiver', () => {
   it('sends no labels without tags and a whole-second time without nanos', async () => {
     rx.requests.length = 0;
     const r = recorder();
-    const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base }), {
-      ...r,
-      monitorId: 'db1',
-      tags: {},
-    });
+    const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base }), r);
     const m = sample();
     m.begin = new Date('2024-05-01T12:00:05Z');
     m.values = { 'status.global': [{ name: 'uptime', value: 10, type: MetricType.CumulativeCounter }] };
@@ -261,11 +214,7 @@ describe('chronosphere sink against a local receiver', () => {
   it('with strict-tr fails on a domain without translator before sending anything', async () => {
     rx.requests.length = 0;
     const r = recorder();
-    const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base, 'strict-tr': 'true' }), {
-      ...r,
-      monitorId: 'db1',
-      tags: {},
-    });
+    const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base, 'strict-tr': 'true' }), r);
     await assert.rejects(sink.send(sample()), { message: 'no translator for size.table' });
     assert.equal(rx.requests.length, 0);
     assert.match(
@@ -277,12 +226,10 @@ describe('chronosphere sink against a local receiver', () => {
 
   it('with debug prints the set instead of sending it', async () => {
     rx.requests.length = 0;
-    const r = recorder();
+    const r = recorder({ tags: { env: 'prod' } });
     const lines: string[] = [];
     const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base, debug: 'yes' }), {
       ...r,
-      monitorId: 'db1',
-      tags: { env: 'prod' },
       out: { write: (t: string) => lines.push(t) },
     });
     const m = sample();
@@ -299,11 +246,7 @@ describe('chronosphere sink against a local receiver', () => {
   it('reports a non-2xx answer with code and body, as an event and in status', async () => {
     rx.requests.length = 0;
     const r = recorder();
-    const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base }), {
-      ...r,
-      monitorId: 'db1',
-      tags: {},
-    });
+    const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base }), r);
     rx.answer({ status: 400, body: 'decode error: snappy\n' });
     const text = 'chronocollector HTTP response code 400, expected 2xx: decode error: snappy';
     await assert.rejects(sink.send(sample()), { message: text });
@@ -317,14 +260,11 @@ describe('chronosphere sink against a local receiver', () => {
 
   it('through the registration: Retry delivers to the collector, the monitor tags included', async () => {
     rx.requests.length = 0;
-    const r = recorder();
+    const r = recorder({ monitorId: 'db9', tags: { team: 'dba' } });
     const sink = chronosphereSinkRegistration().create({
+      ...r,
       sinkName: 'chronosphere',
-      monitorId: 'db9',
       options: { url: rx.base, 'send-timeout': '2s' },
-      tags: { team: 'dba' },
-      status: r.status,
-      events: r.events,
     });
     assert.ok(sink instanceof RetrySink);
     await sink.send(sample());

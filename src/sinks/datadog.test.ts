@@ -4,7 +4,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Events } from '../core/events.js';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { SinkContext } from '../core/sink.js';
@@ -19,7 +18,7 @@ import {
   plainDecimal,
 } from './datadog.js';
 import { DeltaSink, withDelta } from './delta.js';
-import { startHttpReceiver, startUdpReceiver } from './receivers.fixture.js';
+import { metricsAt, sinkContext, startHttpReceiver, startUdpReceiver, until } from './receivers.fixture.js';
 import type { HttpReceiver } from './receivers.fixture.js';
 import type { RetrySink } from './retry.js';
 import { withRetry } from './retry.js';
@@ -30,66 +29,15 @@ const C = MetricType.CumulativeCounter;
 const D = MetricType.DeltaCounter;
 const G = MetricType.Gauge;
 
-class Recorder implements Events {
-  readonly errors: string[] = [];
-  info(): void {}
-  error(event: string, _monitorId: string, message: string): void {
-    this.errors.push(`${event}: ${message}`);
-  }
-  debug(): void {}
-}
-
-class Status {
-  readonly map = new Map<string, string>();
-  set(k: string, v: string): void {
-    this.map.set(k, v);
-  }
-  delete(k: string): void {
-    this.map.delete(k);
-  }
-}
-
-function ctx(
-  options: Record<string, string>,
-  tags: Record<string, string> = {},
-): SinkContext & {
-  events: Recorder;
-  status: Status;
-} {
-  return {
-    sinkName: 'datadog',
-    monitorId: 'db1',
-    options,
-    tags,
-    status: new Status(),
-    events: new Recorder(),
-  };
-}
+const ctx = (options: Record<string, string>, tags: Record<string, string> = {}) =>
+  sinkContext('datadog', options, tags);
 
 /** begin = 2024-05-01T12:00:05.900Z (Unix 1714564805.9). */
 function metrics(
   values: Record<string, MetricValue[]>,
   beginMs = Date.UTC(2024, 4, 1, 12, 0, 5, 900),
 ): Metrics {
-  return {
-    begin: new Date(beginMs),
-    end: new Date(beginMs + 50),
-    monitorId: 'db1',
-    plan: 'p',
-    level: 'kpi',
-    interval: 1,
-    state: 'active',
-    values,
-  };
-}
-
-/** Poll `cond` every 10 ms; fail after `ms` (generous: the machine may be loaded). */
-async function until(cond: () => boolean, ms = 10000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return metricsAt(values, beginMs, 50);
 }
 
 const API_KEYS = { 'api-key-auth': 'api-123', 'app-key-auth': 'app-456' };

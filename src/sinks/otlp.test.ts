@@ -1,12 +1,9 @@
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
-import type { Events } from '../core/events.js';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
-import type { StatusWriter } from '../core/status.js';
-import { startCaptureServer } from '../../test/helpers/capture-http.js';
 import type { CaptureServer } from '../../test/helpers/capture-http.js';
 import {
   createOtlpSink,
@@ -15,6 +12,7 @@ import {
   parseHeaderList,
   parseOtlpOptions,
 } from './otlp.js';
+import { captureServerPerSuite, recorder } from './receivers.fixture.js';
 import { RetrySink } from './retry.js';
 
 // The OTLP messages the receiver decodes, written here from opentelemetry-proto
@@ -120,35 +118,6 @@ function sample(): Metrics {
         { name: 'lag', value: 7, type: MetricType.Gauge, meta: { ts: 'soon' } },
       ],
       'query.response-time': [{ name: 'p99', value: 1.5, type: MetricType.Gauge, meta: { p99: '99.2' } }],
-    },
-  };
-}
-
-function recorder(): {
-  status: StatusWriter;
-  events: Events;
-  keys: Map<string, string>;
-  history: string[];
-  errors: string[];
-} {
-  const keys = new Map<string, string>();
-  const history: string[] = [];
-  const errors: string[] = [];
-  return {
-    keys,
-    history,
-    errors,
-    status: {
-      set: (k, v) => {
-        keys.set(k, v);
-        history.push(`${k}: ${v}`);
-      },
-      delete: (k) => keys.delete(k),
-    },
-    events: {
-      info: () => undefined,
-      error: (event, monitorId, message) => errors.push(`${event} ${monitorId} ${message}`),
-      debug: () => undefined,
     },
   };
 }
@@ -291,37 +260,26 @@ describe('otlp options', () => {
       message: 'invalid otlp header x-key: value has a control character',
     });
     const r = recorder();
-    assert.throws(
-      () =>
-        createOtlpSink(parseOtlpOptions({ endpoint: 'ftp://u:pw@host' }), {
-          ...r,
-          monitorId: 'db1',
-          tags: {},
-        }),
-      { message: 'invalid otlp endpoint: scheme must be http or https, not ftp' },
-    );
+    assert.throws(() => createOtlpSink(parseOtlpOptions({ endpoint: 'ftp://u:pw@host' }), r), {
+      message: 'invalid otlp endpoint: scheme must be http or https, not ftp',
+    });
   });
 });
 
 describe('otlp sink against a local receiver', () => {
   let rx: CaptureServer;
-  before(async () => {
-    rx = await startCaptureServer();
-  });
-  after(async () => {
-    await rx.close();
-  });
+  captureServerPerSuite((server) => (rx = server));
 
   it('POSTs protobuf to <endpoint>/v1/metrics with custom headers; tags and monitor id are resource attributes', async () => {
     rx.requests.length = 0;
-    const r = recorder();
+    const r = recorder({ tags: { env: 'prod', 'service.name': 'mysql-fleet' } });
     const sink = createOtlpSink(
       parseOtlpOptions({
         endpoint: `${rx.base}/otel/`,
         headers: 'x-api-key=k1',
         'header.X-Scope-OrgID': 'team-a',
       }),
-      { ...r, monitorId: 'db1', tags: { env: 'prod', 'service.name': 'mysql-fleet' } },
+      r,
     );
     assert.equal(sink.name, 'otlp');
     await sink.send(sample());
@@ -351,12 +309,8 @@ describe('otlp sink against a local receiver', () => {
 
   it('gzips the body when compression is gzip, and sends nothing for an empty collection', async () => {
     rx.requests.length = 0;
-    const r = recorder();
-    const sink = createOtlpSink(parseOtlpOptions({ endpoint: rx.base, compression: 'gzip' }), {
-      ...r,
-      monitorId: 'db2',
-      tags: {},
-    });
+    const r = recorder({ monitorId: 'db2' });
+    const sink = createOtlpSink(parseOtlpOptions({ endpoint: rx.base, compression: 'gzip' }), r);
     const empty = sample();
     empty.values = {};
     await sink.send(empty);
@@ -377,11 +331,7 @@ describe('otlp sink against a local receiver', () => {
   it('rejects on a retryable status with the google.rpc.Status message, and drops a 400 with an event', async () => {
     rx.requests.length = 0;
     const r = recorder();
-    const sink = createOtlpSink(parseOtlpOptions({ endpoint: rx.base }), {
-      ...r,
-      monitorId: 'db1',
-      tags: {},
-    });
+    const sink = createOtlpSink(parseOtlpOptions({ endpoint: rx.base }), r);
     const status = RpcStatus.encode(RpcStatus.create({ code: 14, message: 'ingester overloaded' })).finish();
     rx.answer(
       { status: 503, headers: { 'content-type': 'application/x-protobuf' }, body: status },
@@ -406,11 +356,7 @@ describe('otlp sink against a local receiver', () => {
 
   it('reports a partial success as sink-server-error and still counts the send', async () => {
     const r = recorder();
-    const sink = createOtlpSink(parseOtlpOptions({ endpoint: rx.base }), {
-      ...r,
-      monitorId: 'db1',
-      tags: {},
-    });
+    const sink = createOtlpSink(parseOtlpOptions({ endpoint: rx.base }), r);
     const partial = Response.encode(
       Response.create({ partialSuccess: { rejectedDataPoints: 2, errorMessage: 'name too long' } }),
     ).finish();
@@ -437,11 +383,7 @@ describe('otlp sink against a local receiver', () => {
     rx.requests.length = 0;
     const r = recorder();
     const withCreds = rx.base.replace('http://', 'http://alice:pa%40ss@');
-    const sink = createOtlpSink(parseOtlpOptions({ endpoint: withCreds }), {
-      ...r,
-      monitorId: 'db1',
-      tags: {},
-    });
+    const sink = createOtlpSink(parseOtlpOptions({ endpoint: withCreds }), r);
     rx.answer({ status: 502, body: 'bad gateway' });
     const err = await sink.send(sample()).then(
       () => undefined,
@@ -458,11 +400,7 @@ describe('otlp sink against a local receiver', () => {
 
   it('rejects with the URL and the transport error when nothing listens', async () => {
     const r = recorder();
-    const sink = createOtlpSink(parseOtlpOptions({ endpoint: 'http://127.0.0.1:9' }), {
-      ...r,
-      monitorId: 'db1',
-      tags: {},
-    });
+    const sink = createOtlpSink(parseOtlpOptions({ endpoint: 'http://127.0.0.1:9' }), r);
     await assert.rejects(
       sink.send(sample()),
       /^Error: POST http:\/\/127\.0\.0\.1:9\/v1\/metrics: .*ECONNREFUSED/,
@@ -472,14 +410,11 @@ describe('otlp sink against a local receiver', () => {
 
   it('through the registration: Retry resends after a 503 but never after a 400', async () => {
     rx.requests.length = 0;
-    const r = recorder();
+    const r = recorder({ tags: { env: 'prod' } });
     const sink = otlpSinkRegistration().create({
+      ...r,
       sinkName: 'otlp',
-      monitorId: 'db1',
       options: { endpoint: rx.base, 'send-timeout': '3s', 'send-retry-wait': '10ms', 'buffer-size': '4' },
-      tags: { env: 'prod' },
-      status: r.status,
-      events: r.events,
     });
     assert.ok(sink instanceof RetrySink);
     assert.equal(sink.name, 'otlp');

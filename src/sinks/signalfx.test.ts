@@ -4,11 +4,10 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import type { Events } from '../core/events.js';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { SinkContext } from '../core/sink.js';
-import { startHttpReceiver } from './receivers.fixture.js';
+import { metricsAt, sinkContext, startHttpReceiver, until } from './receivers.fixture.js';
 import type { HttpReceiver } from './receivers.fixture.js';
 import { RetrySink, withRetry } from './retry.js';
 import {
@@ -58,63 +57,13 @@ function decode(body: Uint8Array): DecodedPoint[] {
   return obj.datapoints ?? [];
 }
 
-class Recorder implements Events {
-  readonly errors: string[] = [];
-  info(): void {}
-  error(event: string, _monitorId: string, message: string): void {
-    this.errors.push(`${event}: ${message}`);
-  }
-  debug(): void {}
-}
-
-class Status {
-  readonly map = new Map<string, string>();
-  set(k: string, v: string): void {
-    this.map.set(k, v);
-  }
-  delete(k: string): void {
-    this.map.delete(k);
-  }
-}
-
-function ctx(
-  options: Record<string, string>,
-  tags: Record<string, string> = {},
-): SinkContext & {
-  events: Recorder;
-  status: Status;
-} {
-  return {
-    sinkName: 'signalfx',
-    monitorId: 'db1',
-    options,
-    tags,
-    status: new Status(),
-    events: new Recorder(),
-  };
-}
+const ctx = (options: Record<string, string>, tags: Record<string, string> = {}) =>
+  sinkContext('signalfx', options, tags);
 
 const BEGIN = Date.UTC(2024, 4, 1, 12, 0, 5, 123);
 
 function metrics(values: Record<string, MetricValue[]>, beginMs = BEGIN): Metrics {
-  return {
-    begin: new Date(beginMs),
-    end: new Date(beginMs + 40),
-    monitorId: 'db1',
-    plan: 'p',
-    level: 'kpi',
-    interval: 1,
-    state: 'active',
-    values,
-  };
-}
-
-async function until(cond: () => boolean, ms = 10000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
+  return metricsAt(values, beginMs, 40);
 }
 
 describe('signalfx options', () => {
