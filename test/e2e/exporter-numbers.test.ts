@@ -6,9 +6,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatNumber } from '../../src/prom/exposition.js';
-import { httpGet, httpRequest, parseExposition, startPushgateway, type Peer } from './exporter-peers.js';
+import { httpGet, httpRequest, parseExposition } from './exporter-peers.js';
+import { startPushgateway, type Pushgateway } from '../helpers/pushgateway.js';
 
-let gw: Peer;
+let gw: Pushgateway;
 
 /** Deterministic doubles: edge cases, decimal boundaries, and random float64 bit patterns. */
 function values(): number[] {
@@ -71,11 +72,11 @@ describe('formatNumber against Go (Pushgateway re-exposition)', { timeout: 60_00
       ...vals.map((v, i) => `sonde_fmt{i="${i}"} ${String(v)}`),
       '',
     ].join('\n');
-    const put = await httpRequest('PUT', `http://${gw.address}/metrics/job/fmt`, body, {
+    const put = await httpRequest('PUT', `${gw.base}/metrics/job/fmt`, body, {
       'Content-Type': 'text/plain; version=0.0.4',
     });
     assert.ok(put.status === 200 || put.status === 202, `push: ${put.status} ${put.body}`);
-    const fams = parseExposition((await httpGet(`http://${gw.address}/metrics`)).body);
+    const fams = parseExposition((await httpGet(`${gw.base}/metrics`)).body);
     const series = fams.get('sonde_fmt')?.series;
     assert.ok(series !== undefined);
     const diffs: string[] = [];

@@ -17,7 +17,6 @@ import { freePort } from '../helpers/mariadb.js';
 export const MYSQLD_EXPORTER = '/usr/bin/prometheus-mysqld-exporter';
 export const PROMETHEUS = '/usr/bin/prometheus';
 export const PROMTOOL = '/usr/bin/promtool';
-export const PUSHGATEWAY = '/usr/bin/prometheus-pushgateway';
 
 /** Throw a clear error when a peer binary is missing. */
 export function requireBinary(path: string, pkg: string): void {
@@ -249,45 +248,6 @@ export async function startPrometheus(target: string, metricsPath = '/metrics'):
         const json = JSON.parse(r.body) as { status: string; data?: { result?: unknown }; error?: string };
         if (json.status !== 'success') throw new Error(`query ${expr}: ${json.error ?? r.body}`);
         return (json.data?.result ?? []) as { metric: Record<string, string>; value: [number, string] }[];
-      },
-    };
-  }
-}
-
-/** Start a real Pushgateway (persistence in a temp dir); resolves once it answers. */
-export async function startPushgateway(): Promise<Peer> {
-  requireBinary(PUSHGATEWAY, 'prometheus-pushgateway');
-  const dir = mkdtempSync(join(tmpdir(), 'sonde-pushgateway-'));
-  for (let attempt = 1; ; attempt++) {
-    const port = await freePort();
-    const address = `127.0.0.1:${port}`;
-    const proc = spawnPeer(PUSHGATEWAY, [
-      `--web.listen-address=${address}`,
-      `--persistence.file=${join(dir, 'pushgateway.data')}`,
-      '--log.level=warn',
-    ]);
-    const log = capture(proc);
-    try {
-      await until(
-        'pushgateway',
-        async () => ((await httpGet(`http://${address}/-/ready`)).status === 200 ? true : undefined),
-        15_000,
-        proc,
-        log,
-      );
-    } catch (err) {
-      await stopProc(proc);
-      if (attempt < 3 && /address already in use/i.test(log())) continue;
-      rmSync(dir, { recursive: true, force: true });
-      throw err;
-    }
-    return {
-      pid: proc.pid ?? -1,
-      address,
-      log,
-      async stop() {
-        await stopProc(proc);
-        rmSync(dir, { recursive: true, force: true });
       },
     };
   }
