@@ -20,7 +20,6 @@
  * one line per value, which needs no library.
  */
 import dgram from 'node:dgram';
-import { readFileSync } from 'node:fs';
 import https from 'node:https';
 import http from 'node:http';
 import { STATUS_CODES } from 'node:http';
@@ -37,7 +36,7 @@ import { withDelta } from './delta.js';
 import { httpPost } from './http.js';
 import { createRetried } from './retry.js';
 import type { SinkTranslator } from './translators.js';
-import { makeSinkTranslator, sinkMetricName, sinkTranslators } from './translators.js';
+import { namingOption, readSecretFile, sinkMetricName, sinkTranslators } from './translators.js';
 
 /** Datadog's payload limit (bytes) used to size batches after an HTTP 413. */
 export const DATADOG_MAX_PAYLOAD = 512000;
@@ -61,11 +60,6 @@ export function blipBool(v: string): boolean {
   return ['true', 'yes', 'enable', 'enabled'].includes(v.toLowerCase());
 }
 
-function readKeyFile(path: string): string {
-  // Blip keeps a trailing newline in the key; sonde trims (spec Recommended).
-  return readFileSync(path, 'utf8').trim();
-}
-
 /**
  * Validate and read the datadog options (retry keys already removed). Throws the spec's
  * messages: `invalid option: <key>`, the metric-prefix and mode errors, unreadable key
@@ -84,32 +78,22 @@ export function parseDatadogOptions(
     dogstatsdHost: '',
   };
   for (const [k, v] of Object.entries(options)) {
+    if (namingOption('datadog', cfg, k, v, translators)) continue;
     switch (k) {
       case 'api-key-auth':
         cfg.apiKey = v;
         break;
       case 'api-key-auth-file':
-        cfg.apiKey = readKeyFile(v);
+        cfg.apiKey = readSecretFile(v);
         break;
       case 'app-key-auth':
         cfg.appKey = v;
         break;
       case 'app-key-auth-file':
-        cfg.appKey = readKeyFile(v);
+        cfg.appKey = readSecretFile(v);
         break;
       case 'api-compress':
         cfg.compress = blipBool(v);
-        break;
-      case 'metric-translator':
-        cfg.translator = makeSinkTranslator(v, translators);
-        break;
-      case 'metric-prefix':
-        if (v === '') {
-          throw new Error(
-            'datadog sink metric-prefix is empty string; value required when option is specified',
-          );
-        }
-        cfg.prefix = v;
         break;
       case 'dogstatsd-host':
         cfg.dogstatsdHost = v;

@@ -15,7 +15,6 @@
  * The body is gzipped (`Content-Encoding: gzip`) only above 1500 bytes; success needs a
  * 2xx answer whose body is the JSON string "OK".
  */
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import https from 'node:https';
 import { gzipSync } from 'node:zlib';
@@ -28,7 +27,7 @@ import { httpPost } from './http.js';
 import { ProtoWriter } from './protobuf.js';
 import { createRetried } from './retry.js';
 import type { SinkTranslator } from './translators.js';
-import { makeSinkTranslator, sinkMetricName, sinkTranslators } from './translators.js';
+import { namingOption, readSecretFile, sinkMetricName, sinkTranslators } from './translators.js';
 
 /** The ingest endpoint (fixed in Blip). */
 export const SIGNALFX_URL = 'https://ingest.signalfx.com/v2/datapoint';
@@ -55,23 +54,13 @@ export function parseSignalfxOptions(
 ): SignalfxConfig {
   const cfg: SignalfxConfig = { token: '', prefix: '' };
   for (const [k, v] of Object.entries(options)) {
+    if (namingOption('signalfx', cfg, k, v, translators)) continue;
     switch (k) {
       case 'auth-token':
         cfg.token = v;
         break;
       case 'auth-token-file':
-        cfg.token = readFileSync(v, 'utf8').trim(); // Blip keeps the newline; sonde trims
-        break;
-      case 'metric-translator':
-        cfg.translator = makeSinkTranslator(v, translators);
-        break;
-      case 'metric-prefix':
-        if (v === '') {
-          throw new Error(
-            'signalfx sink metric-prefix is empty string; value required when option is specified',
-          );
-        }
-        cfg.prefix = v;
+        cfg.token = readSecretFile(v);
         break;
       default:
         throw new Error(`invalid option: ${k}`);

@@ -9,6 +9,7 @@
  */
 
 /** Full metric name for (domain, metric), e.g. `('status.global', 'queries')` → `mysql.queries`. */
+import { readFileSync } from 'node:fs';
 export type SinkTranslator = (domain: string, metric: string) => string;
 
 /** Registered translators; empty unless code registers one. */
@@ -38,4 +39,40 @@ export function sinkMetricName(
   prefix: string,
 ): string {
   return prefix + (tr ? tr(domain, metric) : `${domain}.${metric}`);
+}
+
+/** The naming settings datadog and signalfx share. */
+export interface NamingConfig {
+  prefix: string;
+  translator?: SinkTranslator;
+}
+
+/**
+ * Apply `metric-translator` or `metric-prefix` to `cfg`; false when `key` is neither (the
+ * caller handles its own options). An empty prefix is an error, as in Blip.
+ */
+export function namingOption(
+  sink: string,
+  cfg: NamingConfig,
+  key: string,
+  value: string,
+  translators: ReadonlyMap<string, SinkTranslator> = sinkTranslators,
+): boolean {
+  if (key === 'metric-translator') {
+    cfg.translator = makeSinkTranslator(value, translators);
+    return true;
+  }
+  if (key === 'metric-prefix') {
+    if (value === '') {
+      throw new Error(`${sink} sink metric-prefix is empty string; value required when option is specified`);
+    }
+    cfg.prefix = value;
+    return true;
+  }
+  return false;
+}
+
+/** A key or token file's content, trimmed (Blip keeps a trailing newline; sonde trims, spec Recommended). */
+export function readSecretFile(path: string): string {
+  return readFileSync(path, 'utf8').trim();
 }
