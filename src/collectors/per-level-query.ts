@@ -33,6 +33,11 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
   /** Turn the rows of a level's query into values (and, optionally, an error). */
   protected abstract toResult(rows: Row[], q: Q): CollectResult;
 
+  /** A failed query as collection data; override to name a policy or add context. */
+  protected queryFailure(err: unknown, _q: Q): CollectError {
+    return queryError(err);
+  }
+
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     const levels = new Map<string, Q>();
     for (const [level, dp] of levelPlans(plan, this.domain)) levels.set(level, this.buildQuery(dp));
@@ -52,7 +57,7 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
     try {
       rows = await this.db.query(q.sql, q.params ?? [], { signal });
     } catch (err) {
-      return { values: [], error: queryError(err) };
+      return { values: [], error: this.queryFailure(err, q) };
     }
     return this.toResult(rows, q);
   }

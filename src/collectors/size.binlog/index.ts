@@ -14,18 +14,15 @@
 import {
   CollectError,
   type CollectResult,
-  type Collector,
-  type CollectorContext,
   type CollectorHelp,
   type CollectorRegistration,
 } from '../../core/collector.js';
-import type { Db, Row, ServerInfo } from '../../core/db.js';
+import type { Row, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import type { Plan } from '../../core/plan.js';
 import { versionAtLeast } from '../../db/flavor.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, queryError } from '../common.js';
-import { sourceFor, unsupportedError } from '../sources.js';
+import { field, queryError } from '../common.js';
+import { PerLevelQueryCollector, type LevelQuery } from '../per-level-query.js';
 
 export const DOMAIN = 'size.binlog';
 
@@ -94,51 +91,30 @@ const POLICY_BY_ERRNO: ReadonlyMap<number, string> = new Map([
   [ER_SPECIFIC_ACCESS_DENIED, 'access-denied'],
 ]);
 
-export class SizeBinlogCollector implements Collector {
+export class SizeBinlogCollector extends PerLevelQueryCollector<LevelQuery> {
   readonly domain = DOMAIN;
-  readonly #db: Db;
-  #levels = new Set<string>();
-  /** Set in prepare() when the source table says this server cannot serve the domain. */
-  #unsupported: CollectError | undefined;
 
-  constructor(ctx: CollectorContext) {
-    this.#db = ctx.db;
+  // No options and no metric list: a level either collects the domain or not. The statement
+  // is the same on every flavor; only its column count differs (binlogColumns).
+  protected buildQuery(): LevelQuery {
+    return { sql: SQL };
   }
 
-  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    // No options and no metric list: a level either collects the domain or not. The
-    // statement is the same on every flavor; only its column count differs (binlogColumns).
-    this.#levels = new Set(levelPlans(plan, DOMAIN).keys());
-    this.#unsupported = undefined;
-    if (this.#levels.size === 0) return;
-    // The explicit per-flavor source table (sources.ts): this domain reads the same source
-    // on every flavor today, but the choice is made in one place for all domains.
-    const info = await this.#db.serverInfo({ signal });
-    const choice = sourceFor(DOMAIN, info);
-    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
-  }
-
-  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
-    if (!this.#levels.has(level)) return { values: [] };
-    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
-    let rows: Row[];
-    try {
-      rows = await this.#db.query(SQL, [], { signal });
-    } catch (err) {
-      const e = queryError(err);
-      const policy = e.errno === undefined ? undefined : POLICY_BY_ERRNO.get(e.errno);
-      if (policy === undefined) return { values: [], error: e };
-      return {
-        values: [],
-        error: new CollectError(e.message, {
-          policy,
-          zero: ZERO,
-          ...(e.errno === undefined ? {} : { errno: e.errno }),
-          cause: err,
-        }),
-      };
-    }
+  protected toResult(rows: Row[]): CollectResult {
     return { values: [{ name: 'bytes', value: binlogBytes(rows), type: MetricType.Gauge }] };
+  }
+
+  /** 1381 and 1227 are governed by the binlog-not-enabled and access-denied policies. */
+  protected override queryFailure(err: unknown): CollectError {
+    const e = queryError(err);
+    const policy = e.errno === undefined ? undefined : POLICY_BY_ERRNO.get(e.errno);
+    if (policy === undefined) return e;
+    return new CollectError(e.message, {
+      policy,
+      zero: ZERO,
+      ...(e.errno === undefined ? {} : { errno: e.errno }),
+      cause: err,
+    });
   }
 }
 

@@ -12,18 +12,16 @@
 import type {
   CollectError,
   CollectResult,
-  Collector,
-  CollectorContext,
   CollectorHelp,
   CollectorRegistration,
 } from '../../core/collector.js';
-import type { Db, Row } from '../../core/db.js';
+import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import type { Plan } from '../../core/plan.js';
+import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans } from '../common.js';
+import { field } from '../common.js';
 import { queryFailed } from '../query-failed.js';
-import { sourceFor, unsupportedError } from '../sources.js';
+import { PerLevelQueryCollector, type LevelQuery } from '../per-level-query.js';
 
 export const DOMAIN = 'trx';
 
@@ -66,41 +64,20 @@ export function trxValues(rows: readonly Row[]): MetricValue[] {
   return value === undefined ? [] : [{ name: 'oldest', value, type: MetricType.Gauge }];
 }
 
-export class TrxCollector implements Collector {
+export class TrxCollector extends PerLevelQueryCollector<LevelQuery> {
   readonly domain = DOMAIN;
-  readonly #db: Db;
-  #levels = new Set<string>();
-  /** Set in prepare() when the server has no source for this domain. */
-  #unsupported: CollectError | undefined;
 
-  constructor(ctx: CollectorContext) {
-    this.#db = ctx.db;
+  protected buildQuery(dp: DomainPlan): LevelQuery {
+    checkTrxMetrics(dp.metrics);
+    return { sql: TRX_SQL };
   }
 
-  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Set<string>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      checkTrxMetrics(dp.metrics);
-      levels.add(level);
-    }
-    this.#levels = levels;
-    this.#unsupported = undefined;
-    if (levels.size === 0) return;
-    const info = await this.#db.serverInfo({ signal });
-    const choice = sourceFor(DOMAIN, info);
-    if ('unsupported' in choice) this.#unsupported = unsupportedError(DOMAIN, info, choice.unsupported);
-  }
-
-  async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
-    if (!this.#levels.has(level)) return { values: [] };
-    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
-    let rows: Row[];
-    try {
-      rows = await this.#db.query(TRX_SQL, [], { signal });
-    } catch (err) {
-      return { values: [], error: queryFailed(TRX_SQL, err) };
-    }
+  protected toResult(rows: Row[]): CollectResult {
     return { values: trxValues(rows) };
+  }
+
+  protected override queryFailure(err: unknown): CollectError {
+    return queryFailed(TRX_SQL, err);
   }
 }
 
