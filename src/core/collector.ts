@@ -54,6 +54,24 @@ export interface CollectorHelp {
 export interface CollectResult {
   values: MetricValue[];
   error?: CollectError;
+  /**
+   * Text values kept under {@link ExporterReading} (lowercase name → value as the server
+   * wrote it); only collectors that read global status or variables set it.
+   */
+  text?: Record<string, string>;
+}
+
+/**
+ * How a collector reads values for the mysqld_exporter emulation instead of for Blip:
+ * text values of global status and variables are read as mysqld_exporter reads them
+ * (case-insensitive `on`/`yes`/`primary` → 1, `off`/`no`/`disabled`/`connecting`/
+ * `non-primary`/`disconnected` → 0), the names in `keepText` are returned as text in
+ * {@link CollectResult.text}, and innodb values carry the INNODB_METRICS `name`, `type` and
+ * `comment` meta (see INNODB_META).
+ */
+export interface ExporterReading {
+  /** Lowercase names of text values to hand back (`version`, `version_comment`, `wsrep_*`). */
+  keepText: ReadonlySet<string>;
 }
 
 /**
@@ -104,6 +122,8 @@ export interface CollectorContext {
   /** The monitor's status, for collectors with background work (e.g. `heartbeat-reader`). */
   status?: StatusWriter;
   events?: Events;
+  /** Set when the collector serves the mysqld_exporter emulation; Blip's reading otherwise. */
+  exporterReading?: ExporterReading;
 }
 
 /** One registry entry: static help plus a factory. */

@@ -34,3 +34,9 @@ export function errorMessage(err: unknown): string {
   if (err instanceof Error) return err.message;
   return String(err);
 }
+
+/** The MySQL error number carried by a driver error (`errno`), if any. */
+export function errnoOf(err: unknown): number | undefined {
+  const errno = (err as { errno?: unknown } | null | undefined)?.errno;
+  return typeof errno === 'number' ? errno : undefined;
+}

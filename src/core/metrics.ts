@@ -46,3 +46,17 @@ export interface Metrics {
   /** domain → values, only domains that returned at least one value. */
   values: Record<string, MetricValue[]>;
 }
+
+/** Meta keys on innodb values that drive mysqld_exporter naming (INNODB_METRICS columns).
+ * `subsystem` is always set by the innodb collector; `name`, `type` and `comment` only when it
+ * reads for the mysqld_exporter emulation. */
+export const INNODB_META = {
+  /** SUBSYSTEM, as the server spells it (set by the innodb collector). */
+  subsystem: 'subsystem',
+  /** NAME, as the server spells it (`buffer_LRU_batch_flush_total_pages`). */
+  name: 'name',
+  /** TYPE: `counter`, `status_counter`, `value`, `set_owner`, `set_member`. */
+  type: 'type',
+  /** COMMENT: mysqld_exporter's HELP text. */
+  comment: 'comment',
+} as const;

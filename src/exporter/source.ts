@@ -27,7 +27,8 @@ import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { Level, Plan } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
 import { formatDuration } from '../util/duration.js';
-import { INNODB_META, TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
+import { INNODB_META } from '../core/metrics.js';
+import { TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
 
 /** Collectors running at once per scrape (monitors.md §7.2). */
 const CONCURRENCY = 2;

@@ -20,7 +20,7 @@
  * `comment` (COMMENT column), see INNODB_META; exporter/source.ts adds them. Without them
  * the lowercase name, the Blip type and a generic HELP are used.
  */
-import { MetricType, type MetricValue } from '../core/metrics.js';
+import { INNODB_META, MetricType, type MetricValue } from '../core/metrics.js';
 import type { PromSample, PromType } from './exposition.js';
 
 /** Domains with a Prometheus translation. */
@@ -30,18 +30,6 @@ export const PROM_DOMAINS: readonly string[] = ['status.global', 'var.global', '
 export function hasPromTranslator(domain: string): boolean {
   return domain === 'status.global' || domain === 'var.global' || domain === 'innodb';
 }
-
-/** Meta keys on innodb values that drive mysqld_exporter naming (INNODB_METRICS columns). */
-export const INNODB_META = {
-  /** SUBSYSTEM, as the server spells it (set by the innodb collector). */
-  subsystem: 'subsystem',
-  /** NAME, as the server spells it (`buffer_LRU_batch_flush_total_pages`). */
-  name: 'name',
-  /** TYPE: `counter`, `status_counter`, `value`, `set_owner`, `set_member`. */
-  type: 'type',
-  /** COMMENT: mysqld_exporter's HELP text. */
-  comment: 'comment',
-} as const;
 
 /** Blip's `sanitize`: every character outside `[a-zA-Z0-9_]` → `_`, then lowercase. */
 export function sanitize(s: string): string {
