@@ -27,7 +27,7 @@ import { builtinCollectors } from '../src/collectors/builtin.js';
 import { ConnectionSpec } from '../src/core/db.js';
 import { NO_EVENTS } from '../src/core/events.js';
 import { createDb } from '../src/db/pool.js';
-import { createExporterSource } from '../src/exporter/source.js';
+import { createScrapeReader } from '../src/monitor/scrape-reader.js';
 import { startExporter } from '../src/exporter/server.js';
 import { defaultPlan } from '../src/plan/defaults.js';
 import { httpGet, rootSocketDsn, startMysqldExporter, type Peer } from '../test/e2e/exporter-peers.js';
@@ -53,7 +53,7 @@ async function child(socket: string): Promise<void> {
   );
   const plan = defaultPlan('default-exporter');
   if (plan === undefined) throw new Error('no default-exporter plan');
-  const source = createExporterSource({ monitorId: 'bench', db, plan, collectors: builtinCollectors() });
+  const source = createScrapeReader({ monitorId: 'bench', db, plan, collectors: builtinCollectors() });
   const handle = await startExporter({
     monitorId: 'bench',
     listen: '127.0.0.1:0',

@@ -23,7 +23,7 @@ import { autoDetectLocal } from '../monitor/local.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import { buildRuntime } from '../monitor/plan-runtime.js';
 import { runHeartbeatWriter } from '../heartbeat/writer.js';
-import { createExporterSource } from '../exporter/source.js';
+import { createScrapeReader } from '../monitor/scrape-reader.js';
 import { startExporter } from '../exporter/server.js';
 import { unsupportedFeature } from '../monitor/features.js';
 import { PlanStore, printPlans } from '../plan/store.js';
@@ -244,8 +244,7 @@ async function main(argv: string[]): Promise<number> {
     makeCollector: (domain, ctx) => collectors.make(domain, ctx),
     heartbeatWriter: (args) => runHeartbeatWriter(args),
     exporter: {
-      createSource: ({ monitorId, db, plan, status: st, events: ev }) =>
-        createExporterSource({ monitorId, db, plan, collectors, status: st, events: ev }),
+      createSource: ({ cfg: _cfg, ...args }) => createScrapeReader({ ...args, collectors }),
       start: (args) => startExporter(args),
     },
     buildConnection: (cfg, o) => connect(cfg, o),

@@ -9,7 +9,7 @@ import type { CollectorRegistration } from '../core/collector.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Plan } from '../core/plan.js';
 import { type PooledDb } from '../db/pool.js';
-import { Engine } from '../monitor/engine.js';
+import { engineFor } from '../engine/run.fixture.js';
 import { StatusRegistry } from '../status/registry.js';
 import { startMariaDB, type MariaDB, connectAs } from '../../test/helpers/mariadb.js';
 import { registration as errorAccount } from './error.account/index.js';
@@ -56,34 +56,23 @@ void describe('performance_schema domains on a stock MariaDB, through the engine
     const status = new StatusRegistry();
     const events: string[] = [];
     const domains = Object.keys(plan.levels.l?.collect ?? {});
-    const engine = await Engine.prepare(
-      {
-        monitorId: 'm1',
-        status: status.monitor('m1'),
-        events: {
-          info: () => undefined,
-          error: (e, _id, msg) => events.push(`${e}: ${msg}`),
-          debug: () => undefined,
-        },
-        help: (d) => (registry.has(d) ? registry.help(d) : undefined),
+    const engine = await engineFor({
+      plan,
+      status: status.monitor('m1'),
+      events: {
+        info: () => undefined,
+        error: (e, _id, msg) => events.push(`${e}: ${msg}`),
+        debug: () => undefined,
       },
-      {
-        plan,
-        emrMs: 8000,
-        cmrMs: new Map(domains.map((d) => [d, 6000])),
-        domainFreqMs: new Map(domains.map((d) => [d, 10_000])),
-      },
-      (d) => registry.make(d, { monitorId: 'm1', db }),
-      new AbortController().signal,
-    );
+      help: (d) => (registry.has(d) ? registry.help(d) : undefined),
+      make: (d) => registry.make(d, { monitorId: 'm1', db }),
+    });
     const batches: Metrics[] = [];
     for (let n = 1; n <= times; n++) {
       const out = await engine.collect(
         n,
         'l',
         domains.map((domain) => ({ domain, level: 'l' })),
-        new Date(),
-        'active',
       );
       batches.push(...out);
     }

@@ -1,29 +1,37 @@
 /**
- * The level collector (LCO): a 1-second ticker that picks the due level of the active plan,
- * has the engine collect it, and hands the batch to the monitor's sinks (monitors.md §6-7,
- * plans.md §6).
+ * The level collector (LCO): the push reader of the engine. A 1-second ticker picks the due
+ * level of the active plan, the engine runs its domains, and the batch goes to the
+ * monitor's sinks.
  *
  * Ticks: the logical clock `s` starts at 0 on the first tick after a plan is activated and
  * advances by one per processed tick. A collection never overlaps the previous one: while
  * one runs, one pending tick is remembered and the rest are dropped, so a slow collection
  * shifts the schedule instead of piling up.
  *
+ * Batches: each run's values form one Metrics record for its interval; values a domain
+ * returns after its run was handed over (late, but within its own deadline) go out with
+ * the next batch as a record of their own interval, oldest first.
+ *
  * Delivery: batches go on a queue of capacity 10 served by one sink worker; a full queue
- * drops the batch (event `lco-metrics-fault`). A failing sink never blocks the others.
+ * drops the batch (event `lco-metrics-fault`). Each Metrics record goes to each sink in
+ * turn; a failing sink never blocks the others.
  */
 import type { Collector, CollectorHelp } from '../core/collector.js';
 import type { Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
+import { errorMessage } from '../core/errors.js';
 import type { Metrics } from '../core/metrics.js';
 import type { LevelState, Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
-import { errorMessage } from '../core/errors.js';
-import { Backoff, sleep } from '../util/backoff.js';
+import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
+import type { ActivePlan, DomainOutcome, DomainWork, EngineOptions } from '../engine/engine.js';
+import { Engine } from '../engine/engine.js';
+import type { Limiter } from '../engine/limiter.js';
+import { Backoff } from '../util/backoff.js';
+import { deadlineOn, sleepOn, systemClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
-import type { ActivePlan, DomainWork } from './engine.js';
-import { Engine } from './engine.js';
 
 /** A plan made ready for one monitor: merged levels, limits, and what is due when. */
 export interface PlanRuntime {
@@ -44,14 +52,18 @@ export interface LevelCollectorContext {
   lookupPlan(name: string): Promise<Plan>;
   /** Interpolate, level up and time a plan for this monitor. */
   buildRuntime(plan: Plan): PlanRuntime;
+  /** The monitor's collector cap, shared with its exporter. */
+  limiter?: Limiter;
   /** Tick period; 1000 ms except in tests that want a faster clock. */
   tickMs?: number;
+  clock?: Clock;
 }
 
 const QUEUE_CAPACITY = 10;
 const PLAN_RETRY_MS = 2000;
 const PREPARE_TIMEOUT_MS = 10_000;
 const PING_TIMEOUT_MS = 5000;
+const PREPARE_BACKOFF_CAP_MS = 60_000;
 
 interface Batch {
   metrics: Metrics[];
@@ -62,6 +74,7 @@ interface Batch {
 
 export class LevelCollector {
   readonly #ctx: LevelCollectorContext;
+  readonly #clock: Clock;
   #engine: Engine | undefined;
   #runtime: PlanRuntime | undefined;
   #state = '';
@@ -71,10 +84,12 @@ export class LevelCollector {
   #interval = 0;
   #busy = false;
   #pendingTick = false;
-  #timer: NodeJS.Timeout | undefined;
+  #timer: TimerHandle | undefined;
   #activation: AbortController | undefined;
   #activationDone: Promise<void> = Promise.resolve();
   #collecting: Promise<void> = Promise.resolve();
+  /** late values, by interval, waiting for the next batch */
+  readonly #late = new Map<number, Metrics>();
   readonly #queue: Batch[] = [];
   #wakeWorker: (() => void) | undefined;
   #worker: Promise<void> = Promise.resolve();
@@ -82,16 +97,32 @@ export class LevelCollector {
 
   constructor(ctx: LevelCollectorContext) {
     this.#ctx = ctx;
+    this.#clock = ctx.clock ?? systemClock;
+  }
+
+  #now(): Date {
+    return new Date(this.#clock.now());
   }
 
   /** Start paused: nothing is collected until a plan is activated. */
   start(): void {
     this.#ctx.status.set(
-      'level-collector',
-      `started at ${formatTimestamp(new Date())} (paused until plan change)`,
+      MonitorKey.levelCollector,
+      `started at ${formatTimestamp(this.#now())} (paused until plan change)`,
     );
-    this.#timer = setInterval(() => this.#onTick(), this.#ctx.tickMs ?? 1000);
+    this.#scheduleTick(this.#clock.now());
     this.#worker = this.#sinkWorker();
+  }
+
+  /** The next tick one period after `phase`, skipping ticks missed while the process was busy. */
+  #scheduleTick(phase: number): void {
+    const period = this.#ctx.tickMs ?? 1000;
+    const wait = period - ((this.#clock.now() - phase) % period);
+    this.#timer = this.#clock.setTimeout(() => {
+      if (this.#stopped) return;
+      this.#onTick();
+      this.#scheduleTick(phase);
+    }, wait);
   }
 
   /** Current level state and plan name ('' before the first activation). */
@@ -101,6 +132,11 @@ export class LevelCollector {
 
   get planName(): string {
     return this.#planName;
+  }
+
+  /** The engine of the active plan (its per-domain records), if any. */
+  get engine(): Engine | undefined {
+    return this.#engine;
   }
 
   /**
@@ -128,14 +164,14 @@ export class LevelCollector {
   /** Stop collecting (ticks reset the clock) until the next activation. */
   pause(): void {
     this.#paused = true;
-    this.#ctx.status.set('level-collector', `paused at ${formatTimestamp(new Date())}`);
+    this.#ctx.status.set(MonitorKey.levelCollector, `paused at ${formatTimestamp(this.#now())}`);
     this.#ctx.events.info('lco-paused', this.#ctx.monitorId);
   }
 
   /** Stop everything: ticker, activation, the running collection, the engine, the sink worker. */
   async stop(): Promise<void> {
     this.#stopped = true;
-    if (this.#timer) clearInterval(this.#timer);
+    if (this.#timer !== undefined) this.#clock.clearTimeout(this.#timer);
     this.#activation?.abort();
     this.#paused = true;
     await this.#activationDone;
@@ -151,84 +187,126 @@ export class LevelCollector {
     const { status, events, monitorId } = this.#ctx;
     const change = `state:${this.#state} plan:${this.#planName} -> state:${state} plan:${planName}`;
     events.info('change-plan', monitorId, change);
-    status.set('level-change-plan', `loading new plan ${planName} (state ${state})`);
-
-    let plan: Plan | undefined;
-    while (!plan) {
-      try {
-        plan = await this.#ctx.lookupPlan(planName);
-      } catch (err) {
-        const msg = `${change}: error loading new plan ${planName}: ${errorMessage(err)} (retrying)`;
-        status.set('level-change-plan', msg);
-        events.info('change-plan-error', monitorId, msg);
-        if (!(await sleep(PLAN_RETRY_MS, signal))) return;
-      }
-    }
+    status.set(MonitorKey.levelChangePlan, `loading new plan ${planName} (state ${state})`);
+    const plan = await this.#lookup(planName, change, signal);
+    if (plan === undefined) return;
     const runtime = this.#ctx.buildRuntime(plan);
-    const name = plan.name;
-    status.set('level-change-plan', `preparing new plan ${name} (state ${state})`);
-
-    const backoff = new Backoff(60_000);
-    let engine: Engine | undefined;
-    while (!engine) {
-      if (signal.aborted) return;
-      events.info('engine-prepare', monitorId, name);
-      const attempt = AbortSignal.any([signal, AbortSignal.timeout(PREPARE_TIMEOUT_MS)]);
-      try {
-        // An offline plan (or one with no levels) must activate while MySQL is down.
-        if (state !== 'offline' && Object.keys(plan.levels).length > 0) {
-          status.set('engine-prepare', `${name}: connect to MySQL`);
-          try {
-            await this.#ctx.db.ping({ signal: attempt, timeoutMs: PING_TIMEOUT_MS });
-          } catch (err) {
-            throw new Error(`while connecting to MySQL: ${errorMessage(err)}`, { cause: err });
-          }
-        }
-        engine = await Engine.prepare(
-          { monitorId, status, events, help: (d) => this.#ctx.help(d) },
-          runtime.active,
-          (d) => this.#ctx.makeCollector(d),
-          attempt,
-          (text) => status.set('engine-prepare', text),
-        );
-      } catch (err) {
-        status.delete('engine-prepare');
-        if (signal.aborted) return;
-        const text = errorMessage(err);
-        status.set('level-change-plan', `${change}: error preparing new plan ${name}: ${text} (retrying)`);
-        status.set('error:engine-prepare', text);
-        events.error('engine-prepare-error', monitorId, text);
-        if (!(await sleep(backoff.next(), signal))) return;
-        continue;
-      }
-      status.delete('engine-prepare');
-    }
+    status.set(MonitorKey.levelChangePlan, `preparing new plan ${plan.name} (state ${state})`);
+    const engine = await this.#prepare(plan, state, runtime, change, signal);
+    if (engine === undefined) return;
     if (signal.aborted) {
       await engine.close();
       return;
     }
+    await this.#swap(engine, runtime, state);
+    events.info('change-plan-success', monitorId, change);
+    if (!this.#stopped) this.#onTick(); // first tick now, not a second later
+  }
 
-    // Swap engines while paused; the clock restarts at s=0 (highest level first).
+  /** Look the plan up, retrying every 2 s; undefined when cancelled. */
+  async #lookup(planName: string, change: string, signal: AbortSignal): Promise<Plan | undefined> {
+    for (;;) {
+      try {
+        return await this.#ctx.lookupPlan(planName);
+      } catch (err) {
+        const msg = `${change}: error loading new plan ${planName}: ${errorMessage(err)} (retrying)`;
+        this.#ctx.status.set(MonitorKey.levelChangePlan, msg);
+        this.#ctx.events.info('change-plan-error', this.#ctx.monitorId, msg);
+        if (!(await sleepOn(this.#clock, PLAN_RETRY_MS, signal))) return undefined;
+      }
+    }
+  }
+
+  /** Prepare an engine for the plan, retrying with backoff; undefined when cancelled. */
+  async #prepare(
+    plan: Plan,
+    state: LevelState,
+    runtime: PlanRuntime,
+    change: string,
+    signal: AbortSignal,
+  ): Promise<Engine | undefined> {
+    const { status, events, monitorId } = this.#ctx;
+    const backoff = new Backoff(PREPARE_BACKOFF_CAP_MS);
+    for (;;) {
+      if (signal.aborted) return undefined;
+      events.info('engine-prepare', monitorId, plan.name);
+      const attempt = deadlineOn(
+        this.#clock,
+        this.#clock.now() + PREPARE_TIMEOUT_MS,
+        'prepare timed out',
+        signal,
+      );
+      try {
+        // An offline plan (or one with no levels) must activate while MySQL is down.
+        if (state !== 'offline' && Object.keys(plan.levels).length > 0)
+          await this.#ping(plan, attempt.signal);
+        const engine = await Engine.prepare(this.#engineOptions(runtime), attempt.signal, (text) =>
+          status.set(MonitorKey.enginePrepare, text),
+        );
+        status.delete(MonitorKey.enginePrepare);
+        return engine;
+      } catch (err) {
+        status.delete(MonitorKey.enginePrepare);
+        if (signal.aborted) return undefined;
+        const text = errorMessage(err);
+        status.set(
+          MonitorKey.levelChangePlan,
+          `${change}: error preparing new plan ${plan.name}: ${text} (retrying)`,
+        );
+        status.set(MonitorKey.enginePrepareError, text);
+        events.error('engine-prepare-error', monitorId, text);
+        if (!(await sleepOn(this.#clock, backoff.next(), signal))) return undefined;
+      } finally {
+        attempt.done();
+      }
+    }
+  }
+
+  async #ping(plan: Plan, signal: AbortSignal): Promise<void> {
+    this.#ctx.status.set(MonitorKey.enginePrepare, `${plan.name}: connect to MySQL`);
+    try {
+      await this.#ctx.db.ping({ signal, timeoutMs: PING_TIMEOUT_MS });
+    } catch (err) {
+      throw new Error(`while connecting to MySQL: ${errorMessage(err)}`, { cause: err });
+    }
+  }
+
+  #engineOptions(runtime: PlanRuntime): EngineOptions {
+    const { monitorId, status, events } = this.#ctx;
+    return {
+      monitorId,
+      active: runtime.active,
+      collectors: { make: (d) => this.#ctx.makeCollector(d), help: (d) => this.#ctx.help(d) },
+      events,
+      status,
+      clock: this.#clock,
+      ...(this.#ctx.limiter === undefined ? {} : { limiter: this.#ctx.limiter }),
+    };
+  }
+
+  /** Swap engines while paused; the clock restarts at s=0 (highest level first). */
+  async #swap(engine: Engine, runtime: PlanRuntime, state: LevelState): Promise<void> {
+    const { status, events, monitorId } = this.#ctx;
     this.pause();
     await this.#collecting;
     const old = this.#engine;
     this.#engine = engine;
     this.#runtime = runtime;
+    this.#late.clear();
     await old?.close();
-    status.set('engine-plan', name);
-    status.delete('error:engine-prepare');
+    const name = engine.plan.name;
+    status.set(MonitorKey.enginePlan, name);
+    status.delete(MonitorKey.enginePrepareError);
     events.info('engine-prepare-success', monitorId, name);
     this.#state = state;
     this.#planName = name;
-    status.set('level-state', state);
-    status.set('level-plan', name);
-    status.set('level-collector', `running since ${formatTimestamp(new Date())}`);
-    status.delete('level-change-plan');
+    status.set(MonitorKey.levelState, state);
+    status.set(MonitorKey.levelPlan, name);
+    status.set(MonitorKey.levelCollector, `running since ${formatTimestamp(this.#now())}`);
+    status.delete(MonitorKey.levelChangePlan);
     this.#s = 0;
     this.#interval = 0;
     this.#paused = false;
-    events.info('change-plan-success', monitorId, change);
-    if (!this.#stopped) this.#onTick(); // first tick now, not a second later
   }
 
   #onTick(): void {
@@ -259,8 +337,7 @@ export class LevelCollector {
       const due = runtime.due(s);
       if (!due) continue;
       this.#interval += 1;
-      const tick = new Date();
-      await this.#collectOnce(engine, this.#interval, due.level, due.work, tick);
+      await this.#collectOnce(engine, this.#interval, due.level, due.work, this.#now());
     } while (this.#pendingTick && !this.#paused && !this.#stopped);
   }
 
@@ -273,61 +350,109 @@ export class LevelCollector {
   ): Promise<void> {
     const { status, events, monitorId } = this.#ctx;
     const plan = engine.plan.name;
-    status.set('level-collector', `idle; started collecting ${plan}/${level} at ${formatTimestamp(tick)}`);
-    status.set('level-collect', `${plan}/${level}: collecting`);
-    let metrics: Metrics[];
+    status.set(
+      MonitorKey.levelCollector,
+      `idle; started collecting ${plan}/${level} at ${formatTimestamp(tick)}`,
+    );
+    status.set(MonitorKey.levelCollect, `${plan}/${level}: collecting`);
+    const current: Metrics = {
+      begin: tick,
+      end: tick,
+      monitorId,
+      plan,
+      level,
+      interval: n,
+      state: this.#state,
+      values: {},
+    };
     try {
-      metrics = await engine.collect(n, level, work, tick, this.#state);
+      const result = await engine.run({
+        interval: n,
+        level,
+        work,
+        start: tick.getTime(),
+        waitMs: engine.active.emrMs,
+        onLate: (o) => this.#addLate(current, o),
+      });
+      current.end = this.#now();
+      for (const o of result.outcomes)
+        if (o.values.length > 0) (current.values[o.domain] ??= []).push(...o.values);
     } catch (err) {
       // The engine contains collector failures; this is a bug guard so the loop survives.
       events.error('lco-collect-panic', monitorId, errorMessage(err));
       return;
     }
-    status.set('level-collect', `${plan}/${level}: sending`);
+    status.set(MonitorKey.levelCollect, `${plan}/${level}: sending`);
+    this.#enqueue({ metrics: [...this.#takeLate(), current], plan, level, tick });
+  }
+
+  /** Keep values that came after their batch left, under their own interval. */
+  #addLate(batch: Metrics, o: DomainOutcome): void {
+    if (o.values.length === 0) return;
+    let entry = this.#late.get(batch.interval);
+    if (entry === undefined) {
+      entry = { ...batch, values: {}, end: this.#now() };
+      this.#late.set(batch.interval, entry);
+    }
+    (entry.values[o.domain] ??= []).push(...o.values);
+  }
+
+  #takeLate(): Metrics[] {
+    const out = [...this.#late.keys()].sort((a, b) => a - b).flatMap((k) => this.#late.get(k) ?? []);
+    this.#late.clear();
+    return out;
+  }
+
+  #enqueue(batch: Batch): void {
     if (this.#queue.length >= QUEUE_CAPACITY) {
-      events.error(
+      const last = batch.metrics[batch.metrics.length - 1];
+      this.#ctx.events.error(
         'lco-metrics-fault',
-        monitorId,
-        `metrics channel blocked (check for sink errors), dropping metrics: ${plan}/${level}/${n}`,
+        this.#ctx.monitorId,
+        `metrics channel blocked (check for sink errors), dropping metrics: ${batch.plan}/${batch.level}/${last?.interval ?? 0}`,
       );
       return;
     }
-    this.#queue.push({ metrics, plan, level, tick });
+    this.#queue.push(batch);
     this.#wakeWorker?.();
   }
 
   /** One worker per monitor: batches in order, each Metrics to each sink in turn. */
   async #sinkWorker(): Promise<void> {
-    const { status, events, monitorId, sinks } = this.#ctx;
     for (;;) {
       const batch = this.#queue.shift();
-      if (!batch) {
-        if (this.#stopped) return;
-        await new Promise<void>((resolve) => {
-          this.#wakeWorker = resolve;
-        });
-        this.#wakeWorker = undefined;
+      if (batch) {
+        await this.#send(batch);
         continue;
       }
-      for (const m of batch.metrics) {
-        for (const sink of sinks) {
-          status.set('level-sinks', `${m.plan}/${m.level}/${m.interval}: sending to ${sink.name}`);
-          try {
-            await sink.send(m);
-            status.delete(`error:${sink.name}`);
-          } catch (err) {
-            const text = errorMessage(err);
-            status.set(`error:${sink.name}`, text);
-            events.error('sink-send-error', monitorId, `${sink.name} :${text}`);
-          }
+      if (this.#stopped) return;
+      await new Promise<void>((resolve) => {
+        this.#wakeWorker = resolve;
+      });
+      this.#wakeWorker = undefined;
+    }
+  }
+
+  async #send(batch: Batch): Promise<void> {
+    const { status, events, monitorId, sinks } = this.#ctx;
+    for (const m of batch.metrics) {
+      for (const sink of sinks) {
+        status.set(MonitorKey.levelSinks, `${m.plan}/${m.level}/${m.interval}: sending to ${sink.name}`);
+        try {
+          await sink.send(m);
+          status.delete(monitorKeyOf.sinkError(sink.name));
+        } catch (err) {
+          const text = errorMessage(err);
+          status.set(monitorKeyOf.sinkError(sink.name), text);
+          events.error('sink-send-error', monitorId, `${sink.name} :${text}`);
         }
       }
-      status.set('level-sinks', 'idle');
-      const dur = Date.now() - batch.tick.getTime();
-      status.set(
-        'level-collect',
-        `last collected and sent metrics for ${batch.plan}/${batch.level} at ${formatTimestamp(batch.tick)} in ${formatDuration(dur)}`,
-      );
     }
+    status.set(MonitorKey.levelSinks, 'idle');
+    const dur = this.#clock.now() - batch.tick.getTime();
+    status.set(
+      MonitorKey.levelCollect,
+      `last collected and sent metrics for ${batch.plan}/${batch.level} at ${formatTimestamp(batch.tick)} in ${formatDuration(dur)}`,
+    );
   }
 }

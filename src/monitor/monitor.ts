@@ -1,5 +1,5 @@
 /**
- * One monitor = one MySQL server (monitors.md §1-2): a run loop that builds the connection,
+ * One monitor = one MySQL server: a run loop that builds the connection,
  * loads the monitor's plans and starts the level collector, retrying with backoff; Stop
  * tears it all down and leaves the monitor loaded with its last status.
  */
@@ -12,7 +12,11 @@ import type { Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { errorMessage } from '../core/errors.js';
-import { Backoff, sleep } from '../util/backoff.js';
+import { Backoff } from '../util/backoff.js';
+import { aborted } from '../util/abort.js';
+import { sleepOn, systemClock, type Clock } from '../util/clock.js';
+import { MonitorKey } from '../core/status-keys.js';
+import { Limiter } from '../engine/limiter.js';
 import { formatTimestamp } from '../util/time.js';
 import type { PlanRuntime } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
@@ -35,7 +39,7 @@ export interface MonitorDeps {
   loadPlans(cfg: FinalMonitorConfig, db: Db): Promise<(name: string) => Plan>;
   buildRuntime(plan: Plan, cfg: FinalMonitorConfig): PlanRuntime;
   /**
-   * The heartbeat writer (heartbeat.md §3), run while the monitor runs when
+   * The heartbeat writer, run while the monitor runs when
    * `heartbeat.freq` is set. Resolves when `signal` aborts; never throws.
    */
   heartbeatWriter?(args: {
@@ -56,7 +60,10 @@ export interface MonitorDeps {
       db: Db;
       plan: Plan;
       cfg: FinalMonitorConfig;
-      status: StatusWriter;
+      /** The monitor's collector cap, shared with the level collector. */
+      limiter: Limiter;
+      /** Given in legacy mode only: then the exporter's engine writes the per-domain keys. */
+      status?: StatusWriter;
       events: Events;
     }): ExporterSource & { close?(): Promise<void> };
     start(args: {
@@ -70,11 +77,13 @@ export interface MonitorDeps {
   };
   /** Tick period override for tests. */
   tickMs?: number;
+  /** The clock of every timer of the monitor (tests inject a fake one). */
+  clock?: Clock;
   /** Plan changer check period override for tests. */
   planCheckMs?: number;
 }
 
-/** Cap of the startup backoff (monitors.md §2.1). */
+/** Cap of the startup backoff */
 const STARTUP_BACKOFF_CAP_MS = 20_000;
 
 export class Monitor {
@@ -93,6 +102,7 @@ export class Monitor {
   #subsystemDone: Promise<unknown>[] = [];
   #exporter: ExporterHandle | undefined;
   #exporterSource: (ExporterSource & { close?(): Promise<void> }) | undefined;
+  readonly #clock: Clock;
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -100,6 +110,11 @@ export class Monitor {
     this.#sinks = sinks;
     this.#status = status;
     this.#deps = deps;
+    this.#clock = deps.clock ?? systemClock;
+  }
+
+  #now(): Date {
+    return new Date(this.#clock.now());
   }
 
   /** Redacted DSN, '' until the monitor has built it once. */
@@ -127,7 +142,7 @@ export class Monitor {
     await loop;
     this.#loop = undefined;
     this.#stop = undefined;
-    this.#status.set('monitor', `stopped at ${formatTimestamp(new Date())}`);
+    this.#status.set(MonitorKey.monitor, `stopped at ${formatTimestamp(this.#now())}`);
     this.#deps.events.info('monitor-stopped', '', this.id);
   }
 
@@ -138,24 +153,22 @@ export class Monitor {
         const started = await this.#startup(signal);
         if (started === false) {
           await this.#teardown();
-          if (!(await sleep(backoff.next(), signal))) break;
+          if (!(await sleepOn(this.#clock, backoff.next(), signal))) break;
           continue;
         }
         backoff.reset();
-        this.#status.delete('error:monitor');
+        this.#status.delete(MonitorKey.monitorError);
         this.#status.set(
-          'monitor',
+          MonitorKey.monitor,
           started === 'legacy'
             ? 'running in exporter legacy mode'
-            : `running since ${formatTimestamp(new Date())}`,
+            : `running since ${formatTimestamp(this.#now())}`,
         );
         // Subsystems run in the background and contain their own failures; wait for Stop.
-        await new Promise<void>((resolve) =>
-          signal.addEventListener('abort', () => resolve(), { once: true }),
-        );
+        await aborted(signal);
       }
     } finally {
-      this.#status.set('monitor', 'stopping goroutines');
+      this.#status.set(MonitorKey.monitor, 'stopping goroutines');
       await this.#teardown();
     }
   }
@@ -165,7 +178,7 @@ export class Monitor {
     this.#exporter = undefined;
     if (exporter) {
       await exporter.close().catch(() => undefined);
-      this.#status.set('exporter', 'stopped');
+      this.#status.set(MonitorKey.exporter, 'stopped');
     }
     const source = this.#exporterSource;
     this.#exporterSource = undefined;
@@ -184,38 +197,26 @@ export class Monitor {
 
   #fail(step: string, err: unknown): false {
     const text = errorMessage(err);
-    this.#status.set('error:monitor', `error: ${text}`);
-    this.#status.set('monitor', `${step}, sleep and retry: ${text}`);
+    this.#status.set(MonitorKey.monitorError, `error: ${text}`);
+    this.#status.set(MonitorKey.monitor, `${step}, sleep and retry: ${text}`);
     this.#deps.events.error('monitor-error', this.id, text);
     return false;
   }
 
   /**
-   * Startup steps of monitors.md §2.2; false when a step failed (retry after backoff),
-   * 'legacy' when only the exporter runs.
+   * Start the monitor's parts in order: connection (not connecting yet), plans, heartbeat
+   * writer, exporter, level collector and plan changer. False when a step failed (the run
+   * loop retries after a backoff), 'legacy' when only the exporter runs.
    */
   async #startup(signal: AbortSignal): Promise<boolean | 'legacy'> {
-    const { events } = this.#deps;
-    const cfg = this.config;
-    this.#status.set('monitor', 'making DB/DSN (not connecting)');
-    try {
-      const spec = await this.#deps.buildConnection(cfg);
-      this.#db = this.#deps.createDb(spec, {
-        reloadCredentials: () => this.#deps.buildConnection(cfg, { reload: true }),
-        onPasswordReloadError: (msg) => events.info('db-reload-password-error', this.id, msg),
-      });
-      this.#dsn = spec.redactedDsn;
-      this.#status.set('dsn', spec.redactedDsn);
-    } catch (err) {
-      return this.#fail('error making DB/DSN', err);
-    }
+    const db = await this.#makeDbSpec();
+    if (db instanceof Error) return this.#fail('error making DB/DSN', db);
     if (signal.aborted) return false;
 
-    this.#status.set('monitor', 'loading plans');
-    const db = this.#db;
+    this.#status.set(MonitorKey.monitor, 'loading plans');
     let lookup: (name: string) => Plan;
     try {
-      lookup = await this.#deps.loadPlans(cfg, db);
+      lookup = await this.#deps.loadPlans(this.config, db);
     } catch (err) {
       return this.#fail('error loading plans', err);
     }
@@ -223,74 +224,123 @@ export class Monitor {
 
     const subsystems = new AbortController();
     this.#subsystems = subsystems;
-    const hb = cfg.heartbeat;
-    if (hb?.freq && this.#deps.heartbeatWriter) {
-      this.#status.set('monitor', 'starting heartbeat');
-      this.#subsystemDone.push(
-        this.#deps.heartbeatWriter({
-          monitorId: this.id,
-          db,
-          status: this.#status,
-          events,
-          freq: hb.freq,
-          ...(hb.table ? { table: hb.table } : {}),
-          ...(hb['source-id'] ? { sourceId: hb['source-id'] } : {}),
-          ...(hb.role ? { role: hb.role } : {}),
-          signal: subsystems.signal,
-        }),
-      );
-    }
-
-    const ex = cfg.exporter;
+    const limiter = new Limiter();
+    this.#startHeartbeat(db, subsystems.signal);
+    const ex = this.config.exporter;
     if (ex?.mode && this.#deps.exporter) {
-      this.#status.set('monitor', 'starting exporter');
-      let source: ExporterSource & { close?(): Promise<void> };
-      try {
-        const plan = lookup(ex.plan || 'default-exporter');
-        const n = Object.keys(plan.levels).length;
-        if (n !== 1) {
-          this.#status.set(
-            'exporter',
-            `not running: invalid plan: exporter plan has ${n} levels, expected 1`,
-          );
-          return this.#fail(
-            'error starting exporter',
-            new Error(`exporter plan has ${n} levels, expected 1`),
-          );
-        }
-        source = this.#deps.exporter.createSource({
-          monitorId: this.id,
-          db,
-          plan: this.#deps.buildRuntime(plan, cfg).active.plan,
-          cfg,
-          status: this.#status,
-          events,
-        });
-        this.#exporterSource = source;
-      } catch (err) {
-        this.#status.set('exporter', `not running: error loading plans: ${errorMessage(err)}`);
-        return this.#fail('error starting exporter', err);
-      }
-      try {
-        this.#exporter = await this.#deps.exporter.start({
-          monitorId: this.id,
-          listen: ex.flags?.['web.listen-address'] || '127.0.0.1:9104',
-          path: ex.flags?.['web.telemetry-path'] || '/metrics',
-          source,
-          status: this.#status,
-          events,
-        });
-      } catch (err) {
-        this.#status.set('exporter', `API error (restart in 1s): ${errorMessage(err)}`);
-        return this.#fail('error starting exporter', err);
-      }
+      const failed = await this.#startExporter(db, lookup, limiter, ex.mode === 'legacy');
+      if (failed !== undefined) return this.#fail('error starting exporter', failed);
       if (ex.mode === 'legacy') {
-        events.info('monitor-started', this.id, this.#dsn);
+        this.#deps.events.info('monitor-started', this.id, this.#dsn);
         return 'legacy';
       }
     }
+    this.#startLevelCollector(db, lookup, limiter, subsystems.signal);
+    this.#deps.events.info('monitor-started', this.id, this.#dsn);
+    return true;
+  }
 
-    this.#status.set('monitor', 'starting level collector');
+  /** Build the connection spec and the pool (no connection yet); the error when it cannot. */
+  async #makeDbSpec(): Promise<OwnedDb | Error> {
+    const cfg = this.config;
+    const { events } = this.#deps;
+    this.#status.set(MonitorKey.monitor, 'making DB/DSN (not connecting)');
+    try {
+      const spec = await this.#deps.buildConnection(cfg);
+      const db = this.#deps.createDb(spec, {
+        reloadCredentials: () => this.#deps.buildConnection(cfg, { reload: true }),
+        onPasswordReloadError: (msg) => events.info('db-reload-password-error', this.id, msg),
+      });
+      this.#db = db;
+      this.#dsn = spec.redactedDsn;
+      this.#status.set(MonitorKey.dsn, spec.redactedDsn);
+      return db;
+    } catch (err) {
+      return err instanceof Error ? err : new Error(errorMessage(err));
+    }
+  }
+
+  #startHeartbeat(db: Db, signal: AbortSignal): void {
+    const hb = this.config.heartbeat;
+    if (!hb?.freq || !this.#deps.heartbeatWriter) return;
+    this.#status.set(MonitorKey.monitor, 'starting heartbeat');
+    this.#subsystemDone.push(
+      this.#deps.heartbeatWriter({
+        monitorId: this.id,
+        db,
+        status: this.#status,
+        events: this.#deps.events,
+        freq: hb.freq,
+        ...(hb.table ? { table: hb.table } : {}),
+        ...(hb['source-id'] ? { sourceId: hb['source-id'] } : {}),
+        ...(hb.role ? { role: hb.role } : {}),
+        signal,
+      }),
+    );
+  }
+
+  /**
+   * Make the scrape reader and start the exporter listener; the error when either fails.
+   * In legacy mode the reader's engine writes the per-domain status keys (no level
+   * collector does).
+   */
+  async #startExporter(
+    db: Db,
+    lookup: (name: string) => Plan,
+    limiter: Limiter,
+    legacy: boolean,
+  ): Promise<Error | undefined> {
+    const exporter = this.#deps.exporter;
+    const ex = this.config.exporter;
+    if (exporter === undefined || ex === undefined) return undefined;
+    const { events } = this.#deps;
+    this.#status.set(MonitorKey.monitor, 'starting exporter');
+    let source: ExporterSource & { close?(): Promise<void> };
+    try {
+      const plan = lookup(ex.plan || 'default-exporter');
+      const n = Object.keys(plan.levels).length;
+      if (n !== 1) {
+        this.#status.set(
+          MonitorKey.exporter,
+          `not running: invalid plan: exporter plan has ${n} levels, expected 1`,
+        );
+        return new Error(`exporter plan has ${n} levels, expected 1`);
+      }
+      source = exporter.createSource({
+        monitorId: this.id,
+        db,
+        plan: this.#deps.buildRuntime(plan, this.config).active.plan,
+        cfg: this.config,
+        limiter,
+        events,
+        ...(legacy ? { status: this.#status } : {}),
+      });
+      this.#exporterSource = source;
+    } catch (err) {
+      this.#status.set(MonitorKey.exporter, `not running: error loading plans: ${errorMessage(err)}`);
+      return err instanceof Error ? err : new Error(errorMessage(err));
+    }
+    try {
+      this.#exporter = await exporter.start({
+        monitorId: this.id,
+        listen: ex.flags?.['web.listen-address'] || '127.0.0.1:9104',
+        path: ex.flags?.['web.telemetry-path'] || '/metrics',
+        source,
+        status: this.#status,
+        events,
+      });
+    } catch (err) {
+      this.#status.set(MonitorKey.exporter, `API error (restart in 1s): ${errorMessage(err)}`);
+      return err instanceof Error ? err : new Error(errorMessage(err));
+    }
+    return undefined;
+  }
+
+  /** Start the level collector, then the plan changer or the monitor's plan. */
+  #startLevelCollector(db: Db, lookup: (name: string) => Plan, limiter: Limiter, signal: AbortSignal): void {
+    const cfg = this.config;
+    const { events } = this.#deps;
+    this.#status.set(MonitorKey.monitor, 'starting level collector');
     const lco = new LevelCollector({
       monitorId: this.id,
       status: this.#status,
@@ -302,14 +352,16 @@ export class Monitor {
         this.#deps.makeCollector(d, { monitorId: this.id, db, status: this.#status, events }),
       lookupPlan: async (name) => lookup(name),
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),
+      limiter,
       ...(this.#deps.tickMs === undefined ? {} : { tickMs: this.#deps.tickMs }),
+      ...(this.#deps.clock === undefined ? {} : { clock: this.#deps.clock }),
     });
     this.#lco = lco;
     lco.start();
     const planName = cfg.plan ?? '';
     const change = cfg.plans?.change;
     if (change && planChangingEnabled(change)) {
-      this.#status.set('monitor', 'starting plan changer');
+      this.#status.set(MonitorKey.monitor, 'starting plan changer');
       const pch = new PlanChanger({
         monitorId: this.id,
         status: this.#status,
@@ -317,15 +369,13 @@ export class Monitor {
         target: lco,
         change,
         monitorPlan: planName,
-        observe: (signal) => observeState(db, signal),
+        observe: (s) => observeState(db, s),
         ...(this.#deps.planCheckMs === undefined ? {} : { checkMs: this.#deps.planCheckMs }),
       });
-      this.#subsystemDone.push(pch.run(subsystems.signal));
+      this.#subsystemDone.push(pch.run(signal));
     } else {
-      this.#status.set('monitor', `starting plan ${planName}`);
+      this.#status.set(MonitorKey.monitor, `starting plan ${planName}`);
       void lco.changePlan('active', planName); // runs in the background, retrying until it succeeds or Stop
     }
-    events.info('monitor-started', this.id, this.#dsn);
-    return true;
   }
 }

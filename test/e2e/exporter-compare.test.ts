@@ -3,7 +3,7 @@
  * Debian's prometheus-mysqld-exporter 0.14 with the collectors of sonde's default-exporter
  * plan, promtool, and a real Prometheus server scraping sonde.
  *
- * The ExporterSource is built from real parts (createExporterSource with the monitor pool,
+ * The ExporterSource is built from real parts (createScrapeReader with the monitor pool,
  * the built-in collectors and the default-exporter plan), without the monitor wiring.
  * Every InnoDB metric is enabled on the server so all INNODB_METRICS types and MariaDB's
  * odd `Buffer` subsystem row are compared too.
@@ -15,7 +15,7 @@ import { ConnectionSpec } from '../../src/core/db.js';
 import { NO_EVENTS } from '../../src/core/events.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
 import { createDb, type PooledDb } from '../../src/db/pool.js';
-import { createExporterSource, type ClosableExporterSource } from '../../src/exporter/source.js';
+import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { defaultPlan } from '../../src/plan/defaults.js';
 import { connectAs, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
@@ -43,7 +43,7 @@ const ONLY_SONDE = ['mysql_exporter_collector_success'];
 
 let server: MariaDB;
 let db: PooledDb;
-let source: ClosableExporterSource;
+let source: ScrapeReader;
 let sonde: ExporterHandle;
 let real: Peer;
 let prometheus: PrometheusPeer | undefined;
@@ -74,7 +74,7 @@ describe('exporter emulation against the real mysqld_exporter', { timeout: 180_0
     );
     const plan = defaultPlan('default-exporter');
     assert.ok(plan !== undefined);
-    source = createExporterSource({ monitorId: 'db1', db, plan, collectors: builtinCollectors() });
+    source = createScrapeReader({ monitorId: 'db1', db, plan, collectors: builtinCollectors() });
     sonde = await startExporter({
       monitorId: 'db1',
       listen: '127.0.0.1:0',
@@ -229,7 +229,7 @@ describe('exporter emulation against the real mysqld_exporter', { timeout: 180_0
     const npDb = connectAs(server, 'noproc', 'noproc-pw-1');
     const plan = defaultPlan('default-exporter');
     assert.ok(plan !== undefined);
-    const npSource = createExporterSource({
+    const npSource = createScrapeReader({
       monitorId: 'np',
       db: npDb,
       plan,

@@ -7,7 +7,7 @@ import { type Db } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { parseServerVersion } from '../../db/flavor.js';
-import { Engine } from '../../monitor/engine.js';
+import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
 import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
@@ -23,23 +23,21 @@ async function collectThroughEngine(db: Db, errors: Record<string, string> = {})
   const plan = planOf({ l: { [DOMAIN]: { errors } } });
   const status = new StatusRegistry();
   const events: string[] = [];
-  const engine = await Engine.prepare(
-    {
-      monitorId: 'm1',
-      status: status.monitor('m1'),
-      events: {
-        info: () => undefined,
-        error: (e, _id, msg) => events.push(`${e}: ${msg}`),
-        debug: () => undefined,
-      },
-      help: (d) => (d === DOMAIN ? help : undefined),
+  const engine = await engineFor({
+    plan,
+    status: status.monitor('m1'),
+    events: {
+      info: () => undefined,
+      error: (e, _id, msg) => events.push(`${e}: ${msg}`),
+      debug: () => undefined,
     },
-    { plan, emrMs: 5000, cmrMs: new Map([[DOMAIN, 4000]]), domainFreqMs: new Map([[DOMAIN, 1000]]) },
-    () => new SizeBinlogCollector({ monitorId: 'm1', db }),
-    NO_SIGNAL,
-  );
+    help: (d) => (d === DOMAIN ? help : undefined),
+    make: () => new SizeBinlogCollector({ monitorId: 'm1', db }),
+    emrMs: 5000,
+    cmrMs: 4000,
+  });
   try {
-    const [m] = await engine.collect(1, 'l', [{ domain: DOMAIN, level: 'l' }], new Date(), 'active');
+    const [m] = await engine.collect(1, 'l', [{ domain: DOMAIN, level: 'l' }]);
     return {
       values: m?.values[DOMAIN],
       error: status.monitorStatus('m1')?.[`error:${DOMAIN}`],

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { type Db, type QueryOptions, type Row, type ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { type PooledDb } from '../../db/pool.js';
-import { Engine } from '../../monitor/engine.js';
+import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
 import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
 import { parseTableFilter } from '../filter.js';
@@ -324,19 +324,16 @@ void describe('size.table against a real MariaDB', () => {
     const run = async (errors: Record<string, string>) => {
       const plan = planOf({ l: { [DOMAIN]: { options: { include: 'logs.*', limit: '1' }, errors } } });
       const status = new StatusRegistry();
-      const engine = await Engine.prepare(
-        {
-          monitorId: 'm1',
-          status: status.monitor('m1'),
-          events: { info: () => undefined, error: () => undefined, debug: () => undefined },
-          help: (d) => (d === DOMAIN ? help : undefined),
-        },
-        { plan, emrMs: 5000, cmrMs: new Map([[DOMAIN, 4000]]), domainFreqMs: new Map([[DOMAIN, 1000]]) },
-        () => new SizeTableCollector({ monitorId: 'm1', db }),
-        NO_SIGNAL,
-      );
+      const engine = await engineFor({
+        plan,
+        status: status.monitor('m1'),
+        help: (d) => (d === DOMAIN ? help : undefined),
+        make: () => new SizeTableCollector({ monitorId: 'm1', db }),
+        emrMs: 5000,
+        cmrMs: 4000,
+      });
       try {
-        const [m] = await engine.collect(1, 'l', [{ domain: DOMAIN, level: 'l' }], new Date(), 'active');
+        const [m] = await engine.collect(1, 'l', [{ domain: DOMAIN, level: 'l' }]);
         return { values: m?.values[DOMAIN], error: status.monitorStatus('m1')?.[`error:${DOMAIN}`] };
       } finally {
         await engine.close();

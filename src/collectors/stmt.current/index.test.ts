@@ -6,7 +6,7 @@ import { ConnectionSpec, type Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
-import { Engine } from '../../monitor/engine.js';
+import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
 import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
@@ -291,24 +291,18 @@ void describe('stmt.current against MariaDB without performance_schema', () => {
     const events: string[] = [];
     let created = 0;
     let collects = 0;
-    const engine = await Engine.prepare(
-      {
-        monitorId: 'm1',
-        status: status.monitor('m1'),
-        events: {
-          info: (e) => events.push(e),
-          error: (e, _id, msg) => events.push(`${e}: ${msg}`),
-          debug: () => undefined,
-        },
-        help: (d) => (d === help.domain ? help : undefined),
+    const engine = await engineFor({
+      plan,
+      status: status.monitor('m1'),
+      events: {
+        info: (e) => events.push(e),
+        error: (e, _id, msg) => events.push(`${e}: ${msg}`),
+        debug: () => undefined,
       },
-      {
-        plan,
-        emrMs: 900,
-        cmrMs: new Map([[help.domain, 800]]),
-        domainFreqMs: new Map([[help.domain, 1000]]),
-      },
-      () => {
+      help: (d) => (d === help.domain ? help : undefined),
+      emrMs: 900,
+      cmrMs: 800,
+      make: () => {
         created++;
         const inner = new StmtCurrentCollector({ monitorId: 'm1', db });
         return {
@@ -320,10 +314,9 @@ void describe('stmt.current against MariaDB without performance_schema', () => {
           },
         };
       },
-      new AbortController().signal,
-    );
+    });
     for (let n = 1; n <= 3; n++) {
-      const [m] = await engine.collect(n, 'l', [{ domain: help.domain, level: 'l' }], new Date(), 'active');
+      const [m] = await engine.collect(n, 'l', [{ domain: help.domain, level: 'l' }]);
       assert.deepEqual(m?.values, {});
     }
     assert.equal(created, 1);

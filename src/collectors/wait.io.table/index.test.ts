@@ -4,7 +4,7 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
 import { parseTableFilter } from '../filter.js';
-import { Engine } from '../../monitor/engine.js';
+import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import {
@@ -271,26 +271,19 @@ void describe('wait.io.table against a real MariaDB with performance_schema=ON',
     });
     const status = new StatusRegistry();
     const events: string[] = [];
-    const engine = await Engine.prepare(
-      {
-        monitorId: 'm1',
-        status: status.monitor('m1'),
-        events: {
-          info: () => undefined,
-          error: (e, _id, msg) => events.push(`${e}: ${msg}`),
-          debug: () => undefined,
-        },
-        help: () => registration.help,
+    const engine = await engineFor({
+      plan,
+      status: status.monitor('m1'),
+      events: {
+        info: () => undefined,
+        error: (e, _id, msg) => events.push(`${e}: ${msg}`),
+        debug: () => undefined,
       },
-      {
-        plan,
-        emrMs: 4000,
-        cmrMs: new Map([['wait.io.table', 3000]]),
-        domainFreqMs: new Map([['wait.io.table', 5000]]),
-      },
-      () => registration.create({ monitorId: 'm1', db: noDrop }),
-      NO_SIGNAL,
-    );
+      help: () => registration.help,
+      make: () => registration.create({ monitorId: 'm1', db: noDrop }),
+      emrMs: 4000,
+      cmrMs: 3000,
+    });
     try {
       await server.query('INSERT INTO w1.t2 VALUES (30, 1), (31, 1)');
       const total = Number(
@@ -301,8 +294,8 @@ void describe('wait.io.table against a real MariaDB with performance_schema=ON',
         )[0]?.COUNT_INSERT,
       );
       const work = [{ domain: 'wait.io.table', level: 'l' }];
-      const [m1] = await engine.collect(1, 'l', work, new Date(), 'active');
-      const [m2] = await engine.collect(2, 'l', work, new Date(), 'active');
+      const [m1] = await engine.collect(1, 'l', work);
+      const [m2] = await engine.collect(2, 'l', work);
       const group = { db: 'w1', tbl: 't2' };
       assert.deepEqual(m1?.values['wait.io.table'], [
         { name: 'count_insert', value: total, type: MetricType.DeltaCounter, group },

@@ -7,17 +7,15 @@ import {
   type CollectorContext,
 } from '../core/collector.js';
 import type { Db, QueryOptions, Row, ServerInfo } from '../core/db.js';
-import { MetricType, type MetricValue } from '../core/metrics.js';
+import { MetricType } from '../core/metrics.js';
 import type { Plan } from '../core/plan.js';
-import { statusValues } from '../collectors/status.global/index.js';
+import { FakeClock } from '../util/fake-clock.fixture.js';
 import {
-  addInnodbMeta,
-  collectorTimeoutMs,
-  createExporterSource,
+  createScrapeReader,
+  exporterActivePlan,
   exporterLevel,
-  upstreamValues,
   type CollectorFactory,
-} from './source.js';
+} from './scrape-reader.js';
 
 const plan = (levels: Plan['levels']): Plan => ({ name: 'exp', source: 'test', levels });
 const ONE_LEVEL = plan({
@@ -80,8 +78,19 @@ class Factory implements CollectorFactory {
         }
         if (failCollect.has(domain)) return { values: [], error: new CollectError('boom') };
         if (domain === 'status.global') {
+          // The real collector reads keywords and keeps text values this way under ExporterReading.
           const rows = await ctx.db.query('SHOW GLOBAL STATUS', [], { signal });
-          return { values: statusValues(rows, { all: true, names: new Set() }) };
+          const text: Record<string, string> = {};
+          const values = [];
+          for (const r of rows) {
+            const name = (r.Variable_name ?? '').toLowerCase();
+            if (ctx.exporterReading?.keepText.has(name) === true) text[name] = r.Value ?? '';
+            else if (r.Value === 'Disconnected')
+              values.push({ name, value: 0, type: MetricType.CumulativeCounter });
+            else if (r.Value !== null && r.Value !== '' && !Number.isNaN(Number(r.Value)))
+              values.push({ name, value: Number(r.Value), type: MetricType.Gauge });
+          }
+          return { values, text };
         }
         return {
           values: [
@@ -89,7 +98,9 @@ class Factory implements CollectorFactory {
               name: 'buffer_lru_batch_flush_total_pages',
               value: 3,
               type: MetricType.CumulativeCounter,
-              meta: { subsystem: 'buffer' },
+              meta: ctx.exporterReading
+                ? { subsystem: 'buffer', name: 'buffer_LRU_batch_flush_total_pages', type: 'status_counter' }
+                : { subsystem: 'buffer' },
             },
           ],
         };
@@ -103,19 +114,16 @@ function setup() {
   db.rows.set('SHOW GLOBAL STATUS', [
     { Variable_name: 'Threads_connected', Value: '2' },
     { Variable_name: 'wsrep_cluster_status', Value: 'Disconnected' },
-    { Variable_name: 'Slave_running', Value: 'off' },
     { Variable_name: 'wsrep_local_state_uuid', Value: 'abc-123' },
     { Variable_name: 'Ssl_cipher', Value: '' },
   ]);
-  db.rows.set('SELECT name, type, comment FROM information_schema.innodb_metrics', [
-    { name: 'buffer_LRU_batch_flush_total_pages', type: 'status_counter', comment: 'Total pages flushed' },
-  ]);
   const factory = new Factory();
-  const source = createExporterSource({ monitorId: 'db1', db, plan: ONE_LEVEL, collectors: factory });
-  return { db, factory, source };
+  const clock = new FakeClock();
+  const source = createScrapeReader({ monitorId: 'db1', db, plan: ONE_LEVEL, collectors: factory, clock });
+  return { db, factory, source, clock };
 }
 
-describe('createExporterSource', () => {
+describe('createScrapeReader', () => {
   it('refuses a plan without exactly one level', () => {
     assert.throws(() => exporterLevel(plan({})), { message: 'exporter plan has 0 levels, expected 1' });
     const two = plan({
@@ -123,19 +131,29 @@ describe('createExporterSource', () => {
       b: { name: 'b', freq: '2s', freqMs: 2000, collect: {} },
     });
     assert.throws(
-      () =>
-        createExporterSource({ monitorId: 'x', db: new CannedDb(), plan: two, collectors: new Factory() }),
+      () => createScrapeReader({ monitorId: 'x', db: new CannedDb(), plan: two, collectors: new Factory() }),
       { message: 'exporter plan has 2 levels, expected 1' },
     );
   });
 
-  it('derives the collector deadline from the level frequency', () => {
-    assert.equal(collectorTimeoutMs(10_000), 8000);
-    assert.equal(collectorTimeoutMs(60_000), 58_000);
-    assert.equal(collectorTimeoutMs(1000), 800);
+  it('derives the collector deadline from the level frequency: freq minus 20 %, at most 2 s less', () => {
+    const deadline = (freqMs: number) =>
+      exporterActivePlan(
+        plan({
+          l: {
+            name: 'l',
+            freq: `${freqMs}ms`,
+            freqMs,
+            collect: { d: { metrics: [], options: {}, errors: {} } },
+          },
+        }),
+      ).cmrMs.get('d');
+    assert.equal(deadline(10_000), 8000);
+    assert.equal(deadline(60_000), 58_000);
+    assert.equal(deadline(1000), 800);
   });
 
-  it('collects the single level, reads values like mysqld_exporter and keeps text values', async () => {
+  it('collects the single level with collectors reading for the exporter, and passes their text values on', async () => {
     const { source } = setup();
     assert.deepEqual(source.domains(), ['status.global', 'innodb']);
     const r = await source.scrape(new AbortController().signal);
@@ -156,14 +174,12 @@ describe('createExporterSource', () => {
     assert.deepEqual(r.metrics?.values['status.global'], [
       { name: 'threads_connected', value: 2, type: MetricType.Gauge },
       { name: 'wsrep_cluster_status', value: 0, type: MetricType.CumulativeCounter },
-      { name: 'slave_running', value: 0, type: MetricType.CumulativeCounter },
     ]);
     assert.deepEqual(r.text, { wsrep_local_state_uuid: 'abc-123' });
     assert.deepEqual(r.metrics?.values.innodb?.[0]?.meta, {
       subsystem: 'buffer',
       name: 'buffer_LRU_batch_flush_total_pages',
       type: 'status_counter',
-      comment: 'Total pages flushed',
     });
   });
 
@@ -230,65 +246,25 @@ describe('createExporterSource', () => {
   });
 
   it('stops a domain at the scrape deadline and serializes scrapes', async () => {
-    const { source, factory } = setup();
+    const { source, factory, clock } = setup();
     factory.slow.add('innodb');
     const ctl = new AbortController();
-    setTimeout(() => ctl.abort(new Error('scrape timeout after 0.1 s')), 100);
-    const t0 = Date.now();
-    const [a, b] = await Promise.all([
-      source.scrape(ctl.signal),
-      source.scrape(new AbortController().signal),
-    ]);
+    const first = source.scrape(ctl.signal);
+    const second = source.scrape(new AbortController().signal);
+    await clock.advance(100);
+    ctl.abort(new Error('scrape timeout after 0.1 s'));
+    const a = await first;
     assert.equal(a.error, 'innodb: scrape timeout after 0.1 s');
     // The second scrape started after the first ended, then hit the 800 ms collector deadline.
+    await clock.advance(799);
+    let settled = false;
+    void second.then(() => (settled = true));
+    await clock.advance(0);
+    assert.equal(settled, false);
+    await clock.advance(1);
+    const b = await second;
     assert.equal(b.error, 'innodb: timeout after 800ms');
-    assert.ok(Date.now() - t0 >= 850, `${Date.now() - t0} ms`);
     assert.equal(b.metrics?.interval, 2);
     await source.close();
-  });
-});
-
-describe('upstreamValues', () => {
-  it('rewrites mysqld_exporter keywords (any case) and keeps wanted text values', () => {
-    const rows: Row[] = [
-      { Variable_name: 'a', Value: 'ON' },
-      { Variable_name: 'b', Value: 'Off' },
-      { Variable_name: 'c', Value: 'Primary' },
-      { Variable_name: 'd', Value: 'non-Primary' },
-      { Variable_name: 'e', Value: 'CONNECTING' },
-      { Variable_name: 'f', Value: 'yes' },
-      { Variable_name: 'g', Value: '12' },
-      { Variable_name: 'h', Value: 'AUTH_MASTER' },
-      { Variable_name: 'version', Value: '10.11.19-MariaDB' },
-      { Variable_name: 'Version_Comment', Value: 'Debian 12' },
-      { Variable_name: 'i', Value: null },
-    ];
-    const text: Record<string, string> = {};
-    upstreamValues(rows, new Set(['version', 'version_comment']), text);
-    assert.deepEqual(
-      rows.map((r) => r.Value),
-      ['1', '0', '1', '0', '0', '1', '12', 'AUTH_MASTER', '10.11.19-MariaDB', 'Debian 12', null],
-    );
-    assert.deepEqual(text, { version: '10.11.19-MariaDB', version_comment: 'Debian 12' });
-  });
-
-  it('adds INNODB_METRICS columns to innodb values by lowercase name', () => {
-    const values: MetricValue[] = [
-      { name: 'lock_timeouts', value: 0, type: MetricType.CumulativeCounter, meta: { subsystem: 'lock' } },
-      { name: 'unknown', value: 0, type: MetricType.CumulativeCounter, meta: { subsystem: 'x' } },
-    ];
-    addInnodbMeta(
-      values,
-      new Map([
-        ['lock_timeouts', { name: 'lock_timeouts', type: 'value', comment: 'Number of lock timeouts' }],
-      ]),
-    );
-    assert.deepEqual(values[0]?.meta, {
-      subsystem: 'lock',
-      name: 'lock_timeouts',
-      type: 'value',
-      comment: 'Number of lock timeouts',
-    });
-    assert.deepEqual(values[1]?.meta, { subsystem: 'x' });
   });
 });

@@ -5,8 +5,10 @@ import { CollectError } from '../core/collector.js';
 import { MetricType } from '../core/metrics.js';
 import type { Plan } from '../core/plan.js';
 import { StatusRegistry } from '../status/registry.js';
-import type { ActivePlan } from './engine.js';
+import { FakeClock, settle } from '../util/fake-clock.fixture.js';
+import type { ActivePlan, DomainOutcome, RunResult } from './engine.js';
 import { Engine } from './engine.js';
+import { Limiter } from './limiter.js';
 
 /** A scripted collector: sonde's own Collector interface, no database involved. */
 class Scripted implements Collector {
@@ -35,7 +37,6 @@ const waitAbort = (signal: AbortSignal): Promise<CollectResult> =>
   new Promise((_res, rej) =>
     signal.addEventListener('abort', () => rej(signal.reason as Error), { once: true }),
   );
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 function plan(domains: Record<string, Record<string, string>>, metrics: string[] = []): Plan {
   const collect: Plan['levels'][string]['collect'] = {};
@@ -64,39 +65,73 @@ const HELP: CollectorHelp = {
   metrics: [],
 };
 
-async function setup(p: Plan, collectors: Scripted[], limits?: [number, number]) {
+interface Setup {
+  engine: Engine;
+  status: StatusRegistry;
+  events: string[];
+  clock: FakeClock;
+  late: DomainOutcome[];
+  /** Start interval `n` now; the result promise settles as the clock moves. */
+  start: (n: number) => Promise<RunResult>;
+  /** Start interval `n` and move the clock until it returns (at most EMR). */
+  collect: (n: number) => Promise<RunResult>;
+}
+
+async function setup(
+  p: Plan,
+  collectors: Scripted[],
+  limits?: [number, number],
+  limiter?: Limiter,
+): Promise<Setup> {
   const status = new StatusRegistry();
   const events: string[] = [];
+  const clock = new FakeClock();
+  const late: DomainOutcome[] = [];
   const byDomain = new Map(collectors.map((c) => [c.domain, c]));
+  const act = limits ? active(p, ...limits) : active(p);
   const engine = await Engine.prepare(
     {
       monitorId: 'm1',
+      active: act,
       status: status.monitor('m1'),
       events: {
         info: (e) => events.push(e),
         error: (e, _id, msg) => events.push(`${e}: ${msg}`),
         debug: () => undefined,
       },
-      help: (d) => (d === 'repl' ? HELP : undefined),
-    },
-    limits ? active(p, ...limits) : active(p),
-    (d) => {
-      const c = byDomain.get(d);
-      if (!c) throw new Error(`no collector ${d}`);
-      return c;
+      collectors: {
+        help: (d) => (d === 'repl' ? HELP : undefined),
+        make: (d) => {
+          const c = byDomain.get(d);
+          if (!c) throw new Error(`no collector ${d}`);
+          return c;
+        },
+      },
+      clock,
+      ...(limiter === undefined ? {} : { limiter }),
     },
     new AbortController().signal,
   );
-  const collect = (n: number) =>
-    engine.collect(
-      n,
-      'l',
-      Object.keys(p.levels.l?.collect ?? {}).map((domain) => ({ domain, level: 'l' })),
-      new Date(),
-      'active',
-    );
-  return { engine, status, events, collect };
+  const work = Object.keys(p.levels.l?.collect ?? {}).map((domain) => ({ domain, level: 'l' }));
+  const start = (n: number) =>
+    engine.run({
+      interval: n,
+      level: 'l',
+      work,
+      start: clock.now(),
+      waitMs: act.emrMs,
+      onLate: (o) => late.push(o),
+    });
+  const collect = async (n: number) => {
+    const run = start(n);
+    await clock.advance(act.emrMs);
+    return run;
+  };
+  return { engine, status, events, clock, late, start, collect };
 }
+
+const valuesOf = (r: RunResult) =>
+  Object.fromEntries(r.outcomes.filter((o) => o.values.length > 0).map((o) => [o.domain, o.values]));
 
 describe('Engine', () => {
   it('keeps a failing domain from affecting the others and reports it', async () => {
@@ -105,12 +140,28 @@ describe('Engine', () => {
       throw new Error('boom');
     });
     const { status, events, collect } = await setup(plan({ 'status.global': {}, innodb: {} }), [ok, bad]);
-    const [m] = await collect(1);
-    assert.deepEqual(m?.values, { 'status.global': [value('queries', 5)] });
+    const r = await collect(1);
+    assert.deepEqual(valuesOf(r), { 'status.global': [value('queries', 5)] });
     const st = status.monitorStatus('m1') ?? {};
     assert.match(st['error:innodb'] ?? '', /^at \S+: p\/l\/1\/innodb: boom$/);
     assert.equal(st['error:collect'], 'p/l/1: partial success: 1 metrics collected, 1 errors');
     assert.ok(events.includes('collector-error: p/l/1/innodb: boom'));
+  });
+
+  it("records each domain's last run as domain:<domain>", async () => {
+    const ok = new Scripted('status.global', async () => ({
+      values: [value('queries', 5), value('uptime', 9)],
+    }));
+    const bad = new Scripted('innodb', async () => ({ values: [], error: new CollectError('boom') }));
+    const { engine, status, collect } = await setup(plan({ 'status.global': {}, innodb: {} }), [ok, bad]);
+    await collect(1);
+    const st = status.monitorStatus('m1') ?? {};
+    assert.match(st['domain:status.global'] ?? '', /^ok at \S+ in \S+: 2 metrics$/);
+    assert.match(st['domain:innodb'] ?? '', /^failed at \S+ in \S+: boom$/);
+    assert.deepEqual([...engine.records()].map(([d, r]) => [d, r.ok, r.metrics, r.error]).sort(), [
+      ['innodb', false, 0, 'boom'],
+      ['status.global', true, 2, ''],
+    ]);
   });
 
   it('clears error keys after an error-free collection', async () => {
@@ -134,50 +185,77 @@ describe('Engine', () => {
     );
   });
 
-  it('cancels a domain at its deadline', async () => {
+  it("cancels a domain at its deadline, on the engine's clock", async () => {
     const slow = new Scripted('innodb', (_c, signal) => waitAbort(signal));
-    const { status, collect } = await setup(plan({ innodb: {} }), [slow], [300, 100]);
-    const t0 = Date.now();
-    await collect(1);
-    assert.ok(Date.now() - t0 < 1000);
+    const { status, clock, start } = await setup(plan({ innodb: {} }), [slow], [300, 100]);
+    const run = start(1);
+    await clock.advance(99);
+    assert.equal(slow.running, 1);
+    await clock.advance(1);
+    assert.equal(slow.running, 0);
+    await clock.advance(200);
+    await run;
     assert.match(status.monitorStatus('m1')?.['error:innodb'] ?? '', /timeout after 100ms/);
   });
 
-  it('runs at most two collectors at once', async () => {
+  it('runs at most two collectors at once, and the cap is shared by the engines of a monitor', async () => {
     let now = 0;
     let max = 0;
+    const gates: (() => void)[] = [];
     const mk = (d: string) =>
       new Scripted(d, async () => {
         now++;
         max = Math.max(max, now);
-        await sleep(30);
+        await new Promise<void>((r) => gates.push(r));
         now--;
         return { values: [value(d, 1)] };
       });
-    const cs = ['a', 'b', 'c', 'd'].map(mk);
-    const { collect } = await setup(plan({ a: {}, b: {}, c: {}, d: {} }), cs);
-    const [m] = await collect(1);
+    const limiter = new Limiter();
+    const one = await setup(plan({ a: {}, b: {}, c: {} }), ['a', 'b', 'c'].map(mk), undefined, limiter);
+    const two = await setup(plan({ d: {}, e: {} }), ['d', 'e'].map(mk), undefined, limiter);
+    const runs = [one.start(1), two.start(1)];
+    for (let i = 0; i < 5; i++) {
+      await settle();
+      assert.ok(now <= 2);
+      gates.shift()?.();
+    }
+    const [r1, r2] = await Promise.all(runs);
     assert.equal(max, 2);
-    assert.equal(Object.keys(m?.values ?? {}).length, 4);
+    assert.equal((r1?.outcomes.length ?? 0) + (r2?.outcomes.length ?? 0), 5);
   });
 
-  it('hands late values over with the next batch under their own interval', async () => {
-    const late = new Scripted('size.table', async (call) => {
-      if (call === 1) await sleep(150);
+  it('skips the domains that could not start before the run stopped waiting', async () => {
+    const mk = (d: string) => new Scripted(d, (_c, signal) => waitAbort(signal));
+    const cs = ['a', 'b', 'c'].map(mk);
+    const { clock, start } = await setup(plan({ a: {}, b: {}, c: {} }), cs, [50, 400]);
+    const run = start(1);
+    await clock.advance(50);
+    const r = await run;
+    assert.equal(r.started, 2);
+    assert.deepEqual(
+      cs.map((c) => c.calls),
+      [1, 1, 0],
+    );
+    await clock.advance(400); // the two started ones reach their deadline
+  });
+
+  it('hands values that come after the run returned to onLate, within the deadline', async () => {
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (open = r));
+    const c = new Scripted('size.table', async (call) => {
+      if (call === 1) await gate;
       return { values: [value('bytes', call)] };
     });
-    const { collect } = await setup(plan({ 'size.table': {} }), [late], [50, 400]);
-    const first = await collect(1);
-    assert.equal(first.length, 1);
-    assert.deepEqual(first[0]?.values, {});
-    await sleep(200);
-    const second = await collect(2);
+    const { clock, late, start } = await setup(plan({ 'size.table': {} }), [c], [50, 400]);
+    const run = start(1);
+    await clock.advance(50);
+    const r = await run;
+    assert.deepEqual(r.outcomes, []);
+    open();
+    await clock.advance(100);
     assert.deepEqual(
-      second.map((m) => [m.interval, m.values['size.table']?.[0]?.value]),
-      [
-        [1, 1],
-        [2, 2],
-      ],
+      late.map((o) => [o.domain, o.values]),
+      [['size.table', [value('bytes', 1)]]],
     );
   });
 
@@ -187,10 +265,10 @@ describe('Engine', () => {
       return { values: [value('x', call)] };
     });
     const { events, collect } = await setup(plan({ innodb: {} }), [c], [20, 5000]);
-    await collect(1); // engine stops waiting at EMR, the run goes on
-    const [m] = (await collect(2)).slice(-1);
+    await collect(1); // the run stops waiting at EMR, the domain goes on
+    const r = await collect(2);
     assert.equal(c.maxRunning, 1);
-    assert.deepEqual(m?.values.innodb, [value('x', 2)]);
+    assert.deepEqual(valuesOf(r).innodb, [value('x', 2)]);
     assert.ok(events.some((e) => e.startsWith('collector-fault: p/l/2/innodb')));
   });
 
@@ -226,8 +304,8 @@ describe('Engine', () => {
       const { status, collect } = await setup(plan({ repl: { 'access-denied': 'ignore,drop,retry' } }), [
         denied(),
       ]);
-      const [m] = await collect(1);
-      assert.deepEqual(m?.values, {});
+      const r = await collect(1);
+      assert.deepEqual(valuesOf(r), {});
       assert.equal(status.monitorStatus('m1')?.['error:repl'], undefined);
       assert.equal(status.monitorStatus('m1')?.['error:collect'], undefined);
     });
@@ -243,8 +321,18 @@ describe('Engine', () => {
       const { collect } = await setup(plan({ repl: { 'access-denied': 'ignore,zero' } }, ['running']), [
         denied(),
       ]);
-      const [m] = await collect(1);
-      assert.deepEqual(m?.values.repl, [{ name: 'running', value: 0, type: MetricType.Gauge }]);
+      const r = await collect(1);
+      assert.deepEqual(valuesOf(r).repl, [{ name: 'running', value: 0, type: MetricType.Gauge }]);
+    });
+
+    it('zero emits the values the error carries when it names its policy', async () => {
+      const c = new Scripted('repl', async () => ({
+        values: [],
+        error: new CollectError('no table', { policy: 'access-denied', zero: [value('lag', 0)] }),
+      }));
+      const { collect } = await setup(plan({ repl: { 'access-denied': 'ignore,zero' } }, ['running']), [c]);
+      const r = await collect(1);
+      assert.deepEqual(valuesOf(r).repl, [value('lag', 0)]);
     });
 
     it('stop stops collecting the domain for this activation', async () => {

@@ -1,0 +1,497 @@
+/**
+ * The one collection engine. It runs a level's domains for a monitor and is read two ways:
+ * the level collector pushes each run's values to sinks on a schedule, and the exporter's
+ * scrape reader runs it on demand for Prometheus. Both get the same guarantees:
+ *
+ * - Time: a run starts at `start`. Each domain must finish by `start + CMR(domain)` (its
+ *   collector max runtime, never beyond the level's interval, nor the scrape's deadline
+ *   carried by the run's signal); the deadline aborts the collector's signal, which KILLs
+ *   its query. A scheduled run returns by `start + waitMs`: domains not started by then are
+ *   skipped this run, and a domain still running keeps going until its own deadline — what
+ *   it returns then is handed to `onLate`. A scrape waits for all its domains.
+ * - No overlap: when a domain is due while its previous run is still going, the previous
+ *   run is cancelled and fenced (its values are dropped), so runs of one domain never
+ *   overlap.
+ * - Concurrency: every domain takes a slot of the monitor's Limiter while it runs, shared
+ *   with the monitor's other engine, so a monitor never runs more collectors at once than
+ *   the cap (2), whoever asks.
+ * - Errors are data: a collector returns values plus a typed CollectError; the engine alone
+ *   applies the error policy the collector declares in its help and the plan sets (report /
+ *   report-once / ignore, drop / zero, retry / stop). A failing domain never fails the
+ *   others.
+ * - Records: each domain's last run (time, duration, success, error, metric count) is kept
+ *   and, when the engine has a status writer, shown as `domain:<domain>` and
+ *   `error:<domain>`.
+ */
+import type { Collector, CollectorHelp, CollectResult } from '../core/collector.js';
+import { CollectError } from '../core/collector.js';
+import { errnoOf, errorMessage } from '../core/errors.js';
+import type { Events } from '../core/events.js';
+import type { MetricValue } from '../core/metrics.js';
+import type { Plan } from '../core/plan.js';
+import type { StatusWriter } from '../core/status.js';
+import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
+import { deadlineOn, sleepOn, systemClock, type Clock } from '../util/clock.js';
+import { formatDuration } from '../util/duration.js';
+import { formatTimestamp } from '../util/time.js';
+import { Limiter } from './limiter.js';
+import { applyPolicy, PolicyMemory } from './policy.js';
+
+/** How long a due domain waits for its cancelled previous run to settle before it is skipped. */
+const FENCE_WAIT_MS = 1000;
+
+/** A plan ready to run: merged levels and its time limits. */
+export interface ActivePlan {
+  /** The plan with merged (levelled-up) levels, as given to collectors' prepare. */
+  plan: Plan;
+  /** How long a scheduled run waits for its domains (engine max runtime), ms. */
+  emrMs: number;
+  /** Collector max runtime per domain, ms. */
+  cmrMs: ReadonlyMap<string, number>;
+  /** Domain frequency (smallest level freq that collects it), ms: frequent domains go first. */
+  domainFreqMs: ReadonlyMap<string, number>;
+}
+
+/** One domain to collect in a run, with the level whose settings it uses. */
+export interface DomainWork {
+  domain: string;
+  level: string;
+}
+
+/** Where the engine gets collectors and their help. */
+export interface CollectorSource {
+  make(domain: string): Collector;
+  help(domain: string): CollectorHelp | undefined;
+}
+
+export interface EngineOptions {
+  monitorId: string;
+  active: ActivePlan;
+  collectors: CollectorSource;
+  events: Events;
+  /** The monitor's collector cap, shared by its engines; default: a cap of its own. */
+  limiter?: Limiter;
+  clock?: Clock;
+  /** Where `engine-collect`, `error:collect`, `error:<domain>` and `domain:<domain>` go; none when absent. */
+  status?: StatusWriter;
+  /** Prepare a domain again before its next run after it failed (the exporter's rule). */
+  reprepareAfterError?: boolean;
+}
+
+/** What one domain's run gave. */
+export interface DomainOutcome {
+  domain: string;
+  level: string;
+  values: MetricValue[];
+  /** The error to report after the plan's policy ('' = nothing to report). */
+  error: string;
+  /** The run failed, whatever the policy makes of it. */
+  failed: boolean;
+  /** Run time, ms. */
+  ms: number;
+  /** Text values the collector kept (exporter reading). */
+  text?: Record<string, string>;
+}
+
+/** A domain's last run. */
+export interface DomainRecord {
+  /** When it started, epoch ms. */
+  at: number;
+  ms: number;
+  ok: boolean;
+  /** The collector's error text ('' when ok). */
+  error: string;
+  metrics: number;
+}
+
+export interface RunRequest {
+  /** Interval number, for texts (`<plan>/<level>/<interval>`). */
+  interval: number;
+  level: string;
+  work: readonly DomainWork[];
+  /** Epoch ms the run counts from (the tick, or the scrape's start). */
+  start: number;
+  /**
+   * run() returns by `start + waitMs`, handing later outcomes to onLate; without it, run()
+   * waits for every domain (each is bounded by its own deadline).
+   */
+  waitMs?: number;
+  /** Aborts every domain of this run (a scrape whose client left). */
+  signal?: AbortSignal;
+  /** Receives what a domain returns after run() has returned. */
+  onLate?(outcome: DomainOutcome): void;
+}
+
+export interface RunResult {
+  /** Outcomes in the order the domains finished. */
+  outcomes: DomainOutcome[];
+  /** Domains that started. */
+  started: number;
+}
+
+interface DomainRun {
+  promise: Promise<void>;
+  controller: AbortController;
+  /** set when a newer run cancelled this one: its values are dropped */
+  fenced: boolean;
+}
+
+/** State shared by the domains of one run. */
+interface RunState {
+  req: RunRequest;
+  tag: string;
+  outcomes: DomainOutcome[];
+  started: number;
+  open: boolean;
+}
+
+/**
+ * One engine per prepared plan: it owns that plan's collectors. Replacing the plan means
+ * making a new Engine and closing the old one.
+ */
+export class Engine {
+  readonly #opts: EngineOptions;
+  readonly #clock: Clock;
+  readonly #limiter: Limiter;
+  /** domain → prepared collector */
+  readonly #ready = new Map<string, Collector>();
+  readonly #running = new Map<string, DomainRun>();
+  readonly #records = new Map<string, DomainRecord>();
+  readonly #policy = new PolicyMemory();
+  #closed = false;
+
+  private constructor(opts: EngineOptions, ready: Map<string, Collector>) {
+    this.#opts = opts;
+    this.#clock = opts.clock ?? systemClock;
+    this.#limiter = opts.limiter ?? new Limiter();
+    for (const [d, c] of ready) this.#ready.set(d, c);
+  }
+
+  /**
+   * Make and prepare every domain's collector (shared by all levels) with the whole plan.
+   * Throws with `while making <domain> collector: …` or `while preparing
+   * <plan>/<level>/<domain>: …`; collectors made so far are closed.
+   */
+  static async prepare(
+    opts: EngineOptions,
+    signal: AbortSignal,
+    onStep?: (text: string) => void,
+  ): Promise<Engine> {
+    const plan = opts.active.plan;
+    const ready = new Map<string, Collector>();
+    try {
+      for (const domain of planDomains(plan).keys()) ready.set(domain, makeCollector(opts, domain));
+      for (const [domain, collector] of ready) {
+        signal.throwIfAborted();
+        onStep?.(`${plan.name}: prepare collector ${domain}`);
+        await prepareCollector(plan, domain, collector, signal);
+      }
+    } catch (err) {
+      await closeAll(ready.values());
+      throw err;
+    }
+    return new Engine(opts, ready);
+  }
+
+  /** An engine that prepares each domain on its first run (and again after a failure if asked). */
+  static lazy(opts: EngineOptions): Engine {
+    return new Engine(opts, new Map());
+  }
+
+  get plan(): Plan {
+    return this.#opts.active.plan;
+  }
+
+  get active(): ActivePlan {
+    return this.#opts.active;
+  }
+
+  /** Each domain's last run. */
+  records(): ReadonlyMap<string, DomainRecord> {
+    return this.#records;
+  }
+
+  /** Cancel running domains and release the collectors. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    for (const run of this.#running.values()) {
+      run.fenced = true;
+      run.controller.abort(new Error('plan stopped'));
+    }
+    await Promise.allSettled([...this.#running.values()].map((r) => r.promise));
+    await closeAll(this.#ready.values());
+    this.#ready.clear();
+  }
+
+  /** Run the given domains; resolves by `start + waitMs` (see the file comment). */
+  async run(req: RunRequest): Promise<RunResult> {
+    const { status } = this.#opts;
+    const state: RunState = {
+      req,
+      tag: `${this.plan.name}/${req.level}/${req.interval}`,
+      outcomes: [],
+      started: 0,
+      open: true,
+    };
+    status?.set(MonitorKey.engineCollect, `${state.tag}: collecting`);
+    const freq = (d: string): number => this.active.domainFreqMs.get(d) ?? Number.MAX_SAFE_INTEGER;
+    const queue = req.work
+      .filter((w) => !this.#policy.stopped(w.domain))
+      .sort((a, b) => freq(a.domain) - freq(b.domain));
+    // Domains wait for a slot until the run stops waiting; without waitMs, until the run's signal.
+    const waiting =
+      req.waitMs === undefined
+        ? { signal: req.signal ?? new AbortController().signal, done: () => undefined }
+        : deadlineOn(this.#clock, req.start + req.waitMs, 'not started in time', req.signal);
+    const tasks = Promise.all(queue.map((w) => this.#runDomain(w, state, waiting.signal)));
+    status?.set(
+      MonitorKey.engineCollect,
+      `${state.tag}: receiving metrics, ${Math.min(this.#limiter.used, queue.length)} collectors running`,
+    );
+    if (req.waitMs === undefined) {
+      await tasks;
+    } else {
+      const stopWaiting = new AbortController();
+      await Promise.race([
+        tasks,
+        sleepOn(this.#clock, req.start + req.waitMs - this.#clock.now(), stopWaiting.signal),
+      ]);
+      stopWaiting.abort();
+    }
+    state.open = false;
+    waiting.done();
+    this.#summarize(state);
+    return { outcomes: state.outcomes, started: state.started };
+  }
+
+  /** Wait for a slot, fence the previous run, collect, apply the policy, record. */
+  async #runDomain(w: DomainWork, state: RunState, waiting: AbortSignal): Promise<void> {
+    let release: () => void;
+    try {
+      release = await this.#limiter.acquire(waiting);
+    } catch {
+      return; // not started in time, or the run was aborted: skipped this run
+    }
+    try {
+      if (this.#closed || !(await this.#fence(w, state))) return;
+      state.started++;
+      await this.#collect(w, state);
+    } finally {
+      release();
+    }
+  }
+
+  /** Cancel a still-running previous run of the domain; false when it did not stop in time. */
+  async #fence(w: DomainWork, state: RunState): Promise<boolean> {
+    const prev = this.#running.get(w.domain);
+    if (prev === undefined) return true;
+    this.#opts.events.error(
+      'collector-fault',
+      this.#opts.monitorId,
+      `${state.tag}/${w.domain}: previous collection still running, cancelled`,
+    );
+    prev.fenced = true;
+    prev.controller.abort(new Error('cancelled: domain due again'));
+    const gaveUp = new AbortController();
+    const settled = await Promise.race([
+      prev.promise.then(() => true),
+      sleepOn(this.#clock, FENCE_WAIT_MS, gaveUp.signal).then(() => false),
+    ]);
+    gaveUp.abort();
+    if (!settled) {
+      const error = 'previous collection did not stop in time; skipped';
+      state.outcomes.push({ ...w, values: [], error, failed: true, ms: 0 });
+    }
+    return settled;
+  }
+
+  /** One domain under its deadline; never rejects. */
+  async #collect(w: DomainWork, state: RunState): Promise<void> {
+    const { req } = state;
+    const cmr = this.active.cmrMs.get(w.domain) ?? this.active.emrMs;
+    const deadline = deadlineOn(
+      this.#clock,
+      req.start + cmr,
+      `timeout after ${formatDuration(cmr)}`,
+      req.signal,
+    );
+    const run: DomainRun = { controller: new AbortController(), fenced: false, promise: Promise.resolve() };
+    deadline.signal.addEventListener('abort', () => run.controller.abort(deadline.signal.reason), {
+      once: true,
+    });
+    const at = this.#clock.now();
+    const t0 = this.#clock.precise();
+    run.promise = (async () => {
+      const result = await this.#collectOnce(w, run.controller.signal);
+      deadline.done();
+      if (this.#running.get(w.domain) === run) this.#running.delete(w.domain);
+      this.#finish(w, state, run, result, this.#clock.precise() - t0, at);
+    })();
+    this.#running.set(w.domain, run);
+    await run.promise;
+  }
+
+  /** Prepare if needed, then collect; errors become a CollectError. Never rejects. */
+  async #collectOnce(w: DomainWork, signal: AbortSignal): Promise<CollectResult> {
+    try {
+      let collector = this.#ready.get(w.domain);
+      if (collector === undefined) {
+        collector = makeCollector(this.#opts, w.domain);
+        try {
+          await prepareCollector(this.plan, w.domain, collector, signal);
+        } catch (err) {
+          await closeAll([collector]);
+          throw err;
+        }
+        this.#ready.set(w.domain, collector);
+      }
+      return await collector.collect(w.level, signal);
+    } catch (err) {
+      return { values: [], error: toCollectError(err, signal) };
+    }
+  }
+
+  /** Policy, record, status; hand the outcome to the run or, when it has returned, to onLate. */
+  #finish(
+    w: DomainWork,
+    state: RunState,
+    run: DomainRun,
+    result: CollectResult,
+    ms: number,
+    at: number,
+  ): void {
+    const failed = result.error !== undefined;
+    if (failed && this.#opts.reprepareAfterError === true) this.#unprepare(w.domain);
+    if (run.fenced) {
+      if (!state.open)
+        this.#opts.events.error(
+          'drop-metrics-fence',
+          this.#opts.monitorId,
+          `${state.tag}/${w.domain}: late values dropped`,
+        );
+      return;
+    }
+    const help = this.#opts.collectors.help(w.domain);
+    const applied = applyPolicy(this.#policy, this.plan, w, result, help, (text) =>
+      this.#opts.events.debug(text),
+    );
+    const outcome: DomainOutcome = { ...w, ...applied, failed, ms };
+    if (result.text !== undefined) outcome.text = result.text;
+    this.#records.set(w.domain, {
+      at,
+      ms,
+      ok: !failed,
+      error: result.error?.message ?? '',
+      metrics: outcome.values.length,
+    });
+    if (state.open) {
+      state.outcomes.push(outcome);
+      return;
+    }
+    this.#report(outcome, state.tag);
+    state.req.onLate?.(outcome);
+  }
+
+  #unprepare(domain: string): void {
+    const collector = this.#ready.get(domain);
+    this.#ready.delete(domain);
+    if (collector !== undefined) void closeAll([collector]); // best effort; it failed anyway
+  }
+
+  /** Status and events for one outcome: `domain:<d>`, `error:<d>`, `collector-error`. */
+  #report(o: DomainOutcome, tag: string): void {
+    const { status, events, monitorId } = this.#opts;
+    const rec = this.#records.get(o.domain);
+    if (rec !== undefined) status?.set(monitorKeyOf.domain(o.domain), recordText(rec));
+    if (o.error === '') {
+      status?.delete(monitorKeyOf.domainError(o.domain));
+      return;
+    }
+    const at = formatTimestamp(new Date(this.#clock.now()));
+    status?.set(monitorKeyOf.domainError(o.domain), `at ${at}: ${tag}/${o.domain}: ${o.error}`);
+    events.error('collector-error', monitorId, `${tag}/${o.domain}: ${o.error}`);
+  }
+
+  /** After a run: report each outcome, `error:collect` and the `engine-collect` summary. */
+  #summarize(state: RunState): void {
+    const { status, events, monitorId } = this.#opts;
+    const { tag } = state;
+    status?.set(MonitorKey.engineCollect, `${tag}: logging errors`);
+    let values = 0;
+    let errors = 0;
+    const withValues = new Set<string>();
+    for (const o of state.outcomes) {
+      values += o.values.length;
+      if (o.values.length > 0) withValues.add(o.domain);
+      if (o.error !== '') errors++;
+      this.#report(o, tag);
+    }
+    if (errors === 0) {
+      status?.delete(MonitorKey.collectError);
+    } else {
+      const text =
+        values > 0
+          ? `${tag}: partial success: ${values} metrics collected, ${errors} errors`
+          : `${tag}: failed: zero metrics collected, ${errors} errors`;
+      status?.set(MonitorKey.collectError, text);
+      events.error('engine-collect-error', monitorId, text);
+    }
+    const runtime = formatDuration(this.#clock.now() - state.req.start);
+    status?.set(
+      MonitorKey.engineCollect,
+      `${tag}: done: ${state.started} started, ${withValues.size} domains ${values} values collected, ${runtime} runtime, ${errors} error`,
+    );
+  }
+}
+
+/** `domain:<d>` text: `ok at <ts> in 12ms: 37 metrics` or `failed at <ts> in 5s: <error>`. */
+export function recordText(r: DomainRecord): string {
+  const at = formatTimestamp(new Date(r.at));
+  return r.ok
+    ? `ok at ${at} in ${formatDuration(r.ms)}: ${r.metrics} metrics`
+    : `failed at ${at} in ${formatDuration(r.ms)}: ${r.error}`;
+}
+
+/** Each domain of the plan with the first level (ascending freq) that collects it. */
+function planDomains(plan: Plan): Map<string, string> {
+  const first = new Map<string, string>();
+  const levels = Object.values(plan.levels).sort((a, b) => a.freqMs - b.freqMs);
+  for (const lvl of levels)
+    for (const d of Object.keys(lvl.collect)) if (!first.has(d)) first.set(d, lvl.name);
+  return first;
+}
+
+function makeCollector(opts: EngineOptions, domain: string): Collector {
+  try {
+    return opts.collectors.make(domain);
+  } catch (err) {
+    throw new Error(`while making ${domain} collector: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+async function prepareCollector(
+  plan: Plan,
+  domain: string,
+  c: Collector,
+  signal: AbortSignal,
+): Promise<void> {
+  try {
+    await c.prepare(plan, signal);
+  } catch (err) {
+    const level = planDomains(plan).get(domain) ?? '';
+    throw new Error(`while preparing ${plan.name}/${level}/${domain}: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+async function closeAll(collectors: Iterable<Collector>): Promise<void> {
+  await Promise.allSettled([...collectors].map(async (c) => c.close?.()));
+}
+
+/** Normalise anything a collector threw into a CollectError (keeping a MySQL errno). */
+function toCollectError(err: unknown, signal: AbortSignal): CollectError {
+  if (err instanceof CollectError) return err;
+  if (signal.aborted) return new CollectError(errorMessage(signal.reason ?? err), { cause: err });
+  const errno = errnoOf(err);
+  return new CollectError(errorMessage(err), errno === undefined ? { cause: err } : { errno, cause: err });
+}

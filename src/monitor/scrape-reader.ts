@@ -1,0 +1,249 @@
+/**
+ * The scrape reader: the pull reader of the engine, behind the mysqld_exporter emulation.
+ * Each scrape pings MySQL (`mysql_up`) and runs the exporter plan's single level through an
+ * engine of its own (same deadlines, cap, policies and per-domain records as the level
+ * collector's), then hands the values and each domain's outcome to the exporter's HTTP
+ * side. Scrapes are serialized; nothing here feeds sinks.
+ *
+ * Its collectors read values the mysqld_exporter way (ExporterReading): keyword values as
+ * 1/0, the text values the exporter turns into info families, and the INNODB_METRICS
+ * columns it names innodb metrics after. A domain is prepared on its first scrape and
+ * prepared again after it fails, as mysqld_exporter retries a failing collector.
+ */
+import type { Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
+import type { Db, ServerInfo } from '../core/db.js';
+import { errorMessage } from '../core/errors.js';
+import type { Events } from '../core/events.js';
+import { NO_EVENTS } from '../core/events.js';
+import type { ExporterSource, ScrapeDomain, ScrapeResult } from '../core/exporter.js';
+import type { Metrics } from '../core/metrics.js';
+import type { Level, Plan } from '../core/plan.js';
+import type { StatusWriter } from '../core/status.js';
+import type { ActivePlan, DomainOutcome } from '../engine/engine.js';
+import { Engine } from '../engine/engine.js';
+import type { Limiter } from '../engine/limiter.js';
+import { collectorMaxRuntimeMs, sortLevels } from '../plan/schedule.js';
+import { TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
+import { systemClock, type Clock } from '../util/clock.js';
+import { withDeadline } from '../util/abort.js';
+import { formatDuration } from '../util/duration.js';
+
+/** Limit on the ping that decides `mysql_up`. */
+const PING_TIMEOUT_MS = 5000;
+
+/** Text values the exporter needs (mysql_version_info, Galera info families). */
+const KEEP_TEXT: ReadonlySet<string> = new Set([...TEXT_STATUS, ...TEXT_VARIABLES]);
+
+/** What the scrape reader needs from the collector registry. */
+export interface CollectorFactory {
+  has(domain: string): boolean;
+  make(domain: string, ctx: CollectorContext): Collector;
+  help?(domain: string): CollectorHelp | undefined;
+}
+
+export interface ScrapeReaderOptions {
+  monitorId: string;
+  /** The monitor's connection pool. */
+  db: Db;
+  /** The exporter plan (already loaded): exactly one level. */
+  plan: Plan;
+  /** Usually builtinCollectors(). */
+  collectors: CollectorFactory;
+  /** Where the engine writes `domain:<d>` and `error:<d>`; none when the level collector runs too. */
+  status?: StatusWriter;
+  events?: Events;
+  /** The monitor's collector cap, shared with its level collector. */
+  limiter?: Limiter;
+  clock?: Clock;
+}
+
+/** A scrape reader owns collectors: close() releases them. */
+export interface ScrapeReader extends ExporterSource {
+  close(): Promise<void>;
+}
+
+/** The single level of an exporter plan, or an error naming the level count. */
+export function exporterLevel(plan: Plan): Level {
+  const levels = Object.values(plan.levels);
+  const level = levels[0];
+  if (levels.length !== 1 || level === undefined)
+    throw new Error(`exporter plan has ${levels.length} levels, expected 1`);
+  return level;
+}
+
+/** The exporter plan's limits: every domain's deadline is freq − min(20 % of freq, 2 s). */
+export function exporterActivePlan(plan: Plan): ActivePlan {
+  const level = exporterLevel(plan);
+  const sorted = sortLevels(plan);
+  const domains = Object.keys(level.collect);
+  const cmr = new Map(domains.map((d) => [d, collectorMaxRuntimeMs(sorted, d) ?? level.freqMs]));
+  return {
+    plan,
+    emrMs: Math.max(0, ...cmr.values()),
+    cmrMs: cmr,
+    domainFreqMs: new Map(domains.map((d) => [d, level.freqMs])),
+  };
+}
+
+/** Milliseconds → seconds, rounded to the nanosecond (Go's time.Duration.Seconds() resolution). */
+function seconds(ms: number): number {
+  return Math.round(ms * 1e6) / 1e9;
+}
+
+const down = (error: string): ScrapeResult => ({ up: false, metrics: undefined, domains: [], error });
+
+class Reader implements ScrapeReader {
+  readonly #opts: ScrapeReaderOptions;
+  readonly #level: Level;
+  readonly #engine: Engine;
+  readonly #clock: Clock;
+  #interval = 0;
+  /** the scrape in progress (scrapes are serialized) */
+  #last: Promise<unknown> = Promise.resolve();
+  #closed = false;
+  /** MySQL answered the previous scrape's ping */
+  #wasUp = false;
+
+  constructor(opts: ScrapeReaderOptions) {
+    this.#opts = opts;
+    this.#level = exporterLevel(opts.plan);
+    this.#clock = opts.clock ?? systemClock;
+    const ctx: CollectorContext = {
+      monitorId: opts.monitorId,
+      db: opts.db,
+      exporterReading: { keepText: KEEP_TEXT },
+      ...(opts.status === undefined ? {} : { status: opts.status }),
+      ...(opts.events === undefined ? {} : { events: opts.events }),
+    };
+    this.#engine = Engine.lazy({
+      monitorId: opts.monitorId,
+      active: exporterActivePlan(opts.plan),
+      collectors: {
+        make: (domain) => {
+          if (this.#closed) throw new Error('exporter source closed');
+          if (!opts.collectors.has(domain)) throw new Error(`collector for domain ${domain} not registered`);
+          return opts.collectors.make(domain, ctx);
+        },
+        help: (domain) => opts.collectors.help?.(domain),
+      },
+      events: opts.events ?? NO_EVENTS,
+      clock: this.#clock,
+      reprepareAfterError: true,
+      ...(opts.status === undefined ? {} : { status: opts.status }),
+      ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }),
+    });
+  }
+
+  domains(): string[] {
+    return Object.keys(this.#level.collect);
+  }
+
+  async serverInfo(signal: AbortSignal): Promise<ServerInfo | undefined> {
+    try {
+      return await this.#opts.db.serverInfo({ signal });
+    } catch {
+      return undefined;
+    }
+  }
+
+  scrape(signal: AbortSignal, domains?: readonly string[]): Promise<ScrapeResult> {
+    const run = this.#last.then(() => this.#scrape(signal, domains));
+    this.#last = run.catch(() => undefined);
+    return run.catch((err: unknown) => down(errorMessage(err)));
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    await this.#last;
+    await this.#engine.close();
+  }
+
+  async #scrape(signal: AbortSignal, only?: readonly string[]): Promise<ScrapeResult> {
+    const start = this.#clock.now();
+    const t0 = performance.now();
+    // The ping decides mysql_up. While MySQL was up at the last scrape it runs alongside the
+    // collection (one round trip less on the scrape's critical path); after a failure, or on
+    // the first scrape, it runs first so collectors are not tried against a server that is down.
+    const pinging = this.#ping(signal, t0);
+    if (!this.#wasUp) {
+      const p = await pinging;
+      if (typeof p === 'string') return down(p);
+    }
+    const wanted = this.domains().filter((d) => only === undefined || only.includes(d));
+    const result = await this.#engine.run({
+      interval: ++this.#interval,
+      level: this.#level.name,
+      work: wanted.map((domain) => ({ domain, level: this.#level.name })),
+      start,
+      signal,
+    });
+    const ping = await pinging;
+    this.#wasUp = typeof ping === 'number';
+    if (typeof ping === 'string') return down(ping);
+    return this.#result(wanted, result.outcomes, start, ping);
+  }
+
+  /** The ScrapeResult in plan order; a domain without an outcome did not finish in time. */
+  #result(wanted: string[], outcomes: DomainOutcome[], start: number, connectSeconds: number): ScrapeResult {
+    const byDomain = new Map(outcomes.map((o) => [o.domain, o]));
+    const metrics: Metrics = {
+      begin: new Date(start),
+      end: new Date(this.#clock.now()),
+      monitorId: this.#opts.monitorId,
+      plan: this.#opts.plan.name,
+      level: this.#level.name,
+      interval: this.#interval,
+      state: '',
+      values: {},
+    };
+    const domains: ScrapeDomain[] = [];
+    const errors: string[] = [];
+    const text: Record<string, string> = {};
+    const elapsed = seconds(this.#clock.now() - start);
+    for (const domain of wanted) {
+      const o = byDomain.get(domain);
+      if (o === undefined) {
+        const rec = this.#engine.records().get(domain);
+        const why =
+          rec !== undefined && !rec.ok
+            ? rec.error
+            : `timeout after ${formatDuration(this.#engine.active.emrMs)}`;
+        domains.push({ domain, ok: false, seconds: elapsed });
+        errors.push(`${domain}: ${why}`);
+        continue;
+      }
+      if (o.values.length > 0) metrics.values[domain] = o.values;
+      if (o.text !== undefined) Object.assign(text, o.text);
+      domains.push({ domain, ok: !o.failed, seconds: seconds(o.ms) });
+      if (o.error !== '') errors.push(`${domain}: ${o.error}`);
+    }
+    return { up: true, metrics, domains, error: errors.join('; '), connectSeconds, text };
+  }
+
+  /** Ping under its own limit: the seconds it took, or the error text. Never rejects. */
+  async #ping(signal: AbortSignal, t0: number): Promise<number | string> {
+    const dl = withDeadline(
+      signal,
+      PING_TIMEOUT_MS,
+      `ping: timeout after ${formatDuration(PING_TIMEOUT_MS)}`,
+    );
+    try {
+      await this.#opts.db.ping({ signal: dl.signal });
+      return seconds(performance.now() - t0);
+    } catch (err) {
+      this.#wasUp = false;
+      return errorMessage(err);
+    } finally {
+      dl.done();
+    }
+  }
+}
+
+/**
+ * The scrape reader for one monitor: the plan's single level collected on demand through
+ * the monitor's Db. Throws `exporter plan has <n> levels, expected 1` for a plan with
+ * another number of levels (the monitor then fails to start).
+ */
+export function createScrapeReader(opts: ScrapeReaderOptions): ScrapeReader {
+  return new Reader(opts);
+}
