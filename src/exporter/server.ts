@@ -1,6 +1,7 @@
 /**
- * The mysqld_exporter emulation's HTTP endpoint (spec exporter.md §3, with the issue's
- * additions): what a Prometheus server scraping mysqld_exporter expects to find.
+ * The mysqld_exporter emulation's HTTP endpoint: what a Prometheus server scraping
+ * mysqld_exporter expects to find. Collection is the scrape reader's (monitor/); this file
+ * only answers HTTP, names the self-metrics and renders the exposition.
  *
  * - `GET <telemetry path>` (any method): one scrape of the monitor through the
  *   ExporterSource, rendered as text format 0.0.4 (gzip when the client accepts it);
@@ -23,10 +24,14 @@ import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
 import type { StatusWriter } from '../core/status.js';
+import { MonitorKey } from '../core/status-keys.js';
+import { withDeadline } from '../util/abort.js';
+import { parseHostPort } from '../util/net.js';
+import { escapeHtml } from '../util/text.js';
 import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
 import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
 
-/** `web.listen-address` when empty (exporter.md §1; upstream's `:9104` listens everywhere). */
+/** `web.listen-address` when empty (loopback only, where upstream's `:9104` listens everywhere). */
 export const DEFAULT_LISTEN = '127.0.0.1:9104';
 /** `web.telemetry-path` when empty. */
 export const DEFAULT_PATH = '/metrics';
@@ -72,13 +77,9 @@ export function scrapeTimeoutMs(header: string | undefined): number {
   return (s > TIMEOUT_OFFSET_S ? s - TIMEOUT_OFFSET_S : s) * 1000;
 }
 
-/** Split `host:port`, `:port` or `[v6]:port`; an empty host means every interface. */
+/** Split `host:port`, `:port` or `[v6]:port`; no host means every interface. */
 export function parseListenAddress(listen: string): { host: string | undefined; port: number } {
-  const m = /^(?:\[([^\]]*)\]|([^:]*)):(\d{1,5})$/.exec(listen.trim());
-  const port = Number(m?.[3]);
-  if (m === null || port > 65535)
-    throw new Error(`invalid listen address ${JSON.stringify(listen)}: want host:port`);
-  const host = m[1] ?? m[2] ?? '';
+  const { host, port } = parseHostPort(listen, 'listen address');
   return { host: host === '' ? undefined : host, port };
 }
 
@@ -91,10 +92,6 @@ const HELP = {
   duration: 'Collector time duration.',
   success: 'mysqld_exporter: Whether a collector succeeded.',
 } as const;
-
-function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
-}
 
 export interface StartExporterArgs {
   monitorId: string;
@@ -176,20 +173,9 @@ class SelfMetrics {
   }
 }
 
-/**
- * Start the exporter endpoint of one monitor. Resolves once listening (status key
- * `exporter` = `listening on <addr>`); rejects when the address cannot be bound (port in
- * use…). close() stops it and sets `exporter` = `stopped`.
- */
-export async function startExporter(args: StartExporterArgs): Promise<ExporterHandle> {
-  const { monitorId, source, status, events } = args;
-  const path = args.path === '' ? DEFAULT_PATH : args.path.startsWith('/') ? args.path : `/${args.path}`;
-  const listen = args.listen === '' ? DEFAULT_LISTEN : args.listen;
-  const { host, port } = parseListenAddress(listen);
-  const self = new SelfMetrics();
-  // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
-  const expo = new ExpositionCache();
-  const landing = Buffer.from(
+/** The small HTML page at `/`, linking the telemetry path. */
+function landingPage(monitorId: string, path: string): Buffer {
+  return Buffer.from(
     [
       '<html>',
       '<head><title>MySQLd exporter (sonde)</title></head>',
@@ -202,65 +188,72 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
       '',
     ].join('\n'),
   );
+}
 
-  const scrape = async (req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> => {
+/** Answers scrapes of one monitor: self-metrics and the exposition layout live across scrapes. */
+class ScrapeHandler {
+  readonly #args: StartExporterArgs;
+  readonly #self = new SelfMetrics();
+  // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
+  readonly #expo = new ExpositionCache();
+
+  constructor(args: StartExporterArgs) {
+    this.#args = args;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const { source } = this.#args;
     const timeoutMs = scrapeTimeoutMs(
       req.headers['x-prometheus-scrape-timeout-seconds'] as string | undefined,
     );
-    const ctl = new AbortController();
-    const timer = setTimeout(
-      () => ctl.abort(new Error(`scrape timeout after ${timeoutMs / 1000} s`)),
-      timeoutMs,
-    );
+    const gone = new AbortController();
+    const deadline = withDeadline(gone.signal, timeoutMs, `scrape timeout after ${timeoutMs / 1000} s`);
     // The client went away before the answer: stop collecting.
-    const onClose = () => {
-      if (!res.writableFinished) ctl.abort(new Error('scrape cancelled: client closed the connection'));
+    const onClose = (): void => {
+      if (!res.writableFinished) gone.abort(new Error('scrape cancelled: client closed the connection'));
     };
     res.once('close', onClose);
-    let result: ScrapeResult;
     const filter = collectFilter(url.searchParams.getAll('collect[]'), source.domains());
-    const scraped = filter ?? source.domains();
+    let result: ScrapeResult;
     let text: Readonly<Record<string, string>> | undefined;
     try {
-      result = await source.scrape(ctl.signal, filter);
+      result = await source.scrape(deadline.signal, filter);
       text = result.text;
-      if (result.up && text === undefined && scraped.includes('var.global')) {
-        const info = await source.serverInfo(ctl.signal);
+      if (result.up && text === undefined && (filter ?? source.domains()).includes('var.global')) {
+        const info = await source.serverInfo(deadline.signal);
         if (info !== undefined) text = { version: info.versionString };
       }
     } finally {
-      clearTimeout(timer);
+      deadline.done();
     }
-    if (!result.up) events.debug(`exporter ${monitorId}: MySQL is down: ${result.error}`);
-    else if (result.error !== '')
-      events.error(
-        'engine-collect-error',
-        monitorId,
-        `${result.error}; see monitor status or event log for details`,
-      );
+    if (!result.up)
+      this.#args.events.debug(`exporter ${this.#args.monitorId}: MySQL is down: ${result.error}`);
+    this.#answer(req, res, this.#samples(result, text ?? {}));
+  }
 
-    const samples: PromSample[] = self.samples(result);
+  /** Self-metrics, translated values and the info families of the text values. */
+  #samples(result: ScrapeResult, text: Readonly<Record<string, string>>): PromSample[] {
+    const samples: PromSample[] = this.#self.samples(result);
     for (const [domain, values] of Object.entries(result.metrics?.values ?? {}))
       samples.push(...translateForExporter(domain, values));
     if (result.up && result.metrics !== undefined) {
       const ok = new Set(result.domains.filter((d) => d.ok).map((d) => d.domain));
-      if (ok.has('var.global')) samples.push(...variablesInfoSamples(text ?? {}));
-      if (ok.has('status.global')) samples.push(...statusInfoSamples(text ?? {}));
+      if (ok.has('var.global')) samples.push(...variablesInfoSamples(text));
+      if (ok.has('status.global')) samples.push(...statusInfoSamples(text));
     }
+    return samples;
+  }
 
+  /** Render and send: 200 (gzip when accepted), or 500 when the samples cannot be exposed. */
+  #answer(req: IncomingMessage, res: ServerResponse, samples: PromSample[]): void {
     let body: Buffer;
     try {
-      body = expo.renderBuffer(samples);
+      body = this.#expo.renderBuffer(samples);
     } catch (err) {
       if (!(err instanceof ExpositionError)) throw err;
-      events.debug(`exporter ${monitorId}: cannot expose metrics: ${err.message}`);
-      send(
-        res,
-        req,
-        500,
-        'text/plain; charset=utf-8',
-        Buffer.from(`An error has occurred while serving metrics:\n\n${err.message}\n`),
-      );
+      this.#args.events.debug(`exporter ${this.#args.monitorId}: cannot expose metrics: ${err.message}`);
+      const text = `An error has occurred while serving metrics:\n\n${err.message}\n`;
+      send(res, req, 500, 'text/plain; charset=utf-8', Buffer.from(text));
       return;
     }
     const headers: Record<string, string> = {};
@@ -273,9 +266,15 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
     }
     headers.Vary = 'Accept-Encoding';
     send(res, req, 200, TEXT_CONTENT_TYPE, body, headers);
-  };
+  }
+}
 
-  const server: Server = createServer((req, res) => {
+/** The request router: the telemetry path, the landing page, 404 for the rest. */
+function router(args: StartExporterArgs, path: string): (req: IncomingMessage, res: ServerResponse) => void {
+  const { monitorId, events } = args;
+  const scrapes = new ScrapeHandler(args);
+  const landing = landingPage(monitorId, path);
+  return (req, res) => {
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://exporter');
@@ -284,7 +283,7 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
       return;
     }
     if (url.pathname === path) {
-      scrape(req, res, url).catch((err: unknown) => {
+      scrapes.handle(req, res, url).catch((err: unknown) => {
         events.debug(`exporter ${monitorId}: scrape failed: ${errorMessage(err)}`);
         if (!res.headersSent)
           send(res, req, 500, 'text/plain; charset=utf-8', Buffer.from(`${errorMessage(err)}\n`));
@@ -293,15 +292,17 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
     } else if (url.pathname === '/') {
       send(res, req, 200, 'text/html; charset=utf-8', landing);
     } else {
-      send(res, req, 404, 'text/plain; charset=utf-8', Buffer.from('404 page not found\n'), {
-        'X-Content-Type-Options': 'nosniff',
-      });
+      const headers = { 'X-Content-Type-Options': 'nosniff' };
+      send(res, req, 404, 'text/plain; charset=utf-8', Buffer.from('404 page not found\n'), headers);
     }
-  });
-  server.keepAliveTimeout = 65_000; // longer than Prometheus' idle connections, like Go's default
+  };
+}
 
+/** Listen on `listen`; resolves with the bound `host:port` (`[v6]:port` for IPv6). */
+async function listenOn(server: Server, listen: string): Promise<string> {
+  const { host, port } = parseListenAddress(listen);
   await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error) =>
+    const onError = (err: Error): void =>
       reject(new Error(`cannot listen on ${listen}: ${err.message}`, { cause: err }));
     server.once('error', onError);
     server.listen({ port, ...(host !== undefined ? { host } : {}) }, () => {
@@ -309,14 +310,26 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
       resolve();
     });
   });
-  server.on('error', (err) => events.debug(`exporter ${monitorId}: ${errorMessage(err)}`));
   const addr = server.address();
-  const address =
-    addr !== null && typeof addr === 'object'
-      ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
-      : listen;
-  status.set('exporter', `listening on ${address}`);
+  return addr !== null && typeof addr === 'object'
+    ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
+    : listen;
+}
 
+/**
+ * Start the exporter endpoint of one monitor. Resolves once listening (status key
+ * `exporter` = `listening on <addr>`); rejects when the address cannot be bound (port in
+ * use…). close() stops it and sets `exporter` = `stopped`.
+ */
+export async function startExporter(args: StartExporterArgs): Promise<ExporterHandle> {
+  const { monitorId, status, events } = args;
+  const path = args.path === '' ? DEFAULT_PATH : args.path.startsWith('/') ? args.path : `/${args.path}`;
+  const listen = args.listen === '' ? DEFAULT_LISTEN : args.listen;
+  const server: Server = createServer(router(args, path));
+  server.keepAliveTimeout = 65_000; // longer than Prometheus' idle connections, like Go's default
+  const address = await listenOn(server, listen);
+  server.on('error', (err) => events.debug(`exporter ${monitorId}: ${errorMessage(err)}`));
+  status.set(MonitorKey.exporter, `listening on ${address}`);
   let closed: Promise<void> | undefined;
   return {
     address,
@@ -324,7 +337,7 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
       closed ??= new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeAllConnections();
-      }).then(() => status.set('exporter', 'stopped'));
+      }).then(() => status.set(MonitorKey.exporter, 'stopped'));
       return closed;
     },
   };
