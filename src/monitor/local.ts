@@ -1,5 +1,5 @@
 /**
- * Local auto-detect (monitors.md §3, recommended for Linux): when no source produced a
+ * Local auto-detect (Linux): when no source produced a
  * monitor, look for a MySQL server on this machine. Users: mysql.username, then root
  * (unless disabled); for each, try every candidate socket, then TCP 127.0.0.1:3306, with a
  * 200 ms ping. The first success is the monitor `localhost`.

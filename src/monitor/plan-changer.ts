@@ -1,5 +1,5 @@
 /**
- * The plan changer (PCH, plans.md §10): watches the server's state (offline / read-only /
+ * The plan changer (PCH): watches the server's state (offline / read-only /
  * active) and switches the level collector's plan when a new state has lasted its `after`
  * duration. Enabled when any `plans.change.<state>.plan` is set.
  *
@@ -13,7 +13,9 @@ import type { Events } from '../core/events.js';
 import type { LevelState } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
 import { errorMessage } from '../core/errors.js';
-import { Backoff, sleep } from '../util/backoff.js';
+import { MonitorKey } from '../core/status-keys.js';
+import { Backoff } from '../util/backoff.js';
+import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { parseDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
 
@@ -37,6 +39,7 @@ export interface PlanChangerContext {
   checkMs?: number;
   /** Backoff cap while offline; 60 s except in tests. */
   offlineCapMs?: number;
+  clock?: Clock;
 }
 
 const STATE_QUERY_TIMEOUT_MS = 10_000;
@@ -97,12 +100,12 @@ export class PlanChanger {
   #apply(state: LevelState, plan: string): void {
     const { status, target, monitorPlan } = this.#ctx;
     if (plan === '' && state === 'offline') {
-      status.set('plan-changer', `calling LevelCollector.Pause: ${state}`);
+      status.set(MonitorKey.planChanger, `calling LevelCollector.Pause: ${state}`);
       target.pause();
       return;
     }
     const name = plan === '' ? monitorPlan : plan;
-    status.set('plan-changer', `calling LevelCollector.ChangePlan: ${state} ${name}`);
+    status.set(MonitorKey.planChanger, `calling LevelCollector.ChangePlan: ${state} ${name}`);
     void target.changePlan(state, name); // activation runs in the background and retries by itself
   }
 
@@ -110,29 +113,30 @@ export class PlanChanger {
   async run(signal: AbortSignal): Promise<void> {
     const { status, events, monitorId } = this.#ctx;
     const checkMs = this.#ctx.checkMs ?? 1000;
+    const clock = this.#ctx.clock ?? systemClock;
     const backoff = new Backoff(this.#ctx.offlineCapMs ?? 60_000);
     let current: StateRecord = { state: 'offline', plan: '', since: undefined };
     let pending: StateRecord | undefined;
     let first = true;
-    status.set('plan-changer', 'running');
+    status.set(MonitorKey.planChanger, 'running');
     try {
       while (!signal.aborted) {
-        status.set('plan-changer', 'checking MySQL read-only');
+        status.set(MonitorKey.planChanger, 'checking MySQL read-only');
         let observed: LevelState;
         try {
           observed = await this.#ctx.observe(signal);
-          status.delete('error:plan-changer');
+          status.delete(MonitorKey.planChangerError);
         } catch (err) {
           if (signal.aborted) break;
           observed = 'offline';
-          status.set('error:plan-changer', errorMessage(err));
+          status.set(MonitorKey.planChangerError, errorMessage(err));
         }
-        const now = new Date();
+        const now = new Date(clock.now());
 
         if (observed === current.state) {
           if (pending) {
             pending = undefined;
-            status.delete('state-pending');
+            status.delete(MonitorKey.statePending);
             events.info('state-change-abort', monitorId, observed);
           }
         } else if (pending && observed === pending.state) {
@@ -140,7 +144,7 @@ export class PlanChanger {
             this.#apply(pending.state, pending.plan);
             current = pending;
             pending = undefined;
-            status.delete('state-pending');
+            status.delete(MonitorKey.statePending);
             events.info('state-change-end', monitorId, observed);
           }
         } else if (first && current.state === 'offline') {
@@ -150,18 +154,18 @@ export class PlanChanger {
           events.info('state-change-end', monitorId, observed);
         } else {
           pending = { state: observed, plan: this.#planOf(observed), since: now };
-          status.set('state-pending', this.#text(pending));
+          status.set(MonitorKey.statePending, this.#text(pending));
           events.info('state-change-begin', monitorId, observed);
           backoff.reset();
         }
-        status.set('state', this.#text(current));
+        status.set(MonitorKey.state, this.#text(current));
 
         const wait = current.state === 'offline' ? backoff.next() : checkMs;
         if (current.state !== 'offline') backoff.reset();
-        if (!(await sleep(wait, signal))) break;
+        if (!(await sleepOn(clock, wait, signal))) break;
       }
     } finally {
-      status.set('plan-changer', 'not running');
+      status.set(MonitorKey.planChanger, 'not running');
     }
   }
 }

@@ -1,7 +1,8 @@
 /**
  * Turn a plan into what the level collector runs for one monitor: option values
  * interpolated, levels sorted and levelled up, union levels for uneven freqs, and the
- * time limits (plans.md §6-7).
+ * time limits: the engine waits EMR = minFreq − min(10 % of minFreq, 1 s) for a run, and
+ * each domain gets CMR = its freq − min(20 % of its freq, 2 s).
  */
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { Plan } from '../core/plan.js';
