@@ -354,7 +354,7 @@ export class Monitor {
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),
       limiter,
       ...(this.#deps.tickMs === undefined ? {} : { tickMs: this.#deps.tickMs }),
-      ...(this.#deps.clock === undefined ? {} : { clock: this.#deps.clock }),
+      clock: this.#clock,
     });
     this.#lco = lco;
     lco.start();
@@ -371,6 +371,7 @@ export class Monitor {
         monitorPlan: planName,
         observe: (s) => observeState(db, s),
         ...(this.#deps.planCheckMs === undefined ? {} : { checkMs: this.#deps.planCheckMs }),
+        clock: this.#clock,
       });
       this.#subsystemDone.push(pch.run(signal));
     } else {
