@@ -94,7 +94,7 @@ describe('Monitor', () => {
   it('follows the server state with the plan changer: read-only plan, then back to the active plan after `after`', async () => {
     const { clock, monitor, st, dbs } = setup({
       plans: { change: { 'read-only': { plan: 'ro' }, active: { plan: 'p', after: '2s' } } },
-    } as Partial<FinalMonitorConfig>);
+    });
     monitor.start();
     await clock.advance(0); // first check: the server's state applies at once
     const db = dbs[0];
