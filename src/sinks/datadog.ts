@@ -30,6 +30,9 @@ import type { Events } from '../core/events.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import { MetricType } from '../core/metrics.js';
 import type { Sink, SinkContext, SinkRegistration } from '../core/sink.js';
+import { monitorKeyOf } from '../core/status-keys.js';
+import { splitHostPort } from '../util/net.js';
+import { isYes } from '../util/text.js';
 import type { StatusWriter } from '../core/status.js';
 import { formatTimestampMs } from '../util/time.js';
 import { withDelta } from './delta.js';
@@ -53,11 +56,6 @@ export interface DatadogConfig {
   translator?: SinkTranslator;
   /** DogStatsD `host:port` (`:8125` added when no port was given). */
   dogstatsdHost: string;
-}
-
-/** Blip's Bool: `true`, `yes`, `enable`, `enabled` (any case) are true, anything else false. */
-export function blipBool(v: string): boolean {
-  return ['true', 'yes', 'enable', 'enabled'].includes(v.toLowerCase());
 }
 
 /**
@@ -93,7 +91,7 @@ export function parseDatadogOptions(
         cfg.appKey = readSecretFile(v);
         break;
       case 'api-compress':
-        cfg.compress = blipBool(v);
+        cfg.compress = isYes(v);
         break;
       case 'dogstatsd-host':
         cfg.dogstatsdHost = v;
@@ -109,7 +107,8 @@ export function parseDatadogOptions(
       );
     }
     cfg.mode = 'dogstatsd';
-    if (!/:\d+$/.test(cfg.dogstatsdHost)) cfg.dogstatsdHost += ':8125';
+    const { host, port } = splitHostPort(cfg.dogstatsdHost);
+    if (port === undefined) cfg.dogstatsdHost = `${host.includes(':') ? `[${host}]` : host}:8125`;
     return cfg;
   }
   if (cfg.apiKey === '') throw new Error('datadog sink requires either api-key-auth or api-key-auth-file');
@@ -302,14 +301,6 @@ export function dogstatsdEnvTags(env: NodeJS.ProcessEnv = process.env): string[]
   return out;
 }
 
-/** Split `host:port` (IPv6 in brackets or bare) into its parts. */
-function splitHostPort(hp: string): { host: string; port: number } {
-  const i = hp.lastIndexOf(':');
-  let host = hp.slice(0, i);
-  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  return { host, port: Number(hp.slice(i + 1)) };
-}
-
 // ---- the sink ---------------------------------------------------------------------------
 
 /** Test seams and environment of the datadog sink. */
@@ -353,7 +344,7 @@ class DatadogSink implements Sink {
     const total = Object.values(m.values).reduce((n, l) => n + l.length, 0);
     if (total === 0) return; // nothing collected (or only first counter samples): nothing to do
     const status: StatusWriter = this.#ctx.status;
-    status.set(this.name, 'sending metrics');
+    status.set(monitorKeyOf.sink(this.name), 'sending metrics');
     const points = datadogPoints(m, this.#cfg, this.#ctx.tags);
     try {
       if (points.length === 0) {
@@ -367,7 +358,10 @@ class DatadogSink implements Sink {
       if (this.#cfg.mode === 'dogstatsd') await this.#sendDogstatsd(points);
       else await this.#sendApi(points, signal);
     } finally {
-      status.set(this.name, `last sent ${points.length} metrics at ${formatTimestampMs(new Date())}`);
+      status.set(
+        monitorKeyOf.sink(this.name),
+        `last sent ${points.length} metrics at ${formatTimestampMs(new Date())}`,
+      );
     }
   }
 
@@ -381,6 +375,7 @@ class DatadogSink implements Sink {
   // DogStatsD: errors are only debug-logged; the send always succeeds (Blip behaviour).
   async #sendDogstatsd(points: DatadogPoint[]): Promise<void> {
     const { host, port } = splitHostPort(this.#cfg.dogstatsdHost);
+    const portNumber = Number(port);
     if (!this.#udp) {
       this.#udp = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
       this.#udp.unref();
@@ -389,7 +384,7 @@ class DatadogSink implements Sink {
     const udp = this.#udp;
     for (const d of packDatagrams(dogstatsdLines(points, this.#globalTags))) {
       await new Promise<void>((resolve) => {
-        udp.send(d, port, host, (err) => {
+        udp.send(d, portNumber, host, (err) => {
           if (err) this.#ctx.events.debug(`datadog dogstatsd: error sending data points: ${err.message}`);
           resolve();
         });

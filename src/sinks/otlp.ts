@@ -38,10 +38,14 @@ import type { Events } from '../core/events.js';
 import type { Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { formatTimestampMs } from '../util/time.js';
-import { bodyText, parseTarget, postBytes } from './post.js';
+import { bodyText, httpPost, parseTarget } from './http.js';
 import { createRetried } from './retry.js';
-import type { PostTarget } from './post.js';
+import type { PostTarget } from './http.js';
+import { monitorKeyOf } from '../core/status-keys.js';
 import { ProtoWriter, readFields } from './protobuf.js';
+
+/** The sink's name: its registration, its `Sink.name` and its status key. */
+const SINK_NAME = 'otlp';
 
 /** The OTLP/HTTP default endpoint of the OpenTelemetry SDKs, on the loopback address. */
 export const OTLP_DEFAULT_ENDPOINT = 'http://127.0.0.1:4318';
@@ -326,19 +330,22 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
   const { status, events, monitorId } = deps;
 
   const fail = (err: string): void => {
-    status.set('otlp', `error on last send at ${formatTimestampMs(new Date())}: ${err}`);
+    status.set(
+      monitorKeyOf.sink(SINK_NAME),
+      `error on last send at ${formatTimestampMs(new Date())}: ${err}`,
+    );
   };
 
   return {
-    name: 'otlp',
+    name: SINK_NAME,
     async send(metrics: Metrics, signal?: AbortSignal): Promise<void> {
       const payload = encodeOtlpMetrics(metrics, resource, opts.metricPrefix);
       if (payload.points === 0) return; // nothing this sink can express: nothing to send
-      status.set('otlp', 'sending metrics');
+      status.set(monitorKeyOf.sink(SINK_NAME), 'sending metrics');
       const body = opts.compression === 'gzip' ? gzipSync(payload.body) : payload.body;
       let answer;
       try {
-        answer = await postBytes(target, url, headers, body, signal);
+        answer = await httpPost({ url, headers, authorization: target.authorization, body, signal });
       } catch (err) {
         fail(err instanceof Error ? err.message : String(err));
         throw err;
@@ -359,7 +366,10 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
           `otlp receiver rejected ${partial.rejected} of ${payload.points} data points: ${partial.message}`,
         );
       }
-      status.set('otlp', `last sent ${payload.points} metrics at ${formatTimestampMs(new Date())}`);
+      status.set(
+        monitorKeyOf.sink(SINK_NAME),
+        `last sent ${payload.points} metrics at ${formatTimestampMs(new Date())}`,
+      );
     },
   };
 }
@@ -367,7 +377,7 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
 /** Registration of `otlp`: Retry → OTLP (retry options stripped before the inner sink). */
 export function otlpSinkRegistration(): SinkRegistration {
   return {
-    name: 'otlp',
+    name: SINK_NAME,
     description: 'Sends metrics to an OpenTelemetry collector or backend (OTLP/HTTP, protobuf)',
     create: (ctx) => createRetried(ctx, (c) => createOtlpSink(parseOtlpOptions(c.options), c)),
   };
