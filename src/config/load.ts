@@ -5,6 +5,7 @@
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from '../core/config.js';
+import { LEVEL_STATES } from '../core/plan.js';
 import { interpolateEnv } from '../util/interpolate.js';
 import { DecodeFailure, strictDecode } from './decode.js';
 import { ConfigError, osErrorText } from './errors.js';
@@ -121,7 +122,7 @@ export function interpolateServerConfig(c: Config, env: NodeJS.ProcessEnv = proc
     const p = c.plans;
     p.files = list(p.files);
     p.table = e(p.table);
-    for (const state of ['offline', 'standby', 'read-only', 'active'] as const) {
+    for (const state of LEVEL_STATES) {
       const st = p.change?.[state];
       if (!st) continue;
       st.after = e(st.after);

@@ -15,6 +15,7 @@ import type {
   TlsConfig,
 } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
+import { LEVEL_STATES } from '../core/plan.js';
 import { interpolateEnv, interpolateMonitor } from '../util/interpolate.js';
 import { ConfigError } from './errors.js';
 import { myCnfHostname, readMyCnfSync } from './mycnf.js';
@@ -24,8 +25,6 @@ import { checkDuration, checkExporter, checkHeartbeat, checkPlans, checkTls } fr
 export const DEFAULT_EXPORTER_PLAN = 'default-exporter';
 /** Heartbeat table used when heartbeat.freq is set without a table. */
 export const DEFAULT_HEARTBEAT_TABLE = 'blip.heartbeat';
-
-const CHANGE_STATES = ['offline', 'standby', 'read-only', 'active'] as const;
 
 function isEmpty(s: string | undefined): boolean {
   return s === undefined || s === '';
@@ -117,7 +116,7 @@ export function inheritDefaults(monitor: MonitorConfig, defaults: Config): Monit
     plans.files = [...(d.plans?.files ?? [])];
   }
   const change: PlanChangeConfig = { ...plans.change };
-  for (const st of CHANGE_STATES) {
+  for (const st of LEVEL_STATES) {
     const s = { ...change[st] };
     fillString(s, d.plans?.change?.[st], ['after', 'plan']);
     change[st] = s;
@@ -185,7 +184,7 @@ function eachField(
   if (m.plans) {
     if (m.plans.files) m.plans.files = m.plans.files.map(f);
     one(m.plans, 'table');
-    for (const st of CHANGE_STATES) {
+    for (const st of LEVEL_STATES) {
       if (withAfter) one(m.plans.change?.[st], 'after');
       one(m.plans.change?.[st], 'plan');
     }

@@ -23,9 +23,6 @@
 import { INNODB_META, MetricType, type MetricValue } from '../core/metrics.js';
 import type { PromSample, PromType } from './exposition.js';
 
-/** Domains with a Prometheus translation. */
-export const PROM_DOMAINS: readonly string[] = ['status.global', 'var.global', 'innodb'];
-
 /** True when `domain` has a Prometheus translation. */
 export function hasPromTranslator(domain: string): boolean {
   return domain === 'status.global' || domain === 'var.global' || domain === 'innodb';
