@@ -1,5 +1,5 @@
 /**
- * Connection assembly for one finalized monitor (spec config.md §7): my.cnf, network and
+ * Connection assembly for one finalized monitor: my.cnf, network and
  * address, credentials, TLS, connect timeout, and the redacted DSN shown by the API.
  *
  * No error thrown here contains a password: messages name paths, keys and line numbers only.
@@ -19,7 +19,7 @@ import type { MyCnf } from './mycnf.js';
 
 /** MySQL's port when none is given. */
 export const DEFAULT_MYSQL_PORT = 3306;
-/** Connect timeout when `timeout-connect` is empty (config.md §4.9). */
+/** Connect timeout when `timeout-connect` is empty. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** The built-in default username; my.cnf's `user` replaces it (it is not an explicit choice). */
 const BUILTIN_USERNAME = 'blip';
@@ -65,7 +65,7 @@ export interface RedactDsnInput {
 }
 
 /**
- * The DSN as shown by `GET /monitors` and status key `dsn` (config.md §7.5):
+ * The DSN as shown by `GET /monitors` and status key `dsn`:
  * `<user>:...@tcp(host:3306)/?interpolateParams=true&parseTime=true[&tls=<id>]` or
  * `<user>:...@unix(/path)/?...`. The password is always `...` (even when there is none);
  * no username → no `<user>:...@` at all. Params in go-sql-driver's order.
@@ -82,7 +82,7 @@ export function redactDsn(p: RedactDsnInput): string {
 }
 
 /**
- * Read a password file: the whole content, minus ONE trailing `\n` or `\r\n` (Recommended;
+ * Read a password file: the whole content, minus ONE trailing `\n` or `\r\n` (sonde's choice;
  * Blip keeps it). Other whitespace is part of the password.
  */
 export async function readPasswordFile(path: string): Promise<string> {
@@ -127,7 +127,7 @@ function connectTimeout(v: string | undefined): number {
 
 export interface BuildConnectionOptions {
   /**
-   * True when rebuilding credentials after MySQL error 1045 (monitors.md §9). Every build
+   * True when rebuilding credentials after MySQL error 1045. Every build
    * re-reads my.cnf, the password file and TLS files, so this changes nothing yet; it is
    * where IAM tokens will be regenerated once AWS auth exists.
    */
@@ -137,8 +137,7 @@ export interface BuildConnectionOptions {
 }
 
 /**
- * Build the ConnectionSpec of a finalized monitor (config.md §7), with sonde's Recommended
- * choices:
+ * Build the ConnectionSpec of a finalized monitor, with sonde's choices:
  * - my.cnf `[client]` fills only empty fields: an explicit config hostname, username or
  *   password wins; my.cnf's socket is used only when the config sets neither socket nor
  *   hostname. The built-in default username `blip` counts as empty when my.cnf has `user`.

@@ -1,6 +1,6 @@
 /**
- * The section checks of config.md §9, shared by the top-level config (boot) and each
- * monitor (every load, Recommended). Each check returns the exact error text or undefined.
+ * The section checks, shared by the top-level config (boot) and each monitor (every load,
+ * sonde's choice). Each check returns the exact error text or undefined.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -64,7 +64,7 @@ export function checkDuration(key: string, v: string | undefined): string | unde
   return undefined;
 }
 
-/** plans.change.<state>.after must be a duration (Blip silently uses 0; Recommended: reject). */
+/** plans.change.<state>.after must be a duration (Blip silently uses 0; sonde rejects it). */
 export function checkPlans(p: PlansConfig | undefined): string | undefined {
   for (const state of LEVEL_STATES) {
     const err = checkDuration(`config.plans.change.${state}.after`, p?.change?.[state]?.after);

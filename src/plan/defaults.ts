@@ -1,5 +1,5 @@
 /**
- * The built-in plans (spec plans.md §8), as defined before leveling-up. They are loaded only
+ * The built-in plans, as defined before leveling-up. They are loaded only
  * when no shared plan was loaded and `plans.disable-default-plans` is false (see store.ts).
  */
 import type { DomainPlan, Level, Plan } from '../core/plan.js';
@@ -8,7 +8,10 @@ import { parseDuration } from '../util/duration.js';
 /** Source of every built-in plan. */
 export const DEFAULT_PLAN_SOURCE = 'sonde';
 
-/** Built-in plan names in load order. `default-none` (zero levels) is loaded too (recommended). */
+/**
+ * Built-in plan names in load order. `default-none` (zero levels) is loaded too (sonde's
+ * choice).
+ */
 export const DEFAULT_PLAN_NAMES: readonly string[] = ['default-mysql', 'default-exporter', 'default-none'];
 
 /** default-mysql, level `performance` (5s): global status counters and gauges. */

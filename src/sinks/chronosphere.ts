@@ -1,5 +1,5 @@
 /**
- * The `chronosphere` sink (sinks.md §8, experimental in Blip): an OpenMetrics protobuf
+ * The `chronosphere` sink (experimental in Blip): an OpenMetrics protobuf
  * `MetricSet`, Snappy block-compressed, POSTed to a Chronosphere collector.
  *
  * | sonde | MetricSet |
@@ -13,8 +13,8 @@
  * | `begin` | every point's timestamp (meta `ts` ignored) |
  *
  * Family type, unit and help are not set (type UNKNOWN), as in Blip. Blip leaves empty
- * families for skipped values; sonde sends only the families it produced (spec
- * Recommended) and sends nothing when there are none.
+ * families for skipped values; sonde sends only the families it produced and sends nothing
+ * when there are none.
  */
 import { compress } from 'snappyjs';
 import type { Events } from '../core/events.js';

@@ -1,5 +1,5 @@
 /**
- * The `datadog` sink (sinks.md §6): the Datadog metrics API v2 (`POST /api/v2/series`) or,
+ * The `datadog` sink: the Datadog metrics API v2 (`POST /api/v2/series`) or,
  * with `dogstatsd-host`, DogStatsD datagrams over UDP. The registration builds
  * Delta → Retry → Datadog, so cumulative counters arrive here as deltas and this sink
  * never sees the retry options.
@@ -12,9 +12,9 @@
  *   time = meta `ts` (ms) ÷ 1000, else `begin`, in whole seconds (API mode only)
  *
  * DogStatsD is written here with node:dgram rather than the hot-shots client, because
- * hot-shots' wire output cannot match the spec: it prints values with JavaScript's
+ * hot-shots' wire output cannot match Blip's: it prints values with JavaScript's
  * `String()`, so small and huge gauges go out in exponent form (`autoinc.usage`
- * 1.0842021724855044e-19) where the spec requires plain decimal digits; it regroups tags by
+ * 1.0842021724855044e-19) where Blip sends plain decimal digits; it regroups tags by
  * key (moving a group tag next to a monitor tag of the same key, integer-like keys first);
  * and its buffer is flushed on a timer, not at the end of a send. The protocol itself is
  * one line per value, which needs no library.
@@ -59,7 +59,7 @@ export interface DatadogConfig {
 }
 
 /**
- * Validate and read the datadog options (retry keys already removed). Throws the spec's
+ * Validate and read the datadog options (retry keys already removed). Throws Blip's
  * messages: `invalid option: <key>`, the metric-prefix and mode errors, unreadable key
  * file, unregistered translator.
  */
@@ -466,7 +466,7 @@ function reportServerErrors(body: string, events: Events, monitorId: string): vo
 }
 
 /**
- * The batch size after HTTP 413 (sinks.md §6.3): bytes per series estimated from this
+ * The batch size after HTTP 413: bytes per series estimated from this
  * chunk's JSON (zlib-compressed size when compressing, as Blip estimates), then as many as
  * fit in 512000 − 300 bytes; when that is no smaller than the current size (at most the
  * refused chunk's length), 90 % of it; never below 1.

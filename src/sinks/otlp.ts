@@ -26,10 +26,10 @@
  * `start_time_unix_nano` is left 0 ("unknown" in OTLP): sonde does not know when a MySQL
  * counter started counting, and receivers treat a decreasing cumulative value as a reset.
  *
- * Errors: HTTP 429, 502, 503 and 504 (the retryable codes of the OTLP spec) and transport
- * failures reject, so the Retry wrapper sends again. Any other non-2xx answer must not be
- * retried (OTLP spec): the sink emits `sink-send-error` and resolves. A 2xx answer with a
- * partial success is reported as event `sink-server-error`.
+ * Errors: HTTP 429, 502, 503 and 504 (the retryable codes of the OTLP/HTTP protocol
+ * specification) and transport failures reject, so the Retry wrapper sends again. Any other
+ * non-2xx answer must not be retried (same specification): the sink emits `sink-send-error`
+ * and resolves. A 2xx answer with a partial success is reported as event `sink-server-error`.
  */
 import { gzipSync } from 'node:zlib';
 import { MetricType } from '../core/metrics.js';
@@ -255,7 +255,7 @@ export function encodeOtlpMetrics(m: Metrics, resource: Record<string, string>, 
   return { body: req.finish(), points };
 }
 
-/** OTLP/HTTP status codes a client may retry (OTLP spec, "Retryable Response Codes"). */
+/** Status codes an OTLP/HTTP client may retry ("Retryable Response Codes" of the protocol). */
 const RETRYABLE = new Set([429, 502, 503, 504]);
 
 const utf8 = new TextDecoder();
@@ -354,7 +354,7 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
         const text = `otlp receiver HTTP status ${answer.status} from ${url}: ${errorDetail(answer.body, answer.contentType)}`;
         fail(text);
         if (RETRYABLE.has(answer.status)) throw new Error(text);
-        // Not retryable per the OTLP spec: report and drop rather than resend forever.
+        // Not retryable per the OTLP/HTTP protocol: report and drop rather than resend forever.
         events.error('sink-send-error', monitorId, `otlp :${text} (not retried)`);
         return;
       }

@@ -1,5 +1,5 @@
 /**
- * The `prom-pushgateway` sink (sinks.md §9, experimental in Blip): each collection is
+ * The `prom-pushgateway` sink (experimental in Blip): each collection is
  * translated exactly as the exporter translates a scrape (status.global, var.global,
  * innodb → mysqld_exporter names) and pushed as Prometheus text 0.0.4 to a Pushgateway.
  *
@@ -100,7 +100,7 @@ export function groupingPath(tags: Record<string, string>, reserved: ReadonlySet
 }
 
 /**
- * Label names the translation puts on its own series (exporter.md §4): a tag with one of
+ * Label names the translation puts on its own series: a tag with one of
  * these names is renamed `tag_<name>` (a grouping label would overwrite the series label).
  * prom-pushgateway.test.ts checks that translateBlip uses no other.
  */
@@ -122,7 +122,7 @@ export interface PushBody {
 
 /**
  * Translate status.global, var.global and innodb exactly as Blip's exporter does
- * (translateBlip, exporter.md §4; other domains skipped) and render the text exposition.
+ * (translateBlip; other domains skipped) and render the text exposition.
  * Throws the gather error (duplicate series, inconsistent HELP/TYPE): nothing is pushed.
  */
 export function pushBody(m: Metrics): PushBody {

@@ -1,5 +1,5 @@
 /**
- * The retry decorator (sinks.md §2): a LIFO buffer in front of a network sink. Newest data
+ * The retry decorator: a LIFO buffer in front of a network sink. Newest data
  * goes out first, older buffered collections follow while the send-timeout allows, and
  * while the backend is down the oldest entries beyond `buffer-size` fall off. `send` never
  * fails; inner errors become `sink-send-error` events and the status key `error:<name>-send`.
@@ -9,7 +9,7 @@
  *            sleep send-retry-wait except before the first attempt; inner.send(top, L);
  *            success → remove exactly that entry; failure → event, keep it }
  *
- * Differences from Blip, on purpose (spec Recommended or required by sonde's caller):
+ * Differences from Blip, on purpose (sonde's choices, or required by sonde's caller):
  * - the retry options are stripped before the inner sink sees them (`parseRetryOptions`);
  * - the inner send gets the deadline L as an AbortSignal, and a send that ignores it is
  *   abandoned at L, so a hung request never blocks the drainer;
@@ -17,7 +17,7 @@
  *   sonde's level collector awaits each sink in turn from one worker, so a drain that took
  *   the whole send-timeout during an outage would back up its queue (which drops whole
  *   batches) and delay every other sink. Draining in the background keeps the loss to what
- *   the spec allows: the oldest entries beyond buffer-size.
+ *   the buffer itself drops: the oldest entries beyond buffer-size.
  */
 import type { Events } from '../core/events.js';
 import { errorMessage } from '../core/errors.js';
@@ -129,7 +129,7 @@ export class RetrySink implements Sink {
   #closed = new AbortController();
 
   constructor(inner: Sink, options: RetryOptions) {
-    // Retry resends out of order; deltas computed behind it would be wrong (sinks.md §3).
+    // Retry resends out of order; deltas computed behind it would be wrong.
     if (inner instanceof DeltaSink) throw new Error('retry sink cannot wrap a delta sink');
     this.#inner = inner;
     this.name = inner.name;

@@ -1,5 +1,5 @@
 /**
- * The `signalfx` sink (sinks.md §7): datapoints as protobuf (`DataPointUploadMessage`,
+ * The `signalfx` sink: datapoints as protobuf (`DataPointUploadMessage`,
  * proto2, package `com.signalfx.metrics.model`) posted to
  * `https://ingest.signalfx.com/v2/datapoint`. The registration builds Retry → SignalFx.
  *
@@ -207,7 +207,7 @@ class SignalfxSink implements Sink {
   async send(m: Metrics, signal?: AbortSignal): Promise<void> {
     const domains = Object.keys(m.values).length;
     // Blip fails an empty collection ("no Blip metrics were collected") and Retry then
-    // resends it until send-timeout; sonde treats it as nothing to send (Recommended).
+    // resends it until send-timeout; sonde treats it as nothing to send (sonde's choice).
     if (Object.values(m.values).every((l) => l.length === 0)) return;
     const status = this.#ctx.status;
     status.set(monitorKeyOf.sink(this.name), 'sending metrics');
