@@ -32,6 +32,7 @@
  * and resolves. A 2xx answer with a partial success is reported as event `sink-server-error`.
  */
 import { gzipSync } from 'node:zlib';
+import protobuf from 'protobufjs';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { Events } from '../core/events.js';
@@ -42,7 +43,7 @@ import { bodyText, httpPost, parseTarget } from './http.js';
 import { createRetried } from './retry.js';
 import type { PostTarget } from './http.js';
 import { monitorKeyOf } from '../core/status-keys.js';
-import { ProtoWriter, readFields } from './protobuf.js';
+import { ProtoWriter } from './protobuf.js';
 
 /** The sink's name: its registration, its `Sink.name` and its status key. */
 const SINK_NAME = 'otlp';
@@ -260,13 +261,38 @@ const RETRYABLE = new Set([429, 502, 503, 504]);
 
 const utf8 = new TextDecoder();
 
-/** `google.rpc.Status.message` (field 2) of a protobuf error body, else the body as text. */
+// The two answers the sink reads, declared with protobufjs reflection (only the fields
+// read): google.rpc.Status of an error answer, ExportMetricsServiceResponse of a success.
+const answers = new protobuf.Root()
+  .add(
+    new protobuf.Type('Status')
+      .add(new protobuf.Field('code', 1, 'int32'))
+      .add(new protobuf.Field('message', 2, 'string')),
+  )
+  .add(
+    new protobuf.Type('PartialSuccess')
+      .add(new protobuf.Field('rejectedDataPoints', 1, 'int64'))
+      .add(new protobuf.Field('errorMessage', 2, 'string')),
+  )
+  .add(
+    new protobuf.Type('ExportMetricsServiceResponse').add(
+      new protobuf.Field('partialSuccess', 1, 'PartialSuccess'),
+    ),
+  );
+const RpcStatus = answers.lookupType('Status');
+const ExportResponse = answers.lookupType('ExportMetricsServiceResponse');
+
+/** The shape of a partial success, in protobuf (decoded, longs as strings) and JSON. */
+interface PartialSuccessObject {
+  partialSuccess?: { rejectedDataPoints?: string | number; errorMessage?: string };
+}
+
+/** `google.rpc.Status.message` of a protobuf error body, else the body as text. */
 function errorDetail(body: Uint8Array, contentType: string): string {
   if (contentType.includes('protobuf')) {
     try {
-      for (const f of readFields(body)) {
-        if (f.field === 2 && f.wire === 2) return utf8.decode(f.bytes);
-      }
+      const { message } = RpcStatus.toObject(RpcStatus.decode(body)) as { message?: string };
+      if (message !== undefined) return message;
     } catch {
       // Not the protobuf it claimed to be: show it as text below.
     }
@@ -286,21 +312,11 @@ export function partialSuccess(
   let rejected = 0n;
   let message = '';
   try {
-    if (contentType.includes('json')) {
-      const j = JSON.parse(utf8.decode(body)) as {
-        partialSuccess?: { rejectedDataPoints?: string | number; errorMessage?: string };
-      };
-      rejected = BigInt(j.partialSuccess?.rejectedDataPoints ?? 0);
-      message = j.partialSuccess?.errorMessage ?? '';
-    } else {
-      for (const f of readFields(body)) {
-        if (f.field !== 1 || f.wire !== 2) continue;
-        for (const p of readFields(f.bytes)) {
-          if (p.field === 1 && p.wire === 0) rejected = BigInt.asIntN(64, p.varint);
-          if (p.field === 2 && p.wire === 2) message = utf8.decode(p.bytes);
-        }
-      }
-    }
+    const answer = contentType.includes('json')
+      ? (JSON.parse(utf8.decode(body)) as PartialSuccessObject)
+      : (ExportResponse.toObject(ExportResponse.decode(body), { longs: String }) as PartialSuccessObject);
+    rejected = BigInt(answer.partialSuccess?.rejectedDataPoints ?? 0);
+    message = answer.partialSuccess?.errorMessage ?? '';
   } catch {
     return undefined; // an unreadable success body is still a success
   }
