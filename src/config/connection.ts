@@ -1,5 +1,5 @@
 /**
- * Connection assembly for one finalized monitor (spec config.md §7): my.cnf, network and
+ * Connection assembly for one finalized monitor: my.cnf, network and
  * address, credentials, TLS, connect timeout, and the redacted DSN shown by the API.
  *
  * No error thrown here contains a password: messages name paths, keys and line numbers only.
@@ -11,13 +11,15 @@ import { ConnectionSpec } from '../core/db.js';
 import type { TlsSpec } from '../core/db.js';
 import { errorMessage } from '../core/errors.js';
 import { parseDuration } from '../util/duration.js';
+import { splitHostPort } from '../util/net.js';
+import type { HostPort } from '../util/net.js';
 import { ConfigError, osErrorText } from './errors.js';
 import { myCnfHostname, readMyCnf } from './mycnf.js';
 import type { MyCnf } from './mycnf.js';
 
 /** MySQL's port when none is given. */
 export const DEFAULT_MYSQL_PORT = 3306;
-/** Connect timeout when `timeout-connect` is empty (config.md §4.9). */
+/** Connect timeout when `timeout-connect` is empty. */
 export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 /** The built-in default username; my.cnf's `user` replaces it (it is not an explicit choice). */
 const BUILTIN_USERNAME = 'blip';
@@ -36,27 +38,9 @@ function queryEscape(s: string): string {
   return out;
 }
 
-/** A tcp address split like Go's net.SplitHostPort; `port` undefined when none is written. */
-export interface HostPort {
-  host: string;
-  port: string | undefined;
-}
-
-/**
- * Split `host`, `host:port`, `[v6]`, `[v6]:port` or a bare IPv6 literal (`::1`, which has
- * no port: two or more colons without brackets are all host).
- */
-export function splitHostPort(addr: string): HostPort {
-  if (addr.startsWith('[')) {
-    const m = /^\[([^\]]*)\](?::(.*))?$/.exec(addr);
-    if (m) return { host: m[1] ?? '', port: m[2] };
-    return { host: addr, port: undefined };
-  }
-  const first = addr.indexOf(':');
-  if (first === -1) return { host: addr, port: undefined };
-  if (addr.indexOf(':', first + 1) !== -1) return { host: addr, port: undefined };
-  return { host: addr.slice(0, first), port: addr.slice(first + 1) };
-}
+// Kept for the importers of these names here; the parser itself lives in util/net.
+export { splitHostPort };
+export type { HostPort };
 
 /** The tcp address as go-sql-driver prints it: default port added, IPv6 bracketed. */
 function displayTcpAddress(hostname: string): string {
@@ -81,7 +65,7 @@ export interface RedactDsnInput {
 }
 
 /**
- * The DSN as shown by `GET /monitors` and status key `dsn` (config.md §7.5):
+ * The DSN as shown by `GET /monitors` and status key `dsn`:
  * `<user>:...@tcp(host:3306)/?interpolateParams=true&parseTime=true[&tls=<id>]` or
  * `<user>:...@unix(/path)/?...`. The password is always `...` (even when there is none);
  * no username → no `<user>:...@` at all. Params in go-sql-driver's order.
@@ -98,7 +82,7 @@ export function redactDsn(p: RedactDsnInput): string {
 }
 
 /**
- * Read a password file: the whole content, minus ONE trailing `\n` or `\r\n` (Recommended;
+ * Read a password file: the whole content, minus ONE trailing `\n` or `\r\n` (sonde's choice;
  * Blip keeps it). Other whitespace is part of the password.
  */
 export async function readPasswordFile(path: string): Promise<string> {
@@ -143,7 +127,7 @@ function connectTimeout(v: string | undefined): number {
 
 export interface BuildConnectionOptions {
   /**
-   * True when rebuilding credentials after MySQL error 1045 (monitors.md §9). Every build
+   * True when rebuilding credentials after MySQL error 1045. Every build
    * re-reads my.cnf, the password file and TLS files, so this changes nothing yet; it is
    * where IAM tokens will be regenerated once AWS auth exists.
    */
@@ -153,8 +137,7 @@ export interface BuildConnectionOptions {
 }
 
 /**
- * Build the ConnectionSpec of a finalized monitor (config.md §7), with sonde's Recommended
- * choices:
+ * Build the ConnectionSpec of a finalized monitor, with sonde's choices:
  * - my.cnf `[client]` fills only empty fields: an explicit config hostname, username or
  *   password wins; my.cnf's socket is used only when the config sets neither socket nor
  *   hostname. The built-in default username `blip` counts as empty when my.cnf has `user`.
@@ -171,85 +154,125 @@ export async function buildConnection(
   opts: BuildConnectionOptions = {},
 ): Promise<ConnectionSpec> {
   const cwd = opts.cwd ?? process.cwd();
-  let username = m.username ?? '';
-  let password = m.password ?? '';
-  let hostname = m.hostname ?? '';
-  let socket = m.socket ?? '';
-  const tls = { ca: m.tls?.ca ?? '', cert: m.tls?.cert ?? '', key: m.tls?.key ?? '' };
-  let tlsDisabled = m.tls?.disable === true;
+  const f = await withMyCnf(m, cwd);
+  const password = await chosenPassword(m, f, cwd);
 
-  // 1. my.cnf fills the gaps (§7.1, §7.2).
-  let cnf: MyCnf | undefined;
-  if ((m.mycnf ?? '') !== '') {
-    try {
-      cnf = await readMyCnf(resolve(cwd, m.mycnf ?? ''));
-    } catch (err) {
-      throw new ConfigError(`cannot read mycnf: ${errorMessage(err)}`, { key: 'mycnf', cause: err });
-    }
-    if (socket === '' && hostname === '' && cnf.socket !== '') socket = cnf.socket;
-    if (hostname === '') hostname = myCnfHostname(cnf);
-    if (cnf.sslMode === 'DISABLED') tlsDisabled = true;
-    else if (!(socket !== '' && cnf.sslMode === 'PREFERRED')) {
-      if (tls.ca === '') tls.ca = cnf.sslCa;
-      if (tls.cert === '') tls.cert = cnf.sslCert;
-      if (tls.key === '') tls.key = cnf.sslKey;
-    }
-    if ((username === '' || username === BUILTIN_USERNAME) && cnf.user !== '') username = cnf.user;
+  // Address: a socket wins; otherwise tcp, 127.0.0.1 and port 3306 by default.
+  let host: string | undefined;
+  let port: number | undefined;
+  if (f.socket === '') {
+    const hp = splitHostPort(f.hostname);
+    host = hp.host === '' ? '127.0.0.1' : hp.host;
+    port = parsePort(f.hostname, hp.port);
   }
+  const tlsSpec = await tlsSpecOf(m, f, cwd);
 
-  // 2. Credentials, first match wins (§7.3).
+  return new ConnectionSpec({
+    username: f.username,
+    password,
+    socket: f.socket === '' ? undefined : f.socket,
+    host,
+    port,
+    tls: tlsSpec,
+    connectTimeoutMs: connectTimeout(m['timeout-connect']),
+    redactedDsn: redactDsn({
+      username: f.username,
+      socket: f.socket,
+      hostname: f.hostname,
+      tls: tlsSpec ? m.id : undefined,
+    }),
+  });
+}
+
+/** The connection fields of a monitor once my.cnf has filled the gaps. */
+interface Fields {
+  username: string;
+  password: string;
+  hostname: string;
+  socket: string;
+  tls: { ca: string; cert: string; key: string };
+  tlsDisabled: boolean;
+  cnf: MyCnf | undefined;
+}
+
+/**
+ * The monitor's fields, with my.cnf `[client]` filling only the empty ones: its socket only
+ * when neither socket nor hostname is set, its TLS files unless it disables TLS (or prefers
+ * it over a socket), its user when the username is empty or the built-in default.
+ */
+async function withMyCnf(m: FinalMonitorConfig, cwd: string): Promise<Fields> {
+  const f: Fields = {
+    username: m.username ?? '',
+    password: m.password ?? '',
+    hostname: m.hostname ?? '',
+    socket: m.socket ?? '',
+    tls: { ca: m.tls?.ca ?? '', cert: m.tls?.cert ?? '', key: m.tls?.key ?? '' },
+    tlsDisabled: m.tls?.disable === true,
+    cnf: undefined,
+  };
+  if ((m.mycnf ?? '') === '') return f;
+  let cnf: MyCnf;
+  try {
+    cnf = await readMyCnf(resolve(cwd, m.mycnf ?? ''));
+  } catch (err) {
+    throw new ConfigError(`cannot read mycnf: ${errorMessage(err)}`, { key: 'mycnf', cause: err });
+  }
+  f.cnf = cnf;
+  if (f.socket === '' && f.hostname === '' && cnf.socket !== '') f.socket = cnf.socket;
+  if (f.hostname === '') f.hostname = myCnfHostname(cnf);
+  if (cnf.sslMode === 'DISABLED') f.tlsDisabled = true;
+  else if (!(f.socket !== '' && cnf.sslMode === 'PREFERRED')) {
+    if (f.tls.ca === '') f.tls.ca = cnf.sslCa;
+    if (f.tls.cert === '') f.tls.cert = cnf.sslCert;
+    if (f.tls.key === '') f.tls.key = cnf.sslKey;
+  }
+  if ((f.username === '' || f.username === BUILTIN_USERNAME) && cnf.user !== '') f.username = cnf.user;
+  return f;
+}
+
+/**
+ * The password, first match wins: aws.iam-auth and aws.password-secret (not supported yet:
+ * an error), the password file, my.cnf's password when the config sets none, `password`.
+ */
+async function chosenPassword(m: FinalMonitorConfig, f: Fields, cwd: string): Promise<string> {
   if (m.aws?.['iam-auth'] === true) {
     throw new ConfigError('aws.iam-auth is not supported yet', { key: 'aws.iam-auth' });
   }
   if ((m.aws?.['password-secret'] ?? '') !== '') {
     throw new ConfigError('aws.password-secret is not supported yet', { key: 'aws.password-secret' });
   }
-  if ((m['password-file'] ?? '') !== '') {
-    password = await readPasswordFile(resolve(cwd, m['password-file'] ?? ''));
-  } else if (cnf && password === '') {
-    password = cnf.password;
-  }
+  if ((m['password-file'] ?? '') !== '') return readPasswordFile(resolve(cwd, m['password-file'] ?? ''));
+  if (f.cnf && f.password === '') return f.cnf.password;
+  return f.password;
+}
 
-  // 3. Address (§7.2).
-  let host: string | undefined;
-  let port: number | undefined;
-  if (socket === '') {
-    const hp = splitHostPort(hostname);
-    host = hp.host === '' ? '127.0.0.1' : hp.host;
-    port = parsePort(hostname, hp.port);
+/**
+ * TLS when not disabled and a ca, cert or key is set; cert and key are used only together;
+ * a socket with no hostname skips verification unless `skip-verify` says otherwise.
+ * Undefined when TLS is off. An Amazon RDS hostname without TLS files is refused.
+ */
+async function tlsSpecOf(m: FinalMonitorConfig, f: Fields, cwd: string): Promise<TlsSpec | undefined> {
+  const { tls, socket, hostname } = f;
+  if (f.tlsDisabled || (tls.ca === '' && tls.cert === '' && tls.key === '')) {
+    if (m.aws?.['disable-auto-tls'] !== true && socket === '' && RDS_ADDRESS.test(hostname)) {
+      // Blip turns on tls=rds with its built-in Amazon RDS CA bundle; sonde does not ship
+      // that bundle yet, and connecting without verification would be a silent downgrade.
+      throw new ConfigError(
+        `automatic TLS for Amazon RDS (tls=rds) is not supported yet: set tls.ca to the RDS CA bundle, or aws.disable-auto-tls: true`,
+        { key: 'tls' },
+      );
+    }
+    return undefined;
+  }
+  let skipVerify = m.tls?.['skip-verify'];
+  if (skipVerify === undefined && socket !== '' && hostname === '') skipVerify = true;
+  const spec: TlsSpec = { rejectUnauthorized: skipVerify !== true };
+  if (tls.ca !== '') spec.ca = await readTlsFile('ca', tls.ca, cwd);
+  if (tls.cert !== '' && tls.key !== '') {
+    spec.cert = await readTlsFile('cert', tls.cert, cwd);
+    spec.key = await readTlsFile('key', tls.key, cwd);
   }
   const servername = hostname === '' ? '' : splitHostPort(hostname).host;
-
-  // 4. TLS (§7.4).
-  const tlsSet = !tlsDisabled && (tls.ca !== '' || tls.cert !== '' || tls.key !== '');
-  let tlsSpec: TlsSpec | undefined;
-  if (tlsSet) {
-    let skipVerify = m.tls?.['skip-verify'];
-    if (skipVerify === undefined && socket !== '' && hostname === '') skipVerify = true;
-    tlsSpec = { rejectUnauthorized: skipVerify !== true };
-    if (tls.ca !== '') tlsSpec.ca = await readTlsFile('ca', tls.ca, cwd);
-    if (tls.cert !== '' && tls.key !== '') {
-      tlsSpec.cert = await readTlsFile('cert', tls.cert, cwd);
-      tlsSpec.key = await readTlsFile('key', tls.key, cwd);
-    }
-    if (servername !== '') tlsSpec.servername = servername;
-  } else if (m.aws?.['disable-auto-tls'] !== true && socket === '' && RDS_ADDRESS.test(hostname)) {
-    // Blip turns on tls=rds with its built-in Amazon RDS CA bundle; sonde does not ship
-    // that bundle yet, and connecting without verification would be a silent downgrade.
-    throw new ConfigError(
-      `automatic TLS for Amazon RDS (tls=rds) is not supported yet: set tls.ca to the RDS CA bundle, or aws.disable-auto-tls: true`,
-      { key: 'tls' },
-    );
-  }
-
-  return new ConnectionSpec({
-    username,
-    password,
-    socket: socket === '' ? undefined : socket,
-    host,
-    port,
-    tls: tlsSpec,
-    connectTimeoutMs: connectTimeout(m['timeout-connect']),
-    redactedDsn: redactDsn({ username, socket, hostname, tls: tlsSet ? m.id : undefined }),
-  });
+  if (servername !== '') spec.servername = servername;
+  return spec;
 }

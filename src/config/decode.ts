@@ -14,17 +14,10 @@
 import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode, Scalar } from 'yaml';
 import type * as z from 'zod';
+import { YamlBool } from '../core/config-schema.js';
 
-/**
- * A YAML boolean as decoded: its value for boolean keys and its source text for string keys
- * (`enabled: yes` as a tag value is the string `yes`).
- */
-export class YamlBool {
-  constructor(
-    readonly value: boolean,
-    readonly text: string,
-  ) {}
-}
+// YamlBool is declared beside the schemas that read it; decoding creates it.
+export { YamlBool };
 
 /** A decoded path: map keys and list indexes. */
 export type KeyPath = readonly PropertyKey[];

@@ -257,7 +257,7 @@ describe('locating the file', () => {
 describe('top-level ${ENV} interpolation', () => {
   const env = { H: 'h1', P: 'pw', D: '/etc/tls', F: '5s', S: '10%' };
 
-  it('applies to exactly the server-config keys of config.md §8.3', () => {
+  it('applies to exactly the server-config keys that take ${ENV}', () => {
     const c = parseConfig(
       [
         'api: {bind: "${H}:1"}',
@@ -308,7 +308,7 @@ describe('top-level ${ENV} interpolation', () => {
   });
 });
 
-describe('validation (config.md §9)', () => {
+describe('validation', () => {
   function invalid(text: string, env: NodeJS.ProcessEnv = {}): string {
     try {
       parseConfig(text, { env, cwd: dir });
@@ -395,7 +395,7 @@ describe('validation (config.md §9)', () => {
     assert.doesNotThrow(() => parseConfig('tls: {ca: missing.pem, disable: true}', { env: {}, cwd: dir }));
   });
 
-  it('stops at the first failing section in §9 order', () => {
+  it('stops at the first failing section in section order', () => {
     assert.equal(
       invalid('tls: {key: k}\nheartbeat: {freq: "0"}\nexporter: {mode: x}\n'),
       'invalid config.exporter.mode: x; valid values: dual, legacy',

@@ -1,10 +1,11 @@
 /**
  * Locate, read, strictly decode, merge over defaults, `${ENV}`-interpolate and validate the
- * config file (spec config.md §2, §8.3, §9).
+ * config file.
  */
 import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from '../core/config.js';
+import { LEVEL_STATES } from '../core/plan.js';
 import { interpolateEnv } from '../util/interpolate.js';
 import { DecodeFailure, strictDecode } from './decode.js';
 import { ConfigError, osErrorText } from './errors.js';
@@ -24,7 +25,7 @@ export type { ConfigErrorKind } from './errors.js';
 /** Default file names tried in the working directory, in order, when no file is given. */
 export const DEFAULT_CONFIG_FILES = ['sonde.yaml', 'blip.yaml'] as const;
 
-/** Built-in defaults (config.md §4); the file is decoded on top of them. Never mutate. */
+/** Built-in defaults; the file is decoded on top of them. Never mutate. */
 export const DEFAULT_CONFIG: Readonly<Config> = deepFreeze({
   api: { bind: '127.0.0.1:7522' },
   mysql: { username: 'blip', 'timeout-connect': '10s' },
@@ -48,7 +49,7 @@ function isPlainObject(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * `over` on top of `base` (config.md §2): maps merge key by key, lists and scalars replace,
+ * `over` on top of `base`: maps merge key by key, lists and scalars replace,
  * a key absent from `over` keeps `base`'s value. Returns new objects; inputs are untouched.
  */
 export function mergeConfig<T>(base: T, over: T): T {
@@ -75,10 +76,10 @@ function mapValues(m: Record<string, string> | undefined, f: (s: string) => stri
 }
 
 /**
- * `${ENV}` interpolation of the server config, in place, for exactly the keys of
- * config.md §8.3 (server row). Not interpolated: map keys, booleans, `monitors` (done per
- * monitor when loading) and `plans.monitor`. exporter.mode and exporter.plan are
- * interpolated too (Blip no-ops them; Recommended).
+ * `${ENV}` interpolation of the server config, in place, for exactly the keys that
+ * docs/config.md lists as interpolated at server level. Not interpolated: map keys,
+ * booleans, `monitors` (done per monitor when loading) and `plans.monitor`. exporter.mode
+ * and exporter.plan are interpolated too (Blip no-ops them; sonde's choice).
  */
 export function interpolateServerConfig(c: Config, env: NodeJS.ProcessEnv = process.env): Config {
   const e = (s: string | undefined): string | undefined =>
@@ -110,7 +111,7 @@ export function interpolateServerConfig(c: Config, env: NodeJS.ProcessEnv = proc
     h.table = e(h.table);
   }
   if (c.mysql) {
-    const m = c.mysql; // hostname and socket are not interpolated at this level (§8.3)
+    const m = c.mysql; // hostname and socket are not interpolated at this level
     m.mycnf = e(m.mycnf);
     m.username = e(m.username);
     m.password = e(m.password);
@@ -121,7 +122,7 @@ export function interpolateServerConfig(c: Config, env: NodeJS.ProcessEnv = proc
     const p = c.plans;
     p.files = list(p.files);
     p.table = e(p.table);
-    for (const state of ['offline', 'standby', 'read-only', 'active'] as const) {
+    for (const state of LEVEL_STATES) {
       const st = p.change?.[state];
       if (!st) continue;
       st.after = e(st.after);
@@ -159,7 +160,7 @@ export interface ValidateConfigOptions {
 }
 
 /**
- * Validate the top-level sections in the order of config.md §9 (api, http, sinks,
+ * Validate the top-level sections in this order (api, http, sinks,
  * monitor-loader, aws, exporter, ha, heartbeat, mysql, plans, tls) and throw a ConfigError
  * (kind `invalid`) with the exact text of the first failure. api.bind is not test-bound here
  * (the CLI does that); `monitors` entries are validated when they are finalized.
@@ -222,7 +223,7 @@ function finishConfig(
   file: string | undefined,
 ): Config {
   const c = interpolateServerConfig(merged, env ?? process.env);
-  // api.bind: empty (also after interpolation) means the default (config.md §4.1).
+  // api.bind: empty (also after interpolation) means the default.
   if (c.api?.bind === undefined || c.api.bind === '') {
     c.api = { ...c.api, bind: DEFAULT_CONFIG.api?.bind ?? '127.0.0.1:7522' };
   }
@@ -240,7 +241,7 @@ async function exists(p: string): Promise<boolean> {
 }
 
 /**
- * Load the server config (config.md §2).
+ * Load the server config.
  *
  * - `file` given (from `--config` or `SONDE_CONFIG`/`BLIP_CONFIG`): it must exist, else
  *   ConfigError `config file FILE does not exist` (FILE as given).

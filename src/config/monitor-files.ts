@@ -1,8 +1,8 @@
 /**
- * Monitor files (`monitor-loader.files`, spec monitors.md §3 row 2), re-read on every load.
+ * Monitor files (`monitor-loader.files`), re-read on every load.
  *
  * A file with a top-level `monitors` key holds a list of monitors; any other file is one
- * monitor object (Recommended; Blip only knows the second form). Decoding is strict like the
+ * monitor object (sonde's choice; Blip only knows the second form). Decoding is strict like the
  * main file: an unknown or duplicate key fails the load. An empty file holds no monitor.
  */
 import { readFile } from 'node:fs/promises';

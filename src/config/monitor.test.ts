@@ -32,7 +32,7 @@ function one(
   return f;
 }
 
-describe('inheriting monitor defaults (config.md §5)', () => {
+describe('inheriting monitor defaults', () => {
   it('fills empty connection fields from mysql, including password-file', () => {
     const d: Config = {
       mysql: {
@@ -178,7 +178,7 @@ describe('inheriting monitor defaults (config.md §5)', () => {
   });
 });
 
-describe('${ENV} in monitors (config.md §8.1, Recommended column)', () => {
+describe('${ENV} in monitors', () => {
   const cases: [string, NodeJS.ProcessEnv, string][] = [
     ['${HOME}/p.yaml', { HOME: '/h' }, '/h/p.yaml'],
     ['${FOO:-bar}', {}, 'bar'],
@@ -206,7 +206,7 @@ describe('${ENV} in monitors (config.md §8.1, Recommended column)', () => {
   });
 });
 
-describe('%{monitor.*} (config.md §8.2)', () => {
+describe('%{monitor.*}', () => {
   it('resolves fields, tags and meta, keeping surrounding text and inserting values literally', () => {
     const m = one({
       id: 'db1',
@@ -256,7 +256,7 @@ describe('%{monitor.*} (config.md §8.2)', () => {
   });
 });
 
-describe('monitor id (config.md §6)', () => {
+describe('monitor id', () => {
   it('is the explicit id, else the hostname as written, else the socket, else ""', () => {
     assert.equal(one({ id: 'mine', hostname: 'h' }).id, 'mine');
     assert.equal(one({ hostname: 'db1:3307', socket: '/s' }).id, 'db1:3307');
@@ -301,7 +301,7 @@ describe('monitor id (config.md §6)', () => {
 });
 
 describe('validateMonitor', () => {
-  it('applies the §9 checks to the monitor, prefixed with its id', async () => {
+  it('applies the section checks to the monitor, prefixed with its id', async () => {
     const v = (m: FinalMonitorConfig): void => validateMonitor(m, { cwd: dir });
     assert.throws(() => v({ id: 'a', exporter: { mode: 'x' } }), {
       message: 'monitor a: invalid config.exporter.mode: x; valid values: dual, legacy',

@@ -1,5 +1,5 @@
 /**
- * Monitor finalization (spec config.md §5, §6): inherit the monitor defaults, interpolate
+ * Monitor finalization: inherit the monitor defaults, interpolate
  * `${ENV}` then `%{monitor.*}`, derive the id, validate, and reject duplicate ids.
  */
 import { resolve } from 'node:path';
@@ -15,6 +15,7 @@ import type {
   TlsConfig,
 } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
+import { LEVEL_STATES } from '../core/plan.js';
 import { interpolateEnv, interpolateMonitor } from '../util/interpolate.js';
 import { ConfigError } from './errors.js';
 import { myCnfHostname, readMyCnfSync } from './mycnf.js';
@@ -24,8 +25,6 @@ import { checkDuration, checkExporter, checkHeartbeat, checkPlans, checkTls } fr
 export const DEFAULT_EXPORTER_PLAN = 'default-exporter';
 /** Heartbeat table used when heartbeat.freq is set without a table. */
 export const DEFAULT_HEARTBEAT_TABLE = 'blip.heartbeat';
-
-const CHANGE_STATES = ['offline', 'standby', 'read-only', 'active'] as const;
 
 function isEmpty(s: string | undefined): boolean {
   return s === undefined || s === '';
@@ -58,7 +57,7 @@ function fillBool<T extends object>(
 }
 
 /**
- * Copy the defaults into one monitor (config.md §5, every Recommended rule). Returns a new
+ * Copy the defaults into one monitor (sonde's inheritance rules). Returns a new
  * object; neither input is modified.
  *
  * - socket, hostname, mycnf, username, password, password-file, timeout-connect: if empty
@@ -117,7 +116,7 @@ export function inheritDefaults(monitor: MonitorConfig, defaults: Config): Monit
     plans.files = [...(d.plans?.files ?? [])];
   }
   const change: PlanChangeConfig = { ...plans.change };
-  for (const st of CHANGE_STATES) {
+  for (const st of LEVEL_STATES) {
     const s = { ...change[st] };
     fillString(s, d.plans?.change?.[st], ['after', 'plan']);
     change[st] = s;
@@ -147,7 +146,8 @@ function mapValues(m: Record<string, string> | undefined, f: (s: string) => stri
 }
 
 /**
- * Apply `f` to the monitor's interpolated string fields in the order of config.md §8.2.
+ * Apply `f` to the monitor's interpolated string fields, in the order written below (the
+ * order in which `%{monitor.*}` sees earlier fields already interpolated).
  * `afterIdFields` runs between `hostname` and `username`: the fields that determine a
  * derived id (id, mycnf, socket, hostname) are done by then. `withAfter` says whether
  * plans.change.*.after is included (it is for `${ENV}`, not for `%{monitor.*}`).
@@ -174,7 +174,7 @@ function eachField(
   mapValues(m.meta, f);
   one(m.aws, 'password-secret');
   one(m.aws, 'region');
-  // exporter.mode and .plan are no-ops in Blip (bug); interpolated here (Recommended).
+  // exporter.mode and .plan are no-ops in Blip (bug); interpolated here (sonde's choice).
   one(m.exporter, 'mode');
   one(m.exporter, 'plan');
   mapValues(m.exporter?.flags, f);
@@ -185,7 +185,7 @@ function eachField(
   if (m.plans) {
     if (m.plans.files) m.plans.files = m.plans.files.map(f);
     one(m.plans, 'table');
-    for (const st of CHANGE_STATES) {
+    for (const st of LEVEL_STATES) {
       if (withAfter) one(m.plans.change?.[st], 'after');
       one(m.plans.change?.[st], 'plan');
     }
@@ -205,8 +205,8 @@ export interface FinalizeOptions {
 }
 
 /**
- * The id of a monitor whose `id` is empty (config.md §6): hostname as written (with
- * `:port`) → socket → my.cnf `[client]` host[:port] → my.cnf socket (Recommended) → "".
+ * The id of a monitor whose `id` is empty: hostname as written (with
+ * `:port`) → socket → my.cnf `[client]` host[:port] → my.cnf socket (sonde's choice) → "".
  */
 export function deriveMonitorId(m: MonitorConfig, opts: FinalizeOptions = {}): string {
   if (!isEmpty(m.id)) return m.id ?? '';
@@ -227,9 +227,9 @@ export function deriveMonitorId(m: MonitorConfig, opts: FinalizeOptions = {}): s
 }
 
 /**
- * Finalize one monitor: (1) inherit defaults, (2) `${ENV}`, (3) `%{monitor.*}` with the
- * field order of §8.2, (4) derive the id, (5) validate. `%{monitor.id}` resolves to the
- * final id (Recommended): the id is derived right after the fields it depends on (id,
+ * Finalize one monitor: (1) inherit defaults, (2) `${ENV}`, (3) `%{monitor.*}` in
+ * eachField's order, (4) derive the id, (5) validate. `%{monitor.id}` resolves to the
+ * final id (sonde's choice): the id is derived right after the fields it depends on (id,
  * mycnf, socket, hostname) are interpolated, before every later field. Within those four
  * fields `%{monitor.id}` reads the explicit id (or "").
  */
@@ -258,8 +258,8 @@ export function finalizeMonitor(
 }
 
 /**
- * Finalize every monitor (config.md §5–6) and fail with `duplicate monitor id: <id>` when two
- * end up with the same id (Recommended; Blip silently keeps the later one).
+ * Finalize every monitor and fail with `duplicate monitor id: <id>` when two
+ * end up with the same id (sonde's choice; Blip silently keeps the later one).
  * Throws ConfigError.
  */
 export function finalizeMonitors(
@@ -281,7 +281,8 @@ export function finalizeMonitors(
 }
 
 /**
- * The §9 checks applied to a monitor's own sections (Recommended; a no-op in Blip):
+ * The top-level section checks applied to a monitor's own sections (sonde's choice; a no-op
+ * in Blip):
  * exporter.mode, heartbeat, timeout-connect, plans.change.*.after, tls. Messages are the
  * top-level ones prefixed with `monitor <id>: `. Throws ConfigError.
  */
@@ -308,7 +309,7 @@ const STRING_MAPS = new Set(['tags', 'meta', 'flags']);
 
 /**
  * Drop undefined and empty values and sections left empty, so equal configs compare equal
- * however they were written ("empty" = absent or "", config.md §1). Kept as written: values
+ * however they were written ("empty" = absent or ""). Kept as written: values
  * inside string maps (a tag may be ""), sinks with no options (`log: {}` is a sink), `id`.
  */
 function compactMonitor<T extends MonitorConfig>(m: T): T {
@@ -349,7 +350,7 @@ function deepEqual(a: unknown, b: unknown): boolean {
 }
 
 /**
- * Deep value equality of two finalized monitors, for the reload diff (monitors.md §4.1):
+ * Deep value equality of two finalized monitors, for the reload diff:
  * key order does not matter and an `undefined` member equals an absent one.
  */
 export function monitorsEqual(a: MonitorConfig, b: MonitorConfig): boolean {
@@ -357,9 +358,9 @@ export function monitorsEqual(a: MonitorConfig, b: MonitorConfig): boolean {
 }
 
 /**
- * The connection monitor of the shared plan table (top-level `plans.monitor`, plans.md §3):
+ * The connection monitor of the shared plan table (top-level `plans.monitor`):
  * Blip uses it raw; sonde applies the `mysql` defaults and the monitor interpolation
- * (Recommended), nothing else (no tags, sinks, heartbeat...). Undefined when not set.
+ * (sonde's choice), nothing else (no tags, sinks, heartbeat...). Undefined when not set.
  */
 export function finalizePlansMonitor(
   c: Config,

@@ -1,5 +1,5 @@
 /**
- * my.cnf reading (spec config.md §7.1): only the `[client]` section (case-sensitive),
+ * my.cnf reading: only the `[client]` section (case-sensitive),
  * INI `key = value`, `#`/`;` comment lines, surrounding quotes stripped, value-less keys
  * allowed (their value is ""), `!include`/`!includedir` ignored (not followed).
  *
@@ -103,7 +103,7 @@ export function readMyCnfSync(path: string): MyCnf {
 
 /**
  * The hostname my.cnf gives: `host`, plus `:port` when a port is set (even with no host:
- * `:3307`, config.md §7.1). An IPv6 host gets brackets when a port is added. "" when neither.
+ * `:3307`). An IPv6 host gets brackets when a port is added. "" when neither.
  */
 export function myCnfHostname(c: MyCnf): string {
   if (c.port === '') return c.host;

@@ -4,7 +4,7 @@ import { DEFAULT_CONFIG, parseConfig } from './load.js';
 import { finalizeMonitors } from './monitor.js';
 import { renderConfigJson, renderConfigYaml, renderMonitorsYaml } from './render.js';
 
-describe('renderConfigYaml (config.md §10)', () => {
+describe('renderConfigYaml', () => {
   it('prints exactly the defaults when there is no file', () => {
     assert.equal(
       renderConfigYaml(parseConfig('', { env: {} })),

@@ -1,11 +1,11 @@
 /**
  * Rendering of the server config (`GET /config`, `--print-config`) and of finalized monitors
- * (`--print-monitors`), spec config.md §10.
+ * (`--print-monitors`).
  *
- * Key order is the declaration order of config.md §4; map keys are sorted; empty values and
- * empty sections are omitted; a tri-state boolean is printed whenever it is set (also
- * `false`), a plain boolean only when `true`. Secrets are printed as `...` (Recommended;
- * Blip prints them in clear): `password` everywhere, and the sink options that hold
+ * Key order is the order of the sections and keys in docs/config.md; map keys are sorted;
+ * empty values and empty sections are omitted; a tri-state boolean is printed whenever it is
+ * set (also `false`), a plain boolean only when `true`. Secrets are printed as `...` (sonde's
+ * choice; Blip prints them in clear): `password` everywhere, and the sink options that hold
  * credentials (`api-key-auth`, `app-key-auth`, `auth-token`).
  */
 import { stringify } from 'yaml';
@@ -127,7 +127,7 @@ function tls(t: TlsConfig | undefined): Out | undefined {
   ]);
 }
 
-/** One monitor in config.md §4.13 order; `id` is always printed (`""` when unset). */
+/** One monitor, keys in the order of docs/config.md; `id` is always printed (`""` when unset). */
 function monitor(m: MonitorConfig): Out {
   return {
     id: m.id ?? '',

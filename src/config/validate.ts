@@ -1,11 +1,12 @@
 /**
- * The section checks of config.md §9, shared by the top-level config (boot) and each
- * monitor (every load, Recommended). Each check returns the exact error text or undefined.
+ * The section checks, shared by the top-level config (boot) and each monitor (every load,
+ * sonde's choice). Each check returns the exact error text or undefined.
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { ExporterConfig, HeartbeatConfig, PlansConfig, TlsConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
+import { LEVEL_STATES } from '../core/plan.js';
 import { parseDuration } from '../util/duration.js';
 
 const STOP_LOSS = /^(\d+)(%?)$/;
@@ -63,11 +64,9 @@ export function checkDuration(key: string, v: string | undefined): string | unde
   return undefined;
 }
 
-const CHANGE_STATES = ['offline', 'standby', 'read-only', 'active'] as const;
-
-/** plans.change.<state>.after must be a duration (Blip silently uses 0; Recommended: reject). */
+/** plans.change.<state>.after must be a duration (Blip silently uses 0; sonde rejects it). */
 export function checkPlans(p: PlansConfig | undefined): string | undefined {
-  for (const state of CHANGE_STATES) {
+  for (const state of LEVEL_STATES) {
     const err = checkDuration(`config.plans.change.${state}.after`, p?.change?.[state]?.after);
     if (err) return err;
   }

@@ -1,122 +1,46 @@
 /**
- * Config types (spec config.md §4). Property names are the YAML keys exactly, so the
- * rendering of GET /config and interpolation work key by key. `undefined` = not set,
- * which keeps tri-state booleans honest for inheritance.
+ * Config types, inferred from the zod schemas in ./config-schema.ts so that each key is
+ * declared once. Property names are the YAML keys exactly, so the rendering of GET /config
+ * and interpolation work key by key. `undefined` = not set, which keeps tri-state booleans
+ * honest for inheritance.
  */
+import type * as z from 'zod';
+import type {
+  apiSchema,
+  awsSchema,
+  configSchema,
+  exporterSchema,
+  haSchema,
+  heartbeatSchema,
+  httpSchema,
+  MonitorShape,
+  monitorLoaderSchema,
+  mysqlSchema,
+  planChangeSchema,
+  planChangeStateSchema,
+  PlansShape,
+  sinksSchema,
+  tlsSchema,
+} from './config-schema.js';
 
-export interface ApiConfig {
-  bind?: string;
-  disable?: boolean;
-}
-
-export interface HttpConfig {
-  proxy?: string;
-}
-
-export interface MonitorLoaderConfig {
-  files?: string[];
-  'stop-loss'?: string;
-  aws?: { regions?: string[] };
-  local?: { 'disable-auto'?: boolean; 'disable-auto-root'?: boolean };
-}
-
+export type ApiConfig = z.output<typeof apiSchema>;
+export type HttpConfig = z.output<typeof httpSchema>;
+export type MonitorLoaderConfig = z.output<typeof monitorLoaderSchema>;
 /** sink name → option → value */
-export type SinksConfig = Record<string, Record<string, string>>;
-
-export interface AwsConfig {
-  'iam-auth'?: boolean;
-  'password-secret'?: string;
-  region?: string;
-  'disable-auto-region'?: boolean;
-  'disable-auto-tls'?: boolean;
-}
-
-export interface ExporterConfig {
-  mode?: string;
-  plan?: string;
-  flags?: Record<string, string>;
-}
-
-export interface HeartbeatConfig {
-  freq?: string;
-  'source-id'?: string;
-  role?: string;
-  table?: string;
-}
-
+export type SinksConfig = z.output<typeof sinksSchema>;
+export type AwsConfig = z.output<typeof awsSchema>;
+export type ExporterConfig = z.output<typeof exporterSchema>;
+export type HeartbeatConfig = z.output<typeof heartbeatSchema>;
 /** Placeholder with no keys. */
-export type HaConfig = Record<string, never>;
-
-export interface MysqlConfig {
-  hostname?: string;
-  mycnf?: string;
-  password?: string;
-  'password-file'?: string;
-  socket?: string;
-  'timeout-connect'?: string;
-  username?: string;
-}
-
-export interface PlanChangeStateConfig {
-  after?: string;
-  plan?: string;
-}
-
-export interface PlanChangeConfig {
-  offline?: PlanChangeStateConfig;
-  standby?: PlanChangeStateConfig;
-  'read-only'?: PlanChangeStateConfig;
-  active?: PlanChangeStateConfig;
-}
-
-export interface PlansConfig {
-  files?: string[];
-  table?: string;
-  monitor?: MonitorConfig;
-  'disable-default-plans'?: boolean;
-  change?: PlanChangeConfig;
-}
-
-export interface TlsConfig {
-  ca?: string;
-  cert?: string;
-  key?: string;
-  'skip-verify'?: boolean;
-  disable?: boolean;
-}
-
-/** One monitor: mysql keys at top level plus sub-sections (config.md §4.13). */
-export interface MonitorConfig extends MysqlConfig {
-  id?: string;
-  tags?: Record<string, string>;
-  meta?: Record<string, string>;
-  plan?: string;
-  aws?: AwsConfig;
-  exporter?: ExporterConfig;
-  ha?: HaConfig;
-  heartbeat?: HeartbeatConfig;
-  plans?: PlansConfig;
-  sinks?: SinksConfig;
-  tls?: TlsConfig;
-}
-
-export interface Config {
-  api?: ApiConfig;
-  http?: HttpConfig;
-  'monitor-loader'?: MonitorLoaderConfig;
-  sinks?: SinksConfig;
-  aws?: AwsConfig;
-  exporter?: ExporterConfig;
-  ha?: HaConfig;
-  heartbeat?: HeartbeatConfig;
-  mysql?: MysqlConfig;
-  plans?: PlansConfig;
-  tags?: Record<string, string>;
-  tls?: TlsConfig;
-  monitors?: MonitorConfig[];
-}
+export type HaConfig = z.output<typeof haSchema>;
+export type MysqlConfig = z.output<typeof mysqlSchema>;
+export type PlanChangeStateConfig = z.output<typeof planChangeStateSchema>;
+export type PlanChangeConfig = z.output<typeof planChangeSchema>;
+export type PlansConfig = PlansShape;
+export type TlsConfig = z.output<typeof tlsSchema>;
+/** One monitor: mysql keys at top level plus sub-sections. */
+export type MonitorConfig = MonitorShape;
+export type Config = z.output<typeof configSchema>;
 
 /** A monitor after inheritance, interpolation and id derivation: `id` is always set. */
-export interface FinalMonitorConfig extends MonitorConfig {
-  id: string;
-}
+export type FinalMonitorConfig = MonitorConfig & { id: string };

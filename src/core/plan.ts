@@ -1,5 +1,5 @@
 /**
- * Plan model (spec plans.md §1). Plans are plain data: a map of levels, each with a
+ * Plan model. Plans are plain data: a map of levels, each with a
  * frequency and the domains it collects.
  */
 
@@ -28,6 +28,6 @@ export interface Plan {
   levels: Record<string, Level>;
 }
 
-/** The four monitor states used by plan changing (plans.md §10). */
+/** The four monitor states used by plan changing. */
 export type LevelState = 'offline' | 'standby' | 'read-only' | 'active';
 export const LEVEL_STATES: readonly LevelState[] = ['offline', 'standby', 'read-only', 'active'];

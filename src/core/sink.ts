@@ -1,5 +1,5 @@
 /**
- * The sink contract (spec sinks.md §1).
+ * The sink contract.
  */
 import type { Events } from './events.js';
 import type { Metrics } from './metrics.js';

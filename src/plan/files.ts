@@ -1,5 +1,5 @@
 /**
- * Reading plan files (spec plans.md §4.1): glob expansion, read, decode, validate.
+ * Reading plan files: glob expansion, read, decode, validate.
  *
  * Node 20 has no fs.glob, so this file carries a small glob with Go's filepath.Glob rules,
  * which is what Blip uses: `*` (any run of characters but `/`), `?` (one character but
@@ -180,7 +180,7 @@ function missing(file: string): PlanError {
 /**
  * The plan files one `plans.files` entry names: the glob matches, or the path itself when
  * it has no glob characters. A pattern without matches yields nothing, except a literal
- * path that does not exist, which is an error (recommended).
+ * path that does not exist, which is an error (sonde's choice).
  */
 export async function expandPlanPattern(pattern: string): Promise<string[]> {
   const matches = await glob(pattern);

@@ -1,5 +1,5 @@
 /**
- * Collector help for plan tests: a few domains declared as in domains.md §3, enough to
+ * Collector help for plan tests: a few domains declared as the collectors declare theirs, enough to
  * exercise every validation path (free-form options, value lists, no options).
  */
 import type { CollectorHelp, OptionHelp } from '../core/collector.js';

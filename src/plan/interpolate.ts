@@ -1,7 +1,7 @@
 /**
- * Plan interpolation (spec plans.md §7): each time a plan is activated for a monitor, every
+ * Plan interpolation: each time a plan is activated for a monitor, every
  * domain option value is interpolated, `${ENV}` first, then `%{monitor.X}` from the monitor's
- * finalized config (config.md §8). Nothing else in a plan is interpolated.
+ * finalized config. Nothing else in a plan is interpolated.
  */
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { DomainPlan, Level, Plan } from '../core/plan.js';

@@ -36,7 +36,7 @@ function plan(yaml: string, name = 'p.yaml'): Plan {
 }
 
 void describe('parsePlan', () => {
-  void it('parses the plans.md §2 example with level names from the keys', () => {
+  void it('parses a two-level plan with level names from the keys', () => {
     const p = plan(EXAMPLE);
     assert.equal(p.name, 'p.yaml');
     assert.equal(p.source, 'p.yaml');

@@ -1,5 +1,5 @@
 /**
- * Plan parsing and validation (spec plans.md §2 and §5).
+ * Plan parsing and validation.
  *
  * Parsing is deliberately lenient, like Blip's non-strict YAML decoding: unknown keys are
  * ignored, an empty document is a plan with zero levels, and a domain written without a
@@ -26,7 +26,7 @@ export class PlanError extends SondeError {
   }
 }
 
-/** Plans may only list metric names made of these characters (domains.md §0.3). */
+/** Plans may only list metric names made of these characters. */
 export const METRIC_NAME = /^[a-zA-Z0-9_-]*$/;
 
 /** The text of a scalar as written (so `0.10` stays `0.10` and `yes` stays `yes`). */
@@ -99,7 +99,7 @@ function freqMs(freq: string): number {
 
 function parseLevel(name: string, node: unknown): Level {
   // A level with a null body crashes Blip; here it is a level without freq, which
-  // validation reports as `at <level>: freq not set (...)` (plans.md §2, recommended).
+  // validation reports as `at <level>: freq not set (...)` (sonde's choice).
   if (node !== null && node !== undefined && !isMap(node) && !(isScalar(node) && node.value === null)) {
     throw new PlanError(`at ${name}: expected a mapping with freq and collect`);
   }
@@ -140,7 +140,7 @@ function levelsByFreq(plan: Plan): Level[] {
 }
 
 /**
- * The per-plan checks of plans.md §5, first failure thrown as a PlanError with Blip's text
+ * The per-plan checks, first failure thrown as a PlanError with Blip's text
  * (without the `invalid plan: <plan>: ` prefix). Levels are checked in ascending freq order
  * so the reported error does not depend on map order; `0s` (or a negative freq) is rejected.
  */
@@ -220,7 +220,7 @@ export function aggregateMessage(errors: string[]): string {
 }
 
 /**
- * The loader checks of plans.md §5 over newly read plans: each plan's own checks
+ * The loader checks over newly read plans: each plan's own checks
  * (validatePlan), then every domain against its collector's help (known domain, known
  * options, allowed values). All problems are collected and thrown as one PlanError whose
  * message is `<n> plan validation errors:` followed by one line per problem.

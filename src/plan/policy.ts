@@ -1,5 +1,5 @@
 /**
- * Error policies (spec plans.md §9, domains.md §0.4): a plan's `errors:` maps an error name
+ * Error policies: a plan's `errors:` maps an error name
  * to a policy string of comma-separated words, each classified by its value.
  */
 

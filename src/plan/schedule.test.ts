@@ -37,7 +37,7 @@ function timeline(plan: Plan, n: number): string[] {
 }
 
 void describe('sortLevels (leveling-up, the mod rule)', () => {
-  void it('merges the plans.md §6.1 example: L1 5s, L2 10s, L3 20s', () => {
+  void it('merges levels L1 5s, L2 10s, L3 20s upward', () => {
     const plan = mk([
       ['L3', '20s', { D1: dp(['M3']) }],
       ['L1', '5s', { D1: dp(['M1']) }],
@@ -82,7 +82,7 @@ void describe('sortLevels (leveling-up, the mod rule)', () => {
     assert.deepEqual(Object.keys(sorted[2]!.collect), ['C', 'A']);
   });
 
-  void it('levels up default-mysql as plans.md §8.1 says', () => {
+  void it('levels up default-mysql', () => {
     const sorted = sortLevels(defaultPlan('default-mysql')!);
     assert.deepEqual(
       sorted.map((l) => [l.name, l.freqMs]),
@@ -139,7 +139,7 @@ void describe('sortLevels (leveling-up, the mod rule)', () => {
 });
 
 void describe('levelForTick', () => {
-  void it('runs the default-mysql schedule of plans.md §8.1', () => {
+  void it('runs the default-mysql schedule', () => {
     const t = timeline(defaultPlan('default-mysql')!, 901);
     assert.equal(t[0], 'sysvars');
     assert.deepEqual([t[1], t[2], t[3], t[4]], ['', '', '', '']);

@@ -1,5 +1,5 @@
 /**
- * The level schedule of an activated plan (spec plans.md §6): leveling-up (the "mod rule"
+ * The level schedule of an activated plan: leveling-up (the "mod rule"
  * merge), which level a 1-second tick collects, and the time limits derived from freqs.
  *
  * How a tick picks its work, in a few lines:
@@ -10,7 +10,7 @@
  *   divisible freqs the highest due level alone holds everything due.
  * - When uneven freqs make several levels due without that (5s/20s/30s at s=60, 5s/7s at
  *   35), sonde collects the union of all due levels' domains under the highest due level's
- *   name (recommended). Collectors read their settings by level name, so such a union is
+ *   name (sonde's choice). Collectors read their settings by level name, so such a union is
  *   given its own *union level* (key `<highest>+<other>…`) in `schedulePlan`, which is the
  *   plan to hand to Collector.prepare.
  */
@@ -91,7 +91,7 @@ export function tickPeriodS(freqMs: number): number {
 }
 
 /**
- * Sort a plan's levels ascending by freq and level them up (plans.md §6.1): for each level H,
+ * Sort a plan's levels ascending by freq and level them up: for each level H,
  * from the highest down, every lower level L with `freq(H) mod freq(L) == 0` has its
  * *original* domains merged into H. The plan is not modified.
  */
@@ -146,8 +146,8 @@ function select(sorted: SortedLevel[], due: SortedLevel[]): TickSelection {
 }
 
 /**
- * What tick `s` (0, 1, 2, … seconds since activation) collects (plans.md §6.2, with the
- * recommended union for uneven freqs), or undefined when no level is due.
+ * What tick `s` (0, 1, 2, … seconds since activation) collects (with sonde's
+ * union for uneven freqs), or undefined when no level is due.
  */
 export function levelForTick(sorted: SortedLevel[], s: number): TickSelection | undefined {
   const due: SortedLevel[] = [];
@@ -213,7 +213,7 @@ export function schedulePlan(plan: Plan, sorted: SortedLevel[] = sortLevels(plan
 }
 
 /**
- * Warnings for levels whose freq is not a whole number of seconds (recommended: keep Blip's
+ * Warnings for levels whose freq is not a whole number of seconds (sonde's choice: keep Blip's
  * arithmetic, but say so), e.g. `level fast: freq 500ms is not a whole number of seconds;
  * it is collected every 1s`.
  */
@@ -226,7 +226,7 @@ export function freqWarnings(sorted: SortedLevel[]): string[] {
     );
 }
 
-/** Engine max runtime (plans.md §6.4): minFreq − min(10 % of minFreq, 1 s); 0 without levels. */
+/** Engine max runtime: minFreq − min(10 % of minFreq, 1 s); 0 without levels. */
 export function engineMaxRuntimeMs(sorted: SortedLevel[]): number {
   const first = sorted[0];
   if (!first) return 0;
@@ -239,7 +239,7 @@ export function domainFreqMs(sorted: SortedLevel[], domain: string): number | un
   return sorted.find((l) => domain in l.collect)?.freqMs;
 }
 
-/** Collector max runtime (plans.md §6.4): domainFreq − min(20 % of domainFreq, 2 s); undefined if not collected. */
+/** Collector max runtime: domainFreq − min(20 % of domainFreq, 2 s); undefined if not collected. */
 export function collectorMaxRuntimeMs(sorted: SortedLevel[], domain: string): number | undefined {
   const f = domainFreqMs(sorted, domain);
   if (f === undefined) return undefined;

@@ -1,5 +1,5 @@
 /**
- * Where plans come from and which one a monitor uses (spec plans.md §4).
+ * Where plans come from and which one a monitor uses.
  *
  * - Shared plans are loaded once at boot: plan table rows (read through the connection of
  *   top-level `plans.monitor`), then plan files; the built-in plans only when neither gave
@@ -62,7 +62,7 @@ export class PlanStore {
   }
 
   /**
-   * Load monitor `m`'s plan list (plans.md §4): its plan table rows for its id (read through
+   * Load monitor `m`'s plan list: its plan table rows for its id (read through
    * `db`, the monitor's own connection), then its plan files, where a file that is a shared
    * plan name becomes a reference. Newly read plans are validated together. Throws PlanError.
    */
@@ -105,7 +105,7 @@ export class PlanStore {
   }
 
   /**
-   * The plan monitor `monitorId` uses (plans.md §4 lookup): from `list` (its monitor plans)
+   * The plan monitor `monitorId` uses: from `list` (its monitor plans)
    * when non-empty, else from the shared plans; `name` empty = the first plan. Returns a
    * deep copy. Throws PlanError `no plans loaded for monitor <M>`,
    * `monitor <M> has no plan named <N>` or `monitor <M> uses shared plan <N> but it was not loaded`.
@@ -141,7 +141,7 @@ function levelsDocument(plan: Plan): Record<string, unknown> {
 }
 
 /**
- * The `--print-plans` text (cli.md §5.3): per plan `---`, `# <plan name>`, the YAML of its
+ * The `--print-plans` text: per plan `---`, `# <plan name>`, the YAML of its
  * levels (in plan-file format, so it can be saved as a plan file; YAML 1.1 quoting so `yes`/`no`
  * stay strings for any reader), then a blank line.
  */

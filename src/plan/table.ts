@@ -1,5 +1,5 @@
 /**
- * Reading plans from a plan table (spec plans.md §3, recommended form).
+ * Reading plans from a plan table (sonde's form of it).
  *
  * Blip never managed to read its plan table (wrong column name, invalid quoting); sonde
  * runs `SELECT name, plan, monitor_id FROM `db`.`tbl` [WHERE monitor_id = ?] ORDER BY name`

@@ -1,6 +1,6 @@
 /**
- * Prometheus text exposition format 0.0.4, byte for byte as Go's client_golang writes it
- * (spec exporter.md §5): the format mysqld_exporter serves and the pushgateway accepts.
+ * Prometheus text exposition format 0.0.4, byte for byte as Go's client_golang writes it:
+ * the format mysqld_exporter serves and the pushgateway accepts.
  *
  * Two steps, as in the Go client:
  * 1. gather(samples) groups loose samples into families and validates them the way the Go

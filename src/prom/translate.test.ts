@@ -18,8 +18,8 @@ const G = MetricType.Gauge;
 const v = (name: string, value: number, type: MetricType = C, meta?: Record<string, string>): MetricValue =>
   meta === undefined ? { name, value, type } : { name, value, type, meta };
 
-describe('translateBlip (exporter.md §4, exactly)', () => {
-  it('renders the worked examples of §4.4', () => {
+describe('translateBlip', () => {
+  it('renders status, variables and innodb values exactly as Blip names them', () => {
     assert.equal(
       exposition(translateBlip('status.global', [v('com_select', 2)])),
       '# HELP mysql_global_status_commands_total Total number of executed MySQL commands.\n' +
@@ -114,7 +114,7 @@ describe('translateBlip (exporter.md §4, exactly)', () => {
     assert.equal(hasPromTranslator('innodb.buffer-pool'), false);
   });
 
-  it('translates innodb per §4.3: buffer_page_io, dropped rows, verbatim subsystem, _total always', () => {
+  it('translates innodb with Blip rules: buffer_page_io, dropped rows, verbatim subsystem, _total always', () => {
     const out = translateBlip('innodb', [
       v('buffer_page_read_index_leaf', 10, C, { subsystem: 'buffer_page_io' }),
       v('buffer_page_written_undo_log', 11, C, { subsystem: 'buffer_page_io' }),
@@ -370,7 +370,7 @@ describe('names', () => {
   it('sanitizes like Blip', () => {
     assert.equal(sanitize('Aria.pagecache-blocks'), 'aria_pagecache_blocks');
   });
-  it('builds chronosphere names per sinks.md §8', () => {
+  it('builds chronosphere names as mysql_<short domain>_<metric>', () => {
     assert.equal(chronosphereName('status.global', 'threads_running'), 'mysql_status_threads_running');
     assert.equal(chronosphereName('var.global', 'max_connections'), 'mysql_var_max_connections');
     assert.equal(chronosphereName('innodb', 'trx_rseg_history_len'), 'mysql_innodb_trx_rseg_history_len');

@@ -1,6 +1,6 @@
 /**
  * Blip metric values → Prometheus samples, for the three domains that have a Prometheus
- * translation: status.global, var.global and innodb (spec exporter.md §4).
+ * translation: status.global, var.global and innodb.
  *
  * Three explicit flavours, because their consumers want different names:
  *
@@ -10,9 +10,9 @@
  *   HELP, innodb names in the server's case, `_total` and counter only for INNODB_METRICS
  *   counter types, innodb HELP = the COMMENT column) this follows mysqld_exporter. Used by
  *   sonde's /metrics endpoint (exporter/).
- * - translateBlip(): Blip's own translation, exactly exporter.md §4 (what Blip's exporter
+ * - translateBlip(): Blip's own translation, exactly (what Blip's exporter
  *   and prom-pushgateway sink emit).
- * - chronosphereName(): the chronosphere sink's flat names (sinks.md §8), e.g.
+ * - chronosphereName(): the chronosphere sink's flat names, e.g.
  *   `mysql_status_threads_running`.
  *
  * innodb values carry meta `subsystem` (from the collector). For mysqld_exporter naming,
@@ -22,9 +22,6 @@
  */
 import { INNODB_META, MetricType, type MetricValue } from '../core/metrics.js';
 import type { PromSample, PromType } from './exposition.js';
-
-/** Domains with a Prometheus translation. */
-export const PROM_DOMAINS: readonly string[] = ['status.global', 'var.global', 'innodb'];
 
 /** True when `domain` has a Prometheus translation. */
 export function hasPromTranslator(domain: string): boolean {
@@ -92,7 +89,9 @@ function sample(
 }
 
 /**
- * The status.global families both translations share (exporter.md §4.1 special rows).
+ * The status.global families both translations share: `com_*`, `handler_*`,
+ * `connection_errors_*`, `innodb_buffer_pool_pages_*`, `innodb_rows_*` and
+ * `performance_schema_*` become one labelled family each instead of a generic metric.
  * Returns undefined for a generic name, null for a dropped one.
  */
 function statusSpecial(name: string, value: number): PromSample | null | undefined {
@@ -151,7 +150,7 @@ function variablesForExporter(v: MetricValue): PromSample | null {
   return sample(VARIABLES + sanitize(v.name), H.variablesExporter, 'gauge', v.value);
 }
 
-/** The innodb special families both translations share (§4.3); undefined = generic. */
+/** The innodb special families both translations share; undefined = generic. */
 function innodbSpecial(
   subsystem: string,
   name: string,
@@ -318,7 +317,7 @@ export const translateForExporter: (domain: string, values: readonly MetricValue
   });
 
 /**
- * Translate one domain's values exactly as Blip does (exporter.md §4): generic status
+ * Translate one domain's values exactly as Blip does: generic status
  * metrics counter/gauge by Blip type, `Generic gauge metric.` for variables, innodb names
  * lowercase with `_total` always. Other domains, delta counters, bools and events give
  * nothing.
@@ -340,7 +339,7 @@ const CHRONOSPHERE_SHORT: Readonly<Record<string, string>> = {
 };
 
 /**
- * The chronosphere sink's metric name (sinks.md §8): `mysql_<short>_<metric>` with short =
+ * The chronosphere sink's metric name: `mysql_<short>_<metric>` with short =
  * `status`, `var` or `innodb`, sanitized and lowercased, e.g. `mysql_var_max_connections`.
  * Undefined for a domain without a Prometheus translation.
  */

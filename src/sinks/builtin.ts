@@ -1,5 +1,5 @@
 /**
- * The explicit list of built-in sinks (sinks.md §1). A new sink is one file and one line.
+ * The explicit list of built-in sinks. A new sink is one file and one line.
  */
 import { chronosphereSinkRegistration } from './chronosphere.js';
 import { datadogSinkRegistration } from './datadog.js';

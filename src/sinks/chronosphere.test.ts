@@ -13,8 +13,8 @@ import {
 import { captureServerPerSuite, recorder } from './receivers.fixture.js';
 import { RetrySink } from './retry.js';
 
-// The OpenMetrics protobuf subset of sinks.md §8, written here independently of the encoder
-// (google.protobuf.Timestamp declared locally: same wire format).
+// The subset of the OpenMetrics protobuf schema the sink writes, declared here independently
+// of the encoder (google.protobuf.Timestamp declared locally: same wire format).
 const OPENMETRICS_PROTO = `
 syntax = "proto3";
 package openmetrics;

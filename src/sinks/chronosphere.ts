@@ -1,5 +1,5 @@
 /**
- * The `chronosphere` sink (sinks.md §8, experimental in Blip): an OpenMetrics protobuf
+ * The `chronosphere` sink (experimental in Blip): an OpenMetrics protobuf
  * `MetricSet`, Snappy block-compressed, POSTed to a Chronosphere collector.
  *
  * | sonde | MetricSet |
@@ -13,8 +13,8 @@
  * | `begin` | every point's timestamp (meta `ts` ignored) |
  *
  * Family type, unit and help are not set (type UNKNOWN), as in Blip. Blip leaves empty
- * families for skipped values; sonde sends only the families it produced (spec
- * Recommended) and sends nothing when there are none.
+ * families for skipped values; sonde sends only the families it produced and sends nothing
+ * when there are none.
  */
 import { compress } from 'snappyjs';
 import type { Events } from '../core/events.js';
@@ -24,10 +24,15 @@ import type { Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { chronosphereName, hasPromTranslator } from '../prom/translate.js';
 import { formatTimestampMs } from '../util/time.js';
-import { bodyText, parseTarget, postBytes } from './post.js';
-import type { PostTarget } from './post.js';
+import { bodyText, httpPost, parseTarget } from './http.js';
+import type { PostTarget } from './http.js';
 import { ProtoWriter } from './protobuf.js';
+import { monitorKeyOf } from '../core/status-keys.js';
+import { isYes } from '../util/text.js';
 import { createRetried } from './retry.js';
+
+/** The sink's name: its registration, its `Sink.name` and its status key. */
+const SINK_NAME = 'chronosphere';
 
 /** Blip's default collector endpoint. */
 export const CHRONOSPHERE_DEFAULT_URL = 'http://127.0.0.1:3030/openmetrics/write';
@@ -41,19 +46,14 @@ export interface ChronosphereOptions {
   debug: boolean;
 }
 
-/** Blip's `Bool`: true iff the lowercase value is `true`, `yes`, `enable` or `enabled`. */
-function blipBool(value: string): boolean {
-  return ['true', 'yes', 'enable', 'enabled'].includes(value.trim().toLowerCase());
-}
-
 /** Read the option map (retry options already removed); unknown key → `invalid option: <key>`. */
 export function parseChronosphereOptions(options: Record<string, string>): ChronosphereOptions {
   const out: ChronosphereOptions = { url: CHRONOSPHERE_DEFAULT_URL, strictTr: false, debug: false };
   for (const [key, value] of Object.entries(options)) {
     if (key === 'url') {
       if (value.trim() !== '') out.url = value.trim();
-    } else if (key === 'strict-tr') out.strictTr = blipBool(value);
-    else if (key === 'debug') out.debug = blipBool(value);
+    } else if (key === 'strict-tr') out.strictTr = isYes(value);
+    else if (key === 'debug') out.debug = isYes(value);
     else throw new Error(`invalid option: ${key}`);
   }
   return out;
@@ -177,16 +177,19 @@ export function createChronosphereSink(opts: ChronosphereOptions, deps: Chronosp
   const out = deps.out ?? process.stdout;
 
   const fail = (text: string): Error => {
-    status.set('chronosphere', `error on last send at ${formatTimestampMs(new Date())}: ${text}`);
+    status.set(
+      monitorKeyOf.sink(SINK_NAME),
+      `error on last send at ${formatTimestampMs(new Date())}: ${text}`,
+    );
     // Blip's sink reports its own error too; Retry then reports it again.
     events.error('sink-send-error', monitorId, `chronosphere :${text}`);
     return new Error(text);
   };
 
   return {
-    name: 'chronosphere',
+    name: SINK_NAME,
     async send(metrics: Metrics, signal?: AbortSignal): Promise<void> {
-      status.set('chronosphere', `sending metrics from ${formatTimestampMs(metrics.begin)}`);
+      status.set(monitorKeyOf.sink(SINK_NAME), `sending metrics from ${formatTimestampMs(metrics.begin)}`);
       let families: ChronoFamily[];
       try {
         families = chronosphereFamilies(metrics, opts.strictTr);
@@ -199,13 +202,13 @@ export function createChronosphereSink(opts: ChronosphereOptions, deps: Chronosp
         const body = compress(encodeMetricSet(families, tags, metrics.begin));
         let answer;
         try {
-          answer = await postBytes(
-            target,
-            target.url,
-            { 'Content-Type': 'application/octet-stream' },
+          answer = await httpPost({
+            url: target.url,
+            headers: { 'Content-Type': 'application/octet-stream' },
+            authorization: target.authorization,
             body,
             signal,
-          );
+          });
         } catch (err) {
           throw fail(err instanceof Error ? err.message : String(err));
         }
@@ -215,7 +218,10 @@ export function createChronosphereSink(opts: ChronosphereOptions, deps: Chronosp
           );
         }
       }
-      status.set('chronosphere', `last sent ${families.length} metrics at ${formatTimestampMs(new Date())}`);
+      status.set(
+        monitorKeyOf.sink(SINK_NAME),
+        `last sent ${families.length} metrics at ${formatTimestampMs(new Date())}`,
+      );
     },
   };
 }
@@ -223,7 +229,7 @@ export function createChronosphereSink(opts: ChronosphereOptions, deps: Chronosp
 /** Registration of `chronosphere`: Retry → Chronosphere; `out` replaces stdout for `debug`. */
 export function chronosphereSinkRegistration(out?: TextOutput): SinkRegistration {
   return {
-    name: 'chronosphere',
+    name: SINK_NAME,
     description: 'Sends metrics to a Chronosphere collector (OpenMetrics protobuf, Snappy)',
     create: (ctx) =>
       createRetried(ctx, (c) =>

@@ -1,5 +1,5 @@
 /**
- * The `datadog` sink (sinks.md §6): the Datadog metrics API v2 (`POST /api/v2/series`) or,
+ * The `datadog` sink: the Datadog metrics API v2 (`POST /api/v2/series`) or,
  * with `dogstatsd-host`, DogStatsD datagrams over UDP. The registration builds
  * Delta → Retry → Datadog, so cumulative counters arrive here as deltas and this sink
  * never sees the retry options.
@@ -12,9 +12,9 @@
  *   time = meta `ts` (ms) ÷ 1000, else `begin`, in whole seconds (API mode only)
  *
  * DogStatsD is written here with node:dgram rather than the hot-shots client, because
- * hot-shots' wire output cannot match the spec: it prints values with JavaScript's
+ * hot-shots' wire output cannot match Blip's: it prints values with JavaScript's
  * `String()`, so small and huge gauges go out in exponent form (`autoinc.usage`
- * 1.0842021724855044e-19) where the spec requires plain decimal digits; it regroups tags by
+ * 1.0842021724855044e-19) where Blip sends plain decimal digits; it regroups tags by
  * key (moving a group tag next to a monitor tag of the same key, integer-like keys first);
  * and its buffer is flushed on a timer, not at the end of a send. The protocol itself is
  * one line per value, which needs no library.
@@ -30,6 +30,9 @@ import type { Events } from '../core/events.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import { MetricType } from '../core/metrics.js';
 import type { Sink, SinkContext, SinkRegistration } from '../core/sink.js';
+import { monitorKeyOf } from '../core/status-keys.js';
+import { splitHostPort } from '../util/net.js';
+import { isYes } from '../util/text.js';
 import type { StatusWriter } from '../core/status.js';
 import { formatTimestampMs } from '../util/time.js';
 import { withDelta } from './delta.js';
@@ -55,13 +58,8 @@ export interface DatadogConfig {
   dogstatsdHost: string;
 }
 
-/** Blip's Bool: `true`, `yes`, `enable`, `enabled` (any case) are true, anything else false. */
-export function blipBool(v: string): boolean {
-  return ['true', 'yes', 'enable', 'enabled'].includes(v.toLowerCase());
-}
-
 /**
- * Validate and read the datadog options (retry keys already removed). Throws the spec's
+ * Validate and read the datadog options (retry keys already removed). Throws Blip's
  * messages: `invalid option: <key>`, the metric-prefix and mode errors, unreadable key
  * file, unregistered translator.
  */
@@ -93,7 +91,7 @@ export function parseDatadogOptions(
         cfg.appKey = readSecretFile(v);
         break;
       case 'api-compress':
-        cfg.compress = blipBool(v);
+        cfg.compress = isYes(v);
         break;
       case 'dogstatsd-host':
         cfg.dogstatsdHost = v;
@@ -109,7 +107,8 @@ export function parseDatadogOptions(
       );
     }
     cfg.mode = 'dogstatsd';
-    if (!/:\d+$/.test(cfg.dogstatsdHost)) cfg.dogstatsdHost += ':8125';
+    const { host, port } = splitHostPort(cfg.dogstatsdHost);
+    if (port === undefined) cfg.dogstatsdHost = `${host.includes(':') ? `[${host}]` : host}:8125`;
     return cfg;
   }
   if (cfg.apiKey === '') throw new Error('datadog sink requires either api-key-auth or api-key-auth-file');
@@ -302,14 +301,6 @@ export function dogstatsdEnvTags(env: NodeJS.ProcessEnv = process.env): string[]
   return out;
 }
 
-/** Split `host:port` (IPv6 in brackets or bare) into its parts. */
-function splitHostPort(hp: string): { host: string; port: number } {
-  const i = hp.lastIndexOf(':');
-  let host = hp.slice(0, i);
-  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  return { host, port: Number(hp.slice(i + 1)) };
-}
-
 // ---- the sink ---------------------------------------------------------------------------
 
 /** Test seams and environment of the datadog sink. */
@@ -353,7 +344,7 @@ class DatadogSink implements Sink {
     const total = Object.values(m.values).reduce((n, l) => n + l.length, 0);
     if (total === 0) return; // nothing collected (or only first counter samples): nothing to do
     const status: StatusWriter = this.#ctx.status;
-    status.set(this.name, 'sending metrics');
+    status.set(monitorKeyOf.sink(this.name), 'sending metrics');
     const points = datadogPoints(m, this.#cfg, this.#ctx.tags);
     try {
       if (points.length === 0) {
@@ -367,7 +358,10 @@ class DatadogSink implements Sink {
       if (this.#cfg.mode === 'dogstatsd') await this.#sendDogstatsd(points);
       else await this.#sendApi(points, signal);
     } finally {
-      status.set(this.name, `last sent ${points.length} metrics at ${formatTimestampMs(new Date())}`);
+      status.set(
+        monitorKeyOf.sink(this.name),
+        `last sent ${points.length} metrics at ${formatTimestampMs(new Date())}`,
+      );
     }
   }
 
@@ -381,6 +375,7 @@ class DatadogSink implements Sink {
   // DogStatsD: errors are only debug-logged; the send always succeeds (Blip behaviour).
   async #sendDogstatsd(points: DatadogPoint[]): Promise<void> {
     const { host, port } = splitHostPort(this.#cfg.dogstatsdHost);
+    const portNumber = Number(port);
     if (!this.#udp) {
       this.#udp = dgram.createSocket(net.isIPv6(host) ? 'udp6' : 'udp4');
       this.#udp.unref();
@@ -389,7 +384,7 @@ class DatadogSink implements Sink {
     const udp = this.#udp;
     for (const d of packDatagrams(dogstatsdLines(points, this.#globalTags))) {
       await new Promise<void>((resolve) => {
-        udp.send(d, port, host, (err) => {
+        udp.send(d, portNumber, host, (err) => {
           if (err) this.#ctx.events.debug(`datadog dogstatsd: error sending data points: ${err.message}`);
           resolve();
         });
@@ -471,7 +466,7 @@ function reportServerErrors(body: string, events: Events, monitorId: string): vo
 }
 
 /**
- * The batch size after HTTP 413 (sinks.md §6.3): bytes per series estimated from this
+ * The batch size after HTTP 413: bytes per series estimated from this
  * chunk's JSON (zlib-compressed size when compressing, as Blip estimates), then as many as
  * fit in 512000 − 300 bytes; when that is no smaller than the current size (at most the
  * refused chunk's length), 90 % of it; never below 1.

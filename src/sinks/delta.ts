@@ -1,5 +1,5 @@
 /**
- * The delta decorator (sinks.md §3), used in front of the datadog sink's retry buffer:
+ * The delta decorator, used in front of the datadog sink's retry buffer:
  * cumulative counters become per-interval deltas, computed in collection order (before
  * Retry, which resends out of order).
  *
@@ -10,9 +10,9 @@
  * |                                         | current value when that is negative (a reset)   |
  * | anything else                           | unchanged                                      |
  *
- * Recommended over Blip: the series key includes the domain and separates every field with
- * NUL (Blip concatenates name and group values, so `db=ab,tbl=c` and `db=a,tbl=bc`
- * collide), and `interval` is copied into the new `Metrics` (Blip leaves it 0).
+ * Where sonde differs from Blip: the series key includes the domain and separates every
+ * field with NUL (Blip concatenates name and group values, so `db=ab,tbl=c` and
+ * `db=a,tbl=bc` collide), and `interval` is copied into the new `Metrics` (Blip leaves it 0).
  */
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import { MetricType } from '../core/metrics.js';

@@ -6,7 +6,7 @@ import https from 'node:https';
 import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { makeTlsFiles } from '../../test/helpers/tls.js';
-import { httpPost } from './http.js';
+import { bodyText, httpPost, parseTarget } from './http.js';
 import { startHttpReceiver } from './receivers.fixture.js';
 import type { HttpReceiver } from './receivers.fixture.js';
 
@@ -83,15 +83,15 @@ describe('httpPost', () => {
     assert.equal(got?.body.toString(), 'hello');
   });
 
-  it('fails with the abort reason when the signal fires, and with a timeout text', async () => {
+  it('fails with the URL and the abort reason when the signal fires, and with a timeout text', async () => {
     rx.reply = () => new Promise((resolve) => setTimeout(() => resolve({ status: 200 }), 3000));
     const ac = new AbortController();
     setTimeout(() => ac.abort(new Error('send-timeout 50ms exceeded')), 50);
     await assert.rejects(httpPost({ url: rx.url, body: 'x', signal: ac.signal }), {
-      message: 'request aborted: send-timeout 50ms exceeded',
+      message: `POST ${rx.url}: request aborted: send-timeout 50ms exceeded`,
     });
     await assert.rejects(httpPost({ url: rx.url, body: 'x', timeoutMs: 50 }), {
-      message: 'request timeout after 50 ms',
+      message: `POST ${rx.url}: request timeout after 50 ms`,
     });
     rx.reply = () => ({ status: 202, body: '{}' });
   });
@@ -174,7 +174,33 @@ describe('httpPost', () => {
       proxy: `http://user:topsecret@127.0.0.1:${port}`,
     }).catch((e: unknown) => e as Error);
     assert.ok(err instanceof Error);
-    assert.match(err.message, /^proxy connect: .*ECONNREFUSED/);
+    assert.match(err.message, /^POST https:\/\/example\.invalid\/x: proxy connect: .*ECONNREFUSED/);
     assert.doesNotMatch(err.message, /topsecret/);
+  });
+});
+
+describe('parseTarget', () => {
+  it('moves user info into a Basic authorization and out of the URL', () => {
+    assert.deepEqual(parseTarget('http://al%40ice:pw@gw:9091/x', 'addr'), {
+      url: 'http://gw:9091/x',
+      authorization: `Basic ${Buffer.from('al@ice:pw').toString('base64')}`,
+    });
+    assert.deepEqual(parseTarget('https://gw/', 'addr'), { url: 'https://gw/' });
+  });
+
+  it('rejects a relative URL or another scheme without echoing the value', () => {
+    assert.throws(() => parseTarget('gw:pw@9091', 'prom-pushgateway addr'), {
+      message: 'invalid prom-pushgateway addr: scheme must be http or https, not gw',
+    });
+    assert.throws(() => parseTarget('/secret', 'otlp endpoint'), {
+      message: 'invalid otlp endpoint: not an absolute URL',
+    });
+  });
+});
+
+describe('bodyText', () => {
+  it('trims the body and cuts it at 512 characters', () => {
+    assert.equal(bodyText(Buffer.from('  nope\n')), 'nope');
+    assert.equal(bodyText(Buffer.from('x'.repeat(600))), `${'x'.repeat(512)}…`);
   });
 });

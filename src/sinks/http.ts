@@ -1,25 +1,36 @@
 /**
- * Outbound HTTP(S) POST for sinks: a deadline (AbortSignal and/or timeout), the `http.proxy`
- * config (config.md §4.2: plain-http targets are forwarded through the proxy, https targets
- * tunnelled with CONNECT, as Go's `http.ProxyURL` does), and a bounded response body.
+ * The one outbound HTTP(S) POST of the sinks (datadog, signalfx, chronosphere,
+ * prom-pushgateway, otlp): a deadline (the caller's AbortSignal and a timeout), optional
+ * basic auth taken from the configured URL, the `http.proxy` setting and a bounded response
+ * body. Through a proxy, plain-http targets are forwarded (absolute URI on the request line)
+ * and https targets are tunnelled with CONNECT, which is what Go's `http.ProxyURL` does.
  *
  * Built on node:http rather than fetch because Node 20's fetch cannot use a proxy without
- * the undici package. Error messages never contain the proxy URL (it may carry a password).
+ * the undici package. No error message holds a credential: neither the proxy URL nor the
+ * user info of a target URL.
  */
+import { Buffer } from 'node:buffer';
 import http from 'node:http';
 import https from 'node:https';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
+import { errorMessage } from '../core/errors.js';
+import { untilAborted, withDeadline } from '../util/abort.js';
+
+/** Upper bound for one request when the caller gives no `timeoutMs`. */
+export const DEFAULT_POST_TIMEOUT_MS = 30_000;
 
 /** One POST. */
 export interface HttpPostRequest {
-  /** Absolute `http://` or `https://` URL. */
+  /** Absolute `http://` or `https://` URL without user info (see {@link parseTarget}). */
   url: string;
   headers?: Record<string, string>;
+  /** `Basic <base64>` from {@link parseTarget}; sent as `Authorization`. */
+  authorization?: string;
   body: Uint8Array | string;
   /** Aborts the request (the retry deadline); the error text includes the abort reason. */
   signal?: AbortSignal;
-  /** Abort after this many milliseconds as well (`request timeout after <ms> ms`). */
+  /** Give up after this many milliseconds; default {@link DEFAULT_POST_TIMEOUT_MS}. */
   timeoutMs?: number;
   /** `http.proxy`: `http://[user:password@]host:port` (or `https://`). Empty = direct. */
   proxy?: string;
@@ -33,24 +44,60 @@ export interface HttpPostRequest {
 export interface HttpResponse {
   status: number;
   headers: http.IncomingHttpHeaders;
+  /** `Content-Type` in lowercase, '' when absent. */
+  contentType: string;
   /** Response body, cut at 1 MiB. */
   body: Buffer;
 }
 
 const MAX_BODY = 1 << 20;
 
-/** Text of an abort reason: an Error's message, else the value. */
-function reasonText(signal: AbortSignal): string {
-  const r: unknown = signal.reason;
-  if (r instanceof Error) return r.message;
-  return typeof r === 'string' ? r : 'aborted';
+/** Where to POST: the URL without user info, and basic auth when it had some. */
+export interface PostTarget {
+  /** URL without user info, used for the request and in messages. */
+  readonly url: string;
+  /** `Basic <base64>` when the configured URL had user info. */
+  readonly authorization?: string;
+}
+
+/**
+ * Parse an absolute http(s) URL. User info moves to an `Authorization: Basic` value, as Go's
+ * HTTP client (and so Blip) does with it. Throws `invalid <what>: <reason>` without echoing
+ * the value (it may hold a password).
+ */
+export function parseTarget(raw: string, what: string): PostTarget {
+  let u: URL;
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new Error(`invalid ${what}: not an absolute URL`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new Error(`invalid ${what}: scheme must be http or https, not ${u.protocol.replace(/:$/, '')}`);
+  }
+  if (u.username === '' && u.password === '') return { url: u.href };
+  const authorization = basicAuth(u);
+  u.username = '';
+  u.password = '';
+  return { url: u.href, authorization };
+}
+
+/** A response body as text for an error message: UTF-8, trimmed, at most 512 characters. */
+export function bodyText(body: Uint8Array): string {
+  const text = new TextDecoder().decode(body).trim();
+  return text.length > 512 ? `${text.slice(0, 512)}…` : text;
+}
+
+/** `Basic <base64(user:password)>` of a URL's user info. */
+function basicAuth(u: URL): string {
+  const user = decodeURIComponent(u.username);
+  const pass = decodeURIComponent(u.password);
+  return `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}`;
 }
 
 function proxyAuth(proxy: URL): Record<string, string> {
   if (proxy.username === '' && proxy.password === '') return {};
-  const user = decodeURIComponent(proxy.username);
-  const pass = decodeURIComponent(proxy.password);
-  return { 'Proxy-Authorization': `Basic ${Buffer.from(`${user}:${pass}`).toString('base64')}` };
+  return { 'Proxy-Authorization': basicAuth(proxy) };
 }
 
 function defaultPort(u: URL): number {
@@ -89,9 +136,59 @@ function connectTunnel(
   });
 }
 
+/** Request options and the module to send them with; `tunnel` is set when CONNECT was used. */
+interface Route {
+  mod: typeof http | typeof https;
+  options: http.RequestOptions;
+  tunnel?: tls.TLSSocket;
+}
+
+/** How to reach `target`: directly, forwarded by the proxy, or through a CONNECT tunnel. */
+async function route(
+  target: URL,
+  headers: Record<string, string>,
+  req: HttpPostRequest,
+  signal: AbortSignal,
+): Promise<Route> {
+  const proxy = req.proxy ? new URL(req.proxy) : undefined;
+  const isHttps = target.protocol === 'https:';
+  if (proxy && !isHttps) {
+    // Forward proxy: absolute URI on the request line, to the proxy.
+    const options = {
+      host: proxy.hostname,
+      port: defaultPort(proxy),
+      path: target.href,
+      headers: { ...headers, Host: target.host, ...proxyAuth(proxy) },
+    };
+    return { mod: http, options };
+  }
+  const options: https.RequestOptions = {
+    host: target.hostname,
+    port: defaultPort(target),
+    path: `${target.pathname}${target.search}`,
+    headers,
+    ...(isHttps && req.ca !== undefined ? { ca: req.ca } : {}),
+  };
+  if (!proxy) {
+    if (req.agent) options.agent = req.agent;
+    return { mod: isHttps ? https : http, options };
+  }
+  const raw = await untilAborted(connectTunnel(proxy, target.hostname, defaultPort(target), req.ca), signal);
+  const tunnel = tls.connect({
+    socket: raw,
+    servername: target.hostname,
+    ...(req.ca !== undefined ? { ca: req.ca } : {}),
+  });
+  // No agent: node then takes the connection from createConnection. The socket already
+  // speaks TLS, so the request itself goes out with the plain http module.
+  options.createConnection = () => tunnel;
+  return { mod: http, options, tunnel };
+}
+
 /**
- * POST `body` to `url` and read the whole response. Rejects on transport errors, abort and
- * timeout (message says which); resolves for every HTTP status.
+ * POST `body` to `url` and read the whole response. Resolves for every HTTP status; rejects
+ * `POST <url>: <reason>` when no answer came: transport error, `request aborted: <signal
+ * reason>` or `request timeout after <ms> ms`.
  */
 export async function httpPost(req: HttpPostRequest): Promise<HttpResponse> {
   const target = new URL(req.url);
@@ -100,86 +197,35 @@ export async function httpPost(req: HttpPostRequest): Promise<HttpResponse> {
   }
   const body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
   const headers: Record<string, string> = { ...req.headers, 'Content-Length': String(body.length) };
-  const proxy = req.proxy ? new URL(req.proxy) : undefined;
-
-  // One controller gathers the caller's signal and the timeout.
-  const ac = new AbortController();
-  const onAbort = (): void =>
-    ac.abort(new Error(`request aborted: ${reasonText(req.signal as AbortSignal)}`));
-  if (req.signal?.aborted) onAbort();
-  else req.signal?.addEventListener('abort', onAbort, { once: true });
-  const timer =
-    req.timeoutMs !== undefined
-      ? setTimeout(() => ac.abort(new Error(`request timeout after ${req.timeoutMs} ms`)), req.timeoutMs)
-      : undefined;
-
-  let secure: tls.TLSSocket | undefined; // a CONNECT tunnel serves one request
+  if (req.authorization !== undefined) headers['Authorization'] = req.authorization;
+  const ms = req.timeoutMs ?? DEFAULT_POST_TIMEOUT_MS;
+  const deadline = withDeadline(req.signal, ms, `request timeout after ${ms} ms`);
+  let tunnel: tls.TLSSocket | undefined; // a CONNECT tunnel serves one request
   try {
-    if (ac.signal.aborted) throw ac.signal.reason;
-    let options: http.RequestOptions;
-    const isHttps = target.protocol === 'https:';
-    if (proxy && !isHttps) {
-      // Forward proxy: absolute URI on the request line, to the proxy.
-      options = {
-        host: proxy.hostname,
-        port: defaultPort(proxy),
-        path: target.href,
-        headers: { ...headers, Host: target.host, ...proxyAuth(proxy) },
-      };
-    } else {
-      options = {
-        host: target.hostname,
-        port: defaultPort(target),
-        path: `${target.pathname}${target.search}`,
-        headers,
-      };
-      if (proxy) {
-        const raw = await abortable(
-          connectTunnel(proxy, target.hostname, defaultPort(target), req.ca),
-          ac.signal,
-        );
-        secure = tls.connect({
-          socket: raw,
-          servername: target.hostname,
-          ...(req.ca !== undefined ? { ca: req.ca } : {}),
-        });
-        // No agent: node then takes the connection from createConnection.
-        const socket = secure;
-        options.createConnection = () => socket;
-      } else if (req.agent) {
-        options.agent = req.agent;
-      }
-      if (isHttps && req.ca !== undefined) (options as https.RequestOptions).ca = req.ca;
-    }
-    // Through a proxy the socket is either plain (forwarding) or our own TLS socket (tunnel).
-    const mod = isHttps && !proxy ? https : http;
-    return await exchange(mod, { ...options, method: 'POST', signal: ac.signal }, body);
+    if (deadline.signal.aborted) throw deadline.signal.reason;
+    const r = await route(target, headers, req, deadline.signal);
+    tunnel = r.tunnel;
+    return await exchange(r.mod, { ...r.options, method: 'POST', signal: deadline.signal }, body);
   } catch (err) {
-    if (ac.signal.aborted) throw ac.signal.reason as Error;
-    throw err;
+    let reason = errorMessage(err);
+    if (deadline.signal.aborted) {
+      reason = errorMessage(deadline.signal.reason);
+      if (req.signal?.aborted === true) reason = `request aborted: ${reason}`;
+    }
+    throw new Error(`POST ${withoutUserInfo(target, req.url)}: ${reason}`, { cause: err });
   } finally {
-    secure?.destroy();
-    if (timer) clearTimeout(timer);
-    req.signal?.removeEventListener('abort', onAbort);
+    tunnel?.destroy();
+    deadline.done();
   }
 }
 
-/** Settle with `p`, or reject as soon as `signal` aborts. */
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      (v) => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(v);
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
+/** `raw` as given when it holds no user info, else the URL with the user info removed. */
+function withoutUserInfo(u: URL, raw: string): string {
+  if (u.username === '' && u.password === '') return raw;
+  const shown = new URL(u.href);
+  shown.username = '';
+  shown.password = '';
+  return shown.href;
 }
 
 function exchange(
@@ -200,6 +246,7 @@ function exchange(
         resolve({
           status: res.statusCode ?? 0,
           headers: res.headers,
+          contentType: (res.headers['content-type'] ?? '').toLowerCase(),
           body: Buffer.concat(chunks).subarray(0, MAX_BODY),
         });
       });

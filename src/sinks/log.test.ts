@@ -1,25 +1,13 @@
 import { describe, it } from 'node:test';
+import { sinkContext } from './receivers.fixture.js';
 import assert from 'node:assert/strict';
-import { NO_EVENTS } from '../core/events.js';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
-import type { SinkContext } from '../core/sink.js';
 import { createLogSink, formatLogBlock, logSinkRegistration } from './log.js';
 import { createNoopSink } from './noop.js';
 
 // Each test file runs in its own process: fix the zone so `ts:` is deterministic.
 process.env.TZ = 'UTC';
-
-function ctx(sinkName: string, options: Record<string, string> = {}): SinkContext {
-  return {
-    sinkName,
-    monitorId: 'db1',
-    options,
-    tags: {},
-    status: { set: () => undefined, delete: () => undefined },
-    events: NO_EVENTS,
-  };
-}
 
 class Collect {
   readonly writes: string[] = [];
@@ -98,7 +86,7 @@ describe('log sink', () => {
 
   it('writes one block per send, each in a single write', async () => {
     const out = new Collect();
-    const sink = logSinkRegistration(out).create(ctx('log', { ignored: 'yes' }));
+    const sink = logSinkRegistration(out).create(sinkContext('log', { ignored: 'yes' }));
     await sink.send(metrics);
     await sink.send({ ...metrics, values: {} });
     assert.equal(out.writes.length, 2);

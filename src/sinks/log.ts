@@ -1,5 +1,5 @@
 /**
- * The `log` sink (sinks.md §4): prints every collection to stdout as a block of text.
+ * The `log` sink: prints every collection to stdout as a block of text.
  * No options (any are ignored), never fails, not wrapped by retry.
  *
  * ```

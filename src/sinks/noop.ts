@@ -1,5 +1,5 @@
 /**
- * The `noop` sink (sinks.md §5): discards everything, always succeeds, ignores options.
+ * The `noop` sink: discards everything, always succeeds, ignores options.
  */
 import type { Sink, SinkRegistration } from '../core/sink.js';
 

@@ -26,22 +26,27 @@
  * `start_time_unix_nano` is left 0 ("unknown" in OTLP): sonde does not know when a MySQL
  * counter started counting, and receivers treat a decreasing cumulative value as a reset.
  *
- * Errors: HTTP 429, 502, 503 and 504 (the retryable codes of the OTLP spec) and transport
- * failures reject, so the Retry wrapper sends again. Any other non-2xx answer must not be
- * retried (OTLP spec): the sink emits `sink-send-error` and resolves. A 2xx answer with a
- * partial success is reported as event `sink-server-error`.
+ * Errors: HTTP 429, 502, 503 and 504 (the retryable codes of the OTLP/HTTP protocol
+ * specification) and transport failures reject, so the Retry wrapper sends again. Any other
+ * non-2xx answer must not be retried (same specification): the sink emits `sink-send-error`
+ * and resolves. A 2xx answer with a partial success is reported as event `sink-server-error`.
  */
 import { gzipSync } from 'node:zlib';
+import protobuf from 'protobufjs';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { Events } from '../core/events.js';
 import type { Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { formatTimestampMs } from '../util/time.js';
-import { bodyText, parseTarget, postBytes } from './post.js';
+import { bodyText, httpPost, parseTarget } from './http.js';
 import { createRetried } from './retry.js';
-import type { PostTarget } from './post.js';
-import { ProtoWriter, readFields } from './protobuf.js';
+import type { PostTarget } from './http.js';
+import { monitorKeyOf } from '../core/status-keys.js';
+import { ProtoWriter } from './protobuf.js';
+
+/** The sink's name: its registration, its `Sink.name` and its status key. */
+const SINK_NAME = 'otlp';
 
 /** The OTLP/HTTP default endpoint of the OpenTelemetry SDKs, on the loopback address. */
 export const OTLP_DEFAULT_ENDPOINT = 'http://127.0.0.1:4318';
@@ -251,18 +256,43 @@ export function encodeOtlpMetrics(m: Metrics, resource: Record<string, string>, 
   return { body: req.finish(), points };
 }
 
-/** OTLP/HTTP status codes a client may retry (OTLP spec, "Retryable Response Codes"). */
+/** Status codes an OTLP/HTTP client may retry ("Retryable Response Codes" of the protocol). */
 const RETRYABLE = new Set([429, 502, 503, 504]);
 
 const utf8 = new TextDecoder();
 
-/** `google.rpc.Status.message` (field 2) of a protobuf error body, else the body as text. */
+// The two answers the sink reads, declared with protobufjs reflection (only the fields
+// read): google.rpc.Status of an error answer, ExportMetricsServiceResponse of a success.
+const answers = new protobuf.Root()
+  .add(
+    new protobuf.Type('Status')
+      .add(new protobuf.Field('code', 1, 'int32'))
+      .add(new protobuf.Field('message', 2, 'string')),
+  )
+  .add(
+    new protobuf.Type('PartialSuccess')
+      .add(new protobuf.Field('rejectedDataPoints', 1, 'int64'))
+      .add(new protobuf.Field('errorMessage', 2, 'string')),
+  )
+  .add(
+    new protobuf.Type('ExportMetricsServiceResponse').add(
+      new protobuf.Field('partialSuccess', 1, 'PartialSuccess'),
+    ),
+  );
+const RpcStatus = answers.lookupType('Status');
+const ExportResponse = answers.lookupType('ExportMetricsServiceResponse');
+
+/** The shape of a partial success, in protobuf (decoded, longs as strings) and JSON. */
+interface PartialSuccessObject {
+  partialSuccess?: { rejectedDataPoints?: string | number; errorMessage?: string };
+}
+
+/** `google.rpc.Status.message` of a protobuf error body, else the body as text. */
 function errorDetail(body: Uint8Array, contentType: string): string {
   if (contentType.includes('protobuf')) {
     try {
-      for (const f of readFields(body)) {
-        if (f.field === 2 && f.wire === 2) return utf8.decode(f.bytes);
-      }
+      const { message } = RpcStatus.toObject(RpcStatus.decode(body)) as { message?: string };
+      if (message !== undefined) return message;
     } catch {
       // Not the protobuf it claimed to be: show it as text below.
     }
@@ -282,21 +312,11 @@ export function partialSuccess(
   let rejected = 0n;
   let message = '';
   try {
-    if (contentType.includes('json')) {
-      const j = JSON.parse(utf8.decode(body)) as {
-        partialSuccess?: { rejectedDataPoints?: string | number; errorMessage?: string };
-      };
-      rejected = BigInt(j.partialSuccess?.rejectedDataPoints ?? 0);
-      message = j.partialSuccess?.errorMessage ?? '';
-    } else {
-      for (const f of readFields(body)) {
-        if (f.field !== 1 || f.wire !== 2) continue;
-        for (const p of readFields(f.bytes)) {
-          if (p.field === 1 && p.wire === 0) rejected = BigInt.asIntN(64, p.varint);
-          if (p.field === 2 && p.wire === 2) message = utf8.decode(p.bytes);
-        }
-      }
-    }
+    const answer = contentType.includes('json')
+      ? (JSON.parse(utf8.decode(body)) as PartialSuccessObject)
+      : (ExportResponse.toObject(ExportResponse.decode(body), { longs: String }) as PartialSuccessObject);
+    rejected = BigInt(answer.partialSuccess?.rejectedDataPoints ?? 0);
+    message = answer.partialSuccess?.errorMessage ?? '';
   } catch {
     return undefined; // an unreadable success body is still a success
   }
@@ -326,19 +346,22 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
   const { status, events, monitorId } = deps;
 
   const fail = (err: string): void => {
-    status.set('otlp', `error on last send at ${formatTimestampMs(new Date())}: ${err}`);
+    status.set(
+      monitorKeyOf.sink(SINK_NAME),
+      `error on last send at ${formatTimestampMs(new Date())}: ${err}`,
+    );
   };
 
   return {
-    name: 'otlp',
+    name: SINK_NAME,
     async send(metrics: Metrics, signal?: AbortSignal): Promise<void> {
       const payload = encodeOtlpMetrics(metrics, resource, opts.metricPrefix);
       if (payload.points === 0) return; // nothing this sink can express: nothing to send
-      status.set('otlp', 'sending metrics');
+      status.set(monitorKeyOf.sink(SINK_NAME), 'sending metrics');
       const body = opts.compression === 'gzip' ? gzipSync(payload.body) : payload.body;
       let answer;
       try {
-        answer = await postBytes(target, url, headers, body, signal);
+        answer = await httpPost({ url, headers, authorization: target.authorization, body, signal });
       } catch (err) {
         fail(err instanceof Error ? err.message : String(err));
         throw err;
@@ -347,7 +370,7 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
         const text = `otlp receiver HTTP status ${answer.status} from ${url}: ${errorDetail(answer.body, answer.contentType)}`;
         fail(text);
         if (RETRYABLE.has(answer.status)) throw new Error(text);
-        // Not retryable per the OTLP spec: report and drop rather than resend forever.
+        // Not retryable per the OTLP/HTTP protocol: report and drop rather than resend forever.
         events.error('sink-send-error', monitorId, `otlp :${text} (not retried)`);
         return;
       }
@@ -359,7 +382,10 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
           `otlp receiver rejected ${partial.rejected} of ${payload.points} data points: ${partial.message}`,
         );
       }
-      status.set('otlp', `last sent ${payload.points} metrics at ${formatTimestampMs(new Date())}`);
+      status.set(
+        monitorKeyOf.sink(SINK_NAME),
+        `last sent ${payload.points} metrics at ${formatTimestampMs(new Date())}`,
+      );
     },
   };
 }
@@ -367,7 +393,7 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
 /** Registration of `otlp`: Retry → OTLP (retry options stripped before the inner sink). */
 export function otlpSinkRegistration(): SinkRegistration {
   return {
-    name: 'otlp',
+    name: SINK_NAME,
     description: 'Sends metrics to an OpenTelemetry collector or backend (OTLP/HTTP, protobuf)',
     create: (ctx) => createRetried(ctx, (c) => createOtlpSink(parseOtlpOptions(c.options), c)),
   };

@@ -51,7 +51,7 @@ function sample(): Metrics {
   };
 }
 
-// Written by hand from exporter.md §4-5 (not produced by the renderer under test).
+// Written by hand in Blip's text format (not produced by the renderer under test).
 const SAMPLE_TEXT = [
   '# HELP mysql_global_status_buffer_pool_pages Innodb buffer pool pages by state.',
   '# TYPE mysql_global_status_buffer_pool_pages gauge',

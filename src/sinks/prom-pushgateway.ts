@@ -1,5 +1,5 @@
 /**
- * The `prom-pushgateway` sink (sinks.md §9, experimental in Blip): each collection is
+ * The `prom-pushgateway` sink (experimental in Blip): each collection is
  * translated exactly as the exporter translates a scrape (status.global, var.global,
  * innodb → mysqld_exporter names) and pushed as Prometheus text 0.0.4 to a Pushgateway.
  *
@@ -31,9 +31,13 @@ import { TEXT_CONTENT_TYPE, gather, render } from '../prom/exposition.js';
 import type { PromSample } from '../prom/exposition.js';
 import { hasPromTranslator, translateBlip } from '../prom/translate.js';
 import { formatTimestampMs } from '../util/time.js';
-import { bodyText, parseTarget, postBytes } from './post.js';
-import type { PostTarget } from './post.js';
+import { bodyText, httpPost, parseTarget } from './http.js';
+import type { PostTarget } from './http.js';
+import { monitorKeyOf } from '../core/status-keys.js';
 import { createRetried } from './retry.js';
+
+/** The sink's name: its registration, its `Sink.name` and its status key. */
+const SINK_NAME = 'prom-pushgateway';
 
 /** Blip's default gateway address. */
 export const PUSHGATEWAY_DEFAULT_ADDR = 'http://127.0.0.1:9091';
@@ -96,7 +100,7 @@ export function groupingPath(tags: Record<string, string>, reserved: ReadonlySet
 }
 
 /**
- * Label names the translation puts on its own series (exporter.md §4): a tag with one of
+ * Label names the translation puts on its own series: a tag with one of
  * these names is renamed `tag_<name>` (a grouping label would overwrite the series label).
  * prom-pushgateway.test.ts checks that translateBlip uses no other.
  */
@@ -118,7 +122,7 @@ export interface PushBody {
 
 /**
  * Translate status.global, var.global and innodb exactly as Blip's exporter does
- * (translateBlip, exporter.md §4; other domains skipped) and render the text exposition.
+ * (translateBlip; other domains skipped) and render the text exposition.
  * Throws the gather error (duplicate series, inconsistent HELP/TYPE): nothing is pushed.
  */
 export function pushBody(m: Metrics): PushBody {
@@ -145,14 +149,17 @@ export function createPushgatewaySink(opts: PushgatewayOptions, deps: Pushgatewa
   const url = `${target.url.replace(/\/$/, '')}${groupingPath(deps.tags, TRANSLATION_LABELS)}`;
   const { status } = deps;
   const fail = (text: string): Error => {
-    status.set('prom-pushgateway', `error on last send at ${formatTimestampMs(new Date())}: ${text}`);
+    status.set(
+      monitorKeyOf.sink(SINK_NAME),
+      `error on last send at ${formatTimestampMs(new Date())}: ${text}`,
+    );
     return new Error(text);
   };
 
   return {
-    name: 'prom-pushgateway',
+    name: SINK_NAME,
     async send(metrics: Metrics, signal?: AbortSignal): Promise<void> {
-      status.set('prom-pushgateway', 'sending metrics');
+      status.set(monitorKeyOf.sink(SINK_NAME), 'sending metrics');
       let body: PushBody;
       try {
         body = pushBody(metrics);
@@ -162,13 +169,13 @@ export function createPushgatewaySink(opts: PushgatewayOptions, deps: Pushgatewa
       if (body.series > 0) {
         let answer;
         try {
-          answer = await postBytes(
-            target,
+          answer = await httpPost({
             url,
-            { 'Content-Type': TEXT_CONTENT_TYPE },
-            Buffer.from(body.text, 'utf8'),
+            headers: { 'Content-Type': TEXT_CONTENT_TYPE },
+            authorization: target.authorization,
+            body: Buffer.from(body.text, 'utf8'),
             signal,
-          );
+          });
         } catch (err) {
           throw fail(err instanceof Error ? err.message : String(err));
         }
@@ -178,7 +185,10 @@ export function createPushgatewaySink(opts: PushgatewayOptions, deps: Pushgatewa
           );
         }
       }
-      status.set('prom-pushgateway', `last sent ${body.series} metrics at ${formatTimestampMs(new Date())}`);
+      status.set(
+        monitorKeyOf.sink(SINK_NAME),
+        `last sent ${body.series} metrics at ${formatTimestampMs(new Date())}`,
+      );
     },
   };
 }
@@ -186,7 +196,7 @@ export function createPushgatewaySink(opts: PushgatewayOptions, deps: Pushgatewa
 /** Registration of `prom-pushgateway`: Retry → PromPushgateway. */
 export function promPushgatewaySinkRegistration(): SinkRegistration {
   return {
-    name: 'prom-pushgateway',
+    name: SINK_NAME,
     description: 'Pushes metrics to a Prometheus Pushgateway (exporter metric names)',
     create: (ctx) => createRetried(ctx, (c) => createPushgatewaySink(parsePushgatewayOptions(c.options), c)),
   };

@@ -221,7 +221,7 @@ export class MapStatus {
 /** A SinkContext for monitor `db1` whose events and status can be inspected. */
 export function sinkContext(
   sinkName: string,
-  options: Record<string, string>,
+  options: Record<string, string> = {},
   tags: Record<string, string> = {},
 ): SinkContext & { events: ErrorEvents; status: MapStatus } {
   return {

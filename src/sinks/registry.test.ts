@@ -1,22 +1,10 @@
 import { describe, it } from 'node:test';
+import { sinkContext } from './receivers.fixture.js';
 import assert from 'node:assert/strict';
 import { SondeError } from '../core/errors.js';
-import { NO_EVENTS } from '../core/events.js';
-import type { SinkContext } from '../core/sink.js';
 import { builtinSinks } from './builtin.js';
 import { logSinkRegistration } from './log.js';
 import { SinkRegistry } from './registry.js';
-
-function ctx(sinkName: string, options: Record<string, string> = {}): SinkContext {
-  return {
-    sinkName,
-    monitorId: 'db1',
-    options,
-    tags: {},
-    status: { set: () => undefined, delete: () => undefined },
-    events: NO_EVENTS,
-  };
-}
 
 describe('sink registry', () => {
   it('lists the built-in names sorted', () => {
@@ -33,8 +21,8 @@ describe('sink registry', () => {
 
   it('builds log and noop sinks', () => {
     const reg = builtinSinks();
-    assert.equal(reg.create('log', ctx('log')).name, 'log');
-    assert.equal(reg.create('noop', ctx('noop')).name, 'noop');
+    assert.equal(reg.create('log', sinkContext('log')).name, 'log');
+    assert.equal(reg.create('noop', sinkContext('noop')).name, 'noop');
     assert.equal(reg.has('log'), true);
     assert.equal(reg.get('noop')?.name, 'noop');
   });
@@ -42,7 +30,7 @@ describe('sink registry', () => {
   it('builds the network sinks wrapped in Retry, named after themselves', () => {
     const reg = builtinSinks();
     for (const name of ['chronosphere', 'otlp', 'prom-pushgateway']) {
-      const sink = reg.create(name, ctx(name, { 'send-timeout': '1s' }));
+      const sink = reg.create(name, sinkContext(name, { 'send-timeout': '1s' }));
       assert.equal(sink.name, name);
       assert.equal(sink.constructor.name, 'RetrySink', name);
     }
@@ -52,7 +40,7 @@ describe('sink registry', () => {
     const reg = builtinSinks();
     assert.equal(reg.has('retry'), false);
     assert.throws(
-      () => reg.create('retry', ctx('retry')),
+      () => reg.create('retry', sinkContext('retry')),
       (err: unknown) =>
         err instanceof SondeError &&
         err.code === 'CONFIG_INVALID' &&
@@ -62,10 +50,10 @@ describe('sink registry', () => {
 
   it('builds datadog and signalfx, whose own option checks run at monitor load', () => {
     const reg = builtinSinks();
-    assert.throws(() => reg.create('datadog', ctx('datadog')), {
+    assert.throws(() => reg.create('datadog', sinkContext('datadog')), {
       message: 'datadog sink requires either api-key-auth or api-key-auth-file',
     });
-    assert.throws(() => reg.create('signalfx', ctx('signalfx')), {
+    assert.throws(() => reg.create('signalfx', sinkContext('signalfx')), {
       message: 'signalfx sink requires either auth-token or auth-token-file',
     });
   });

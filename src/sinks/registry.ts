@@ -1,5 +1,5 @@
 /**
- * Sink registry (sinks.md §1): config name → factory. Monitors build their own set of sinks
+ * Sink registry: config name → factory. Monitors build their own set of sinks
  * from it; `--print-*`, config validation and GET /registered read its names.
  */
 import type { Sink, SinkContext, SinkRegistration } from '../core/sink.js';

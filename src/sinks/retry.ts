@@ -1,5 +1,5 @@
 /**
- * The retry decorator (sinks.md §2): a LIFO buffer in front of a network sink. Newest data
+ * The retry decorator: a LIFO buffer in front of a network sink. Newest data
  * goes out first, older buffered collections follow while the send-timeout allows, and
  * while the backend is down the oldest entries beyond `buffer-size` fall off. `send` never
  * fails; inner errors become `sink-send-error` events and the status key `error:<name>-send`.
@@ -9,7 +9,7 @@
  *            sleep send-retry-wait except before the first attempt; inner.send(top, L);
  *            success → remove exactly that entry; failure → event, keep it }
  *
- * Differences from Blip, on purpose (spec Recommended or required by sonde's caller):
+ * Differences from Blip, on purpose (sonde's choices, or required by sonde's caller):
  * - the retry options are stripped before the inner sink sees them (`parseRetryOptions`);
  * - the inner send gets the deadline L as an AbortSignal, and a send that ignores it is
  *   abandoned at L, so a hung request never blocks the drainer;
@@ -17,13 +17,15 @@
  *   sonde's level collector awaits each sink in turn from one worker, so a drain that took
  *   the whole send-timeout during an outage would back up its queue (which drops whole
  *   batches) and delay every other sink. Draining in the background keeps the loss to what
- *   the spec allows: the oldest entries beyond buffer-size.
+ *   the buffer itself drops: the oldest entries beyond buffer-size.
  */
 import type { Events } from '../core/events.js';
 import { errorMessage } from '../core/errors.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Sink, SinkContext } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
+import { monitorKeyOf } from '../core/status-keys.js';
+import { untilAborted, withDeadline } from '../util/abort.js';
 import { sleep } from '../util/backoff.js';
 import { DeltaSink } from './delta.js';
 import { formatDuration, parseDuration } from '../util/duration.js';
@@ -112,9 +114,7 @@ interface Entry {
 }
 
 /** Status key holding the last inner error until the next inner success. */
-export function retryErrorKey(sinkName: string): string {
-  return `error:${sinkName}-send`;
-}
+export const retryErrorKey: (sinkName: string) => string = monitorKeyOf.sinkSendError;
 
 /** A sink wrapped by the retry decorator; `name` is the inner sink's. */
 export class RetrySink implements Sink {
@@ -129,7 +129,7 @@ export class RetrySink implements Sink {
   #closed = new AbortController();
 
   constructor(inner: Sink, options: RetryOptions) {
-    // Retry resends out of order; deltas computed behind it would be wrong (sinks.md §3).
+    // Retry resends out of order; deltas computed behind it would be wrong.
     if (inner instanceof DeltaSink) throw new Error('retry sink cannot wrap a delta sink');
     this.#inner = inner;
     this.name = inner.name;
@@ -187,13 +187,11 @@ export class RetrySink implements Sink {
     const clock = this.#clock;
     const limit = clock.now() + sendTimeoutMs;
     // The inner send's deadline: L, or shutdown.
-    const deadline = new AbortController();
-    const timer = setTimeout(
-      () => deadline.abort(new Error(`send-timeout ${formatDuration(sendTimeoutMs)} exceeded`)),
-      Math.max(0, sendTimeoutMs),
+    const deadline = withDeadline(
+      this.#closed.signal,
+      sendTimeoutMs,
+      `send-timeout ${formatDuration(sendTimeoutMs)} exceeded`,
     );
-    const onClose = (): void => deadline.abort(this.#closed.signal.reason);
-    this.#closed.signal.addEventListener('abort', onClose, { once: true });
     const over = (): boolean => deadline.signal.aborted || clock.now() >= limit;
     try {
       let first = true;
@@ -210,47 +208,21 @@ export class RetrySink implements Sink {
           // Remove that exact entry wherever it is now; gone if it was pushed off the bottom.
           const i = this.#stack.indexOf(entry);
           if (i >= 0) this.#stack.splice(i, 1);
-          this.#opts.status?.delete(retryErrorKey(this.name));
+          this.#opts.status?.delete(monitorKeyOf.sinkSendError(this.name));
         } catch (err) {
           if (this.#closed.signal.aborted) break;
           const text = errorMessage(err);
           this.#opts.events.error('sink-send-error', this.#opts.monitorId, text);
           this.#opts.status?.set(
-            retryErrorKey(this.name),
+            monitorKeyOf.sinkSendError(this.name),
             `at ${formatTimestampMs(new Date())}: ${text} (${this.#stack.length} buffered)`,
           );
         }
       }
     } finally {
-      clearTimeout(timer);
-      this.#closed.signal.removeEventListener('abort', onClose);
+      deadline.done();
     }
   }
-}
-
-/** Settle with `p`, or reject with the abort reason as soon as `signal` aborts. */
-function untilAborted(p: Promise<void>, signal: AbortSignal): Promise<void> {
-  if (signal.aborted) {
-    p.catch(() => undefined); // abandoned: its late failure must not go unhandled
-    return Promise.reject(signal.reason as Error);
-  }
-  return new Promise((resolve, reject) => {
-    const onAbort = (): void => {
-      p.catch(() => undefined); // abandoned, see above
-      reject(signal.reason as Error);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(
-      () => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      },
-      (e: unknown) => {
-        signal.removeEventListener('abort', onAbort);
-        reject(e instanceof Error ? e : new Error(String(e)));
-      },
-    );
-  });
 }
 
 /** Wrap `inner` in the retry decorator. */

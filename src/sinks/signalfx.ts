@@ -1,5 +1,5 @@
 /**
- * The `signalfx` sink (sinks.md §7): datapoints as protobuf (`DataPointUploadMessage`,
+ * The `signalfx` sink: datapoints as protobuf (`DataPointUploadMessage`,
  * proto2, package `com.signalfx.metrics.model`) posted to
  * `https://ingest.signalfx.com/v2/datapoint`. The registration builds Retry → SignalFx.
  *
@@ -18,6 +18,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { gzipSync } from 'node:zlib';
+import { monitorKeyOf } from '../core/status-keys.js';
 import { errorMessage } from '../core/errors.js';
 import type { Metrics } from '../core/metrics.js';
 import { MetricType } from '../core/metrics.js';
@@ -206,17 +207,20 @@ class SignalfxSink implements Sink {
   async send(m: Metrics, signal?: AbortSignal): Promise<void> {
     const domains = Object.keys(m.values).length;
     // Blip fails an empty collection ("no Blip metrics were collected") and Retry then
-    // resends it until send-timeout; sonde treats it as nothing to send (Recommended).
+    // resends it until send-timeout; sonde treats it as nothing to send (sonde's choice).
     if (Object.values(m.values).every((l) => l.length === 0)) return;
     const status = this.#ctx.status;
-    status.set(this.name, 'sending metrics');
+    status.set(monitorKeyOf.sink(this.name), 'sending metrics');
     const dps = signalfxDatapoints(m, this.#cfg, this.#ctx.tags);
     try {
       if (dps.length === 0)
         throw new Error(`no SignalFx data points after processing ${domains} Blip metrics`);
       await this.#post(encodeDatapoints(dps), signal);
     } finally {
-      status.set(this.name, `last sent ${dps.length} metrics at ${formatTimestampMs(new Date())}`);
+      status.set(
+        monitorKeyOf.sink(this.name),
+        `last sent ${dps.length} metrics at ${formatTimestampMs(new Date())}`,
+      );
     }
   }
 
@@ -236,7 +240,7 @@ class SignalfxSink implements Sink {
       ...(this.#ctx.httpProxy ? { proxy: this.#ctx.httpProxy } : { agent: this.#agent }),
     }).catch((err: unknown) => {
       this.#resetConnections();
-      throw new Error(`POST ${this.#url}: ${errorMessage(err)}`);
+      throw err;
     });
     const body = res.body.toString('utf8');
     let problem: string | undefined;

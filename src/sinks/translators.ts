@@ -1,5 +1,5 @@
 /**
- * Sink metric translators (sinks.md §10): a registry name → function mapping a domain and
+ * Sink metric translators: a registry name → function mapping a domain and
  * a metric name to the full metric name the datadog and signalfx sinks send (replacing
  * `<domain>.<name>`; `metric-prefix` still applies afterwards). Like Blip, sonde ships no
  * built-in translators; `metric-translator: <name>` must name a registered one.
@@ -72,7 +72,7 @@ export function namingOption(
   return false;
 }
 
-/** A key or token file's content, trimmed (Blip keeps a trailing newline; sonde trims, spec Recommended). */
+/** A key or token file's content, trimmed (Blip keeps a trailing newline; sonde trims). */
 export function readSecretFile(path: string): string {
   return readFileSync(path, 'utf8').trim();
 }

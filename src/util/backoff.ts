@@ -1,6 +1,6 @@
 /**
- * Exponential backoff used for monitor startup, plan preparation and offline polling
- * (monitors.md §2.1): first ≈500 ms, ×1.5 per retry, ±50 % jitter, capped, never gives up.
+ * Exponential backoff used for monitor startup, plan preparation and offline polling:
+ * first ≈500 ms, ×1.5 per retry, ±50 % jitter, capped, never gives up.
  */
 export class Backoff {
   #attempt = 0;

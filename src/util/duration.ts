@@ -1,6 +1,5 @@
 /**
  * Go duration text: parsing (config freqs, afters, timeouts) and formatting (status texts).
- * Spec config.md §1 and status.md §1.
  */
 
 const UNIT_NS: Record<string, number> = {

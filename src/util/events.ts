@@ -1,5 +1,5 @@
 /**
- * The event printer (spec cli.md §5): Blip's only logging.
+ * The event printer: Blip's only logging.
  *
  *     2024/07/19 10:00:00.123456 [server-stopped           ] [] ERROR: caught signal
  *

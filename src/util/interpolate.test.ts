@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { interpolateEnv, interpolateMonitor } from './interpolate.js';
 
-describe('interpolateEnv (shell semantics, config.md §8.1 recommended)', () => {
+describe('interpolateEnv (shell semantics)', () => {
   const env = { HOME: '/h', A: '1', B: '2', EMPTY: '' };
   it('replaces each token on its own and keeps surrounding text', () => {
     assert.equal(interpolateEnv('${HOME}/p.yaml', env), '/h/p.yaml');

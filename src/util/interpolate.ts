@@ -1,5 +1,5 @@
 /**
- * Interpolation (spec config.md §8), with sonde's recommended semantics:
+ * Interpolation, with sonde's semantics:
  * every token is replaced on its own, surrounding text is kept, values are literal.
  */
 

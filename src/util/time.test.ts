@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { formatEventTime, formatRfc3339Nano, formatTimestamp, formatTimestampMs } from './time.js';
 
-// These tests run with TZ=UTC (set by scripts/test.sh); they check the shapes the spec fixes.
+// These tests run with TZ=UTC (set by scripts/test.sh); they check the exact text shapes.
 const d = new Date(Date.UTC(2026, 10, 21, 22, 37, 33, 120));
 const utc = new Date().getTimezoneOffset() === 0;
 

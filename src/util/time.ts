@@ -1,6 +1,6 @@
 /**
  * Timestamps for status texts: RFC 3339 to the second with a numeric offset, always
- * `±hh:mm` (never `Z`), in the local time zone (status.md §1).
+ * `±hh:mm` (never `Z`), in the local time zone.
  */
 
 function pad(n: number, w = 2): string {
@@ -29,7 +29,7 @@ export function formatTimestampMs(d: Date): string {
 }
 
 /**
- * Go's RFC3339Nano as the log sink prints `begin` (sinks.md §4): up to 9 fractional
+ * Go's RFC3339Nano as the log sink prints `begin`: up to 9 fractional
  * digits, trailing zeros removed, `Z` in UTC. JavaScript dates carry milliseconds.
  */
 export function formatRfc3339Nano(d: Date): string {
