@@ -1,6 +1,5 @@
 /**
- * Stop-loss (monitors.md §4.2, sonde's recommended arithmetic): a reload that would lose
- * too many monitors is refused. lost = before − after.
+ * Stop-loss: a reload that would lose too many monitors is refused. lost = before − after.
  * - `N`  blocks when lost > N
  * - `P%` blocks when lost × 100 / before > P
  * `''`, `0` and `0%` are off; nothing is checked when before = 0 or lost ≤ 0.
