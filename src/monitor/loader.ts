@@ -34,14 +34,14 @@ export interface LoaderDeps {
   makeSinks(m: FinalMonitorConfig, status: StatusWriter): Sink[];
   monitorDeps: MonitorDeps;
   /** Build a monitor (tests pass a fake); default `new Monitor`. */
-  makeMonitor?(
+  makeMonitor?: (
     config: FinalMonitorConfig,
     sinks: Sink[],
     status: StatusWriter,
     deps: MonitorDeps,
-  ): LoadedMonitor;
+  ) => LoadedMonitor;
   /** The pause between starts and the shutdown bound (tests pass one that does not wait). */
-  sleep?(ms: number): Promise<unknown>;
+  sleep?: (ms: number) => Promise<unknown>;
 }
 
 /** What the loader uses of a monitor. */
