@@ -98,14 +98,14 @@ monitors:
     const seen = [...agent.stdout().matchAll(/status\.global\.uptime = (\d+)/g)].map((m) => Number(m[1]));
     const last = seen.at(-1) ?? -1;
     assert.ok(Math.abs(serverUptime - last) <= 3, `uptime ${last} vs server ${serverUptime}`);
-    // One block per collection: header lines as the log sink spec prints them.
+    // One block per collection, each opening with the log sink's header lines.
     assert.match(
       agent.stdout(),
       /# monitor: {2}m1\n# plan: {5}plan\.yaml\n# level: {4}fast\n# ts: {7}\S+\n# duration: \d+ ms\n/,
     );
   });
 
-  it('reports monitor status with every contract key', async () => {
+  it('reports the status keys of a monitor that collects and sends', async () => {
     const st = await agent.until('m1 collected and sent', async () => {
       const s = await monitorsStatus();
       return s.m1?.['level-collect']?.startsWith('last collected') ? s : undefined;
