@@ -176,7 +176,7 @@ type Connect = (cfg: FinalMonitorConfig, o?: { reload?: boolean }) => ReturnType
 interface Boot {
   events: EventLog;
   status: StatusRegistry;
-  server: StatusWriter;
+  serverStatus: StatusWriter;
   config: Config;
   connect: Connect;
   collectors: CollectorRegistry;
@@ -354,19 +354,19 @@ function makeApi(b: Boot, loader: Loader): ReturnType<typeof buildApi> | undefin
 async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: Boot; loader: Loader }> {
   const events = new EventLog({ log: opts.log, debug: opts.debug });
   const status = new StatusRegistry();
-  const server = status.serverWriter;
-  server.set(ServerKey.started, formatTimestamp(new Date()));
-  server.set(ServerKey.version, VERSION);
-  server.set(ServerKey.server, 'booting');
+  const serverStatus = status.serverWriter;
+  serverStatus.set(ServerKey.started, formatTimestamp(new Date()));
+  serverStatus.set(ServerKey.version, VERSION);
+  serverStatus.set(ServerKey.server, 'booting');
   events.info('boot-start', '', `sonde ${VERSION}`);
 
-  server.set(ServerKey.server, 'boot: loading config');
+  serverStatus.set(ServerKey.server, 'boot: loading config');
   const config = await bootConfig(opts, events);
   if (opts.printConfig) process.stdout.write(`${renderConfigYaml(config)}\n`);
   const b: Boot = {
     events,
     status,
-    server,
+    serverStatus,
     config,
     connect: scrubbingConnect(events),
     collectors,
@@ -375,11 +375,11 @@ async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: 
     help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
   };
 
-  server.set(ServerKey.server, 'boot: loading plans');
+  serverStatus.set(ServerKey.server, 'boot: loading plans');
   await bootPlans(b);
   if (opts.printPlans) process.stdout.write(printPlans(b.plans.sharedPlans()));
 
-  server.set(ServerKey.server, 'boot: load monitors');
+  serverStatus.set(ServerKey.server, 'boot: load monitors');
   const loader = makeLoader(b);
   try {
     await loader.load({ boot: true });
@@ -440,10 +440,10 @@ function untilSignal(events: EventLog): Promise<void> {
 
 /** Run: start the monitors and the API, then stop everything on a signal. */
 async function run(b: Boot, loader: Loader, api: ReturnType<typeof buildApi> | undefined): Promise<void> {
-  const { events, server, status } = b;
+  const { events, serverStatus, status } = b;
   reportStrayErrors(events);
   events.info('server-run', '');
-  server.set(ServerKey.server, 'starting monitors');
+  serverStatus.set(ServerKey.server, 'starting monitors');
   const runStart = Date.now();
   status.setComputed(ServerKey.uptime, () => String(Math.floor((Date.now() - runStart) / 1000)));
 
@@ -451,7 +451,7 @@ async function run(b: Boot, loader: Loader, api: ReturnType<typeof buildApi> | u
   const bind = b.config.api?.bind ?? DEFAULT_API_BIND;
   const apiLoop = api ? listenUntilStopped(api, bind, events, () => stopping) : Promise.resolve();
   await loader.startAll();
-  server.set(ServerKey.server, `running since ${formatTimestamp(new Date())}`);
+  serverStatus.set(ServerKey.server, `running since ${formatTimestamp(new Date())}`);
 
   await untilSignal(events);
   stopping = true;

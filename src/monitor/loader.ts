@@ -95,18 +95,18 @@ export class Loader implements MonitorControl {
   /** Read all sources and finalize; any error fails the whole load. */
   async #read(): Promise<FinalMonitorConfig[]> {
     const { config, status } = this.#deps;
-    const server = status.serverWriter;
+    const serverStatus = status.serverWriter;
     const raw: MonitorConfig[] = [...(config.monitors ?? [])];
     const ml = config['monitor-loader'] ?? {};
     if ((ml.files ?? []).length > 0) {
-      server.set(ServerKey.monitorLoader, 'loading from files');
+      serverStatus.set(ServerKey.monitorLoader, 'loading from files');
       raw.push(...(await this.#deps.readMonitorFiles(ml.files ?? [])));
     }
     if ((ml.aws?.regions ?? []).length > 0) {
       throw new Error('monitor-loader.aws.regions: loading monitors from AWS RDS is not supported yet');
     }
     if (raw.length === 0 && ml.local?.['disable-auto'] !== true) {
-      server.set(ServerKey.monitorLoader, 'auto-detect local');
+      serverStatus.set(ServerKey.monitorLoader, 'auto-detect local');
       const local = await this.#deps.autoDetect();
       if (local) raw.push(local);
     }
@@ -127,13 +127,13 @@ export class Loader implements MonitorControl {
 
   async #load(boot: boolean): Promise<void> {
     const { status, events, config } = this.#deps;
-    const server = status.serverWriter;
+    const serverStatus = status.serverWriter;
     events.info('monitors-loading', '');
     let added = 0;
     let removed = 0;
     let changed = 0;
     const summary = (): void =>
-      server.set(
+      serverStatus.set(
         ServerKey.monitorLoader,
         `added: ${added} removed: ${removed} changed: ${changed} on ${formatTimestamp(new Date())}`,
       );
@@ -186,7 +186,7 @@ export class Loader implements MonitorControl {
         const monitor = make(b.config, b.sinks, b.writer, this.#deps.monitorDeps);
         this.#loaded.set(b.config.id, { monitor, sinks: b.sinks });
       }
-      server.set(ServerKey.monitors, String(this.#loaded.size));
+      serverStatus.set(ServerKey.monitors, String(this.#loaded.size));
       summary();
       events.info('monitors-loaded', '', `${this.#loaded.size} monitors`);
     } catch (err) {
@@ -211,17 +211,20 @@ export class Loader implements MonitorControl {
    * many monitors do not all connect in the same instant.
    */
   async startAll(): Promise<void> {
-    const server = this.#deps.status.serverWriter;
+    const serverStatus = this.#deps.status.serverWriter;
     const todo = [...this.#loaded.values()].filter((l) => !this.#started.has(l.monitor.id));
     const pause = startPauseMs(todo.length);
     this.#deps.events.info('monitors-starting', '', `${todo.length} monitors`);
     for (const [i, l] of todo.entries()) {
-      server.set(ServerKey.monitorLoader, `starting ${l.monitor.id}`);
+      serverStatus.set(ServerKey.monitorLoader, `starting ${l.monitor.id}`);
       this.#started.add(l.monitor.id);
       if (!l.monitor.running) l.monitor.start();
       if (i < todo.length - 1 && pause > 0) await this.#sleep(pause);
     }
-    server.set(ServerKey.monitorLoader, `${todo.length} monitors started at ${formatTimestamp(new Date())}`);
+    serverStatus.set(
+      ServerKey.monitorLoader,
+      `${todo.length} monitors started at ${formatTimestamp(new Date())}`,
+    );
     this.#deps.events.info('monitors-started', '', `${todo.length} monitors`);
   }
 
