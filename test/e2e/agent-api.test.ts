@@ -8,11 +8,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { startAgent, type Agent, type MonitorsStatus } from '../helpers/agent.js';
 
 const PASSWORD = 'Pw-9f83kd-SECRET';
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/;
-type StatusMap = Record<string, Record<string, string>>;
 
 let db: MariaDB;
 let agent: Agent;
@@ -23,9 +22,9 @@ async function call(method: string, path: string): Promise<{ status: number; typ
   answers.push(r.body);
   return r;
 }
-async function monitorsStatus(): Promise<StatusMap> {
+async function monitorsStatus(): Promise<MonitorsStatus> {
   const r = await call('GET', '/status/monitors');
-  return JSON.parse(r.body) as StatusMap;
+  return JSON.parse(r.body) as MonitorsStatus;
 }
 function monitorFile(ids: string[]): string {
   if (ids.length === 0) return 'monitors: []\n';
