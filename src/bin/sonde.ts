@@ -39,6 +39,7 @@ import { buildApi, listenApi } from '../server/api.js';
 import { builtinSinks } from '../sinks/builtin.js';
 import type { SinkRegistry } from '../sinks/registry.js';
 import { StatusRegistry } from '../status/registry.js';
+import { sleep } from '../util/backoff.js';
 import { EventLog } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
 import { parseHostPort } from '../util/net.js';
@@ -416,7 +417,7 @@ async function listenUntilStopped(
       return;
     } catch (err) {
       events.error('server-api-error', '', errorMessage(err));
-      await new Promise((r) => setTimeout(r, 1000));
+      await sleep(1000);
     }
   }
 }
