@@ -1,6 +1,74 @@
-// Lint gate: type-aware rules that catch floating promises and keep imports honest.
+// Lint gate: type-aware rules that catch floating promises and keep imports honest, the
+// layer map of docs/architecture.md, and status keys taken from src/core/status-keys.ts.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+
+/** The folders below monitor/: monitor may use all of them, bin these and the rest. */
+const BELOW_MONITOR = 'core util db prom config plan collectors sinks heartbeat engine exporter status'.split(
+  ' ',
+);
+
+/**
+ * The layers: each folder of src/ and the folders it may import from. Everything else in
+ * src/ (and test/) is refused. Nothing may import bin/. Keep docs/architecture.md in step.
+ */
+export const LAYERS = {
+  core: [],
+  util: ['core'],
+  db: ['core', 'util'],
+  prom: ['core', 'util'],
+  config: ['core', 'util'],
+  plan: ['core', 'util'],
+  collectors: ['core', 'util', 'db'],
+  sinks: ['core', 'util', 'prom'],
+  heartbeat: ['core', 'util', 'db'],
+  engine: ['core', 'util', 'plan'],
+  exporter: ['core', 'util', 'prom'],
+  status: ['core', 'util'],
+  server: ['core', 'util'],
+  monitor: BELOW_MONITOR,
+  bin: [...BELOW_MONITOR, 'server', 'monitor'],
+};
+
+/** Test code and its fixtures may reach across layers (integration tests wire real pieces). */
+const TEST_FILES = ['**/*.test.ts', '**/*fixture*.ts', '**/test-helpers.ts'];
+
+/** One config object per folder: `no-restricted-imports` refusing every folder it may not use. */
+function layerRules() {
+  const folders = [...Object.keys(LAYERS), 'test'];
+  return Object.entries(LAYERS).map(([folder, allowed]) => {
+    const refused = folders.filter((f) => f !== folder && !allowed.includes(f));
+    return {
+      files: [`src/${folder}/**/*.ts`],
+      ignores: TEST_FILES,
+      rules: {
+        'no-restricted-imports': [
+          'error',
+          {
+            patterns: [
+              {
+                regex: `^(\\.\\./)+(${refused.join('|')})(/|$)`,
+                message: `src/${folder}/ may import only ${allowed.length > 0 ? allowed.join(', ') : 'other core files'} (layer map in docs/architecture.md).`,
+              },
+            ],
+          },
+        ],
+      },
+    };
+  });
+}
+
+/**
+ * A status key must come from src/core/status-keys.ts: refuse a string or template literal
+ * as the first argument of `set`/`delete`/`setComputed` on anything named like a status
+ * writer (`status`, `serverStatus`, `this.#status`, `opts.status`…).
+ */
+const STATUS_LITERAL_SELECTORS = ['callee.object.name', 'callee.object.property.name'].map((path) => ({
+  selector: `CallExpression[callee.property.name=/^(set|delete|setComputed)$/][${path}=/status/i][arguments.0.type=/^(Literal|TemplateLiteral)$/]`,
+  message:
+    'status keys come from src/core/status-keys.ts (ServerKey, MonitorKey, monitorKeyOf), not a literal',
+}));
+const NO_EXPORT_ALL = { selector: 'ExportAllDeclaration', message: 'no export *' };
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
@@ -27,8 +95,13 @@ export default tseslint.config(
       '@typescript-eslint/no-explicit-any': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/require-await': 'off',
-      'no-restricted-syntax': ['error', { selector: 'ExportAllDeclaration', message: 'no export *' }],
+      'no-restricted-syntax': ['error', NO_EXPORT_ALL, ...STATUS_LITERAL_SELECTORS],
     },
+  },
+  ...layerRules(),
+  {
+    files: ['src/core/status-keys.ts', ...TEST_FILES],
+    rules: { 'no-restricted-syntax': ['error', NO_EXPORT_ALL] },
   },
   {
     files: ['**/*.mjs', '**/*.js'],

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * sonde CLI: parse flags, boot (load and validate everything), then run (start monitors
- * and the API) until a signal. The only place that wires concrete pieces together
- * (style.md); nothing imports bin/.
+ * and the API) until a signal. This is the only file that wires concrete pieces together;
+ * nothing imports bin/.
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -10,7 +10,12 @@ import { Command, CommanderError, Option } from 'commander';
 import type { Config, FinalMonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Db } from '../core/db.js';
+import type { Events } from '../core/events.js';
+import type { Sink } from '../core/sink.js';
+import type { StatusWriter } from '../core/status.js';
+import { ServerKey } from '../core/status-keys.js';
 import { builtinCollectors } from '../collectors/builtin.js';
+import type { CollectorRegistry } from '../collectors/registry.js';
 import { printDomains } from '../collectors/print.js';
 import { loadConfig } from '../config/load.js';
 import { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } from '../config/monitor.js';
@@ -19,6 +24,7 @@ import { buildConnection } from '../config/connection.js';
 import { renderConfigJson, renderConfigYaml, renderMonitorsYaml } from '../config/render.js';
 import { createDb } from '../db/pool.js';
 import { Loader } from '../monitor/loader.js';
+import type { LoaderDeps } from '../monitor/loader.js';
 import { autoDetectLocal } from '../monitor/local.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import { buildRuntime } from '../monitor/plan-runtime.js';
@@ -27,12 +33,17 @@ import { createScrapeReader } from '../monitor/scrape-reader.js';
 import { startExporter } from '../exporter/server.js';
 import { unsupportedFeature } from '../monitor/features.js';
 import { PlanStore, printPlans } from '../plan/store.js';
+import type { HelpLookup } from '../plan/store.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
-import { buildApi, listenApi, parseBind } from '../server/api.js';
+import { buildApi, listenApi } from '../server/api.js';
 import { builtinSinks } from '../sinks/builtin.js';
+import type { SinkRegistry } from '../sinks/registry.js';
 import { StatusRegistry } from '../status/registry.js';
+import { sleep } from '../util/backoff.js';
 import { EventLog } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
+import { parseHostPort } from '../util/net.js';
+import { parseGoBool } from '../util/text.js';
 import { formatEventTime, formatTimestamp } from '../util/time.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -40,16 +51,15 @@ const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta
 };
 const VERSION = pkg.version;
 
-/** Exit with one line on stderr (cli.md §3): no stack trace. */
+/** A boot failure: sonde exits 1 after printing its message on one stderr line, no stack. */
 class BootError extends Error {}
 
-const BOOL_TRUE = new Set(['1', 't', 'T', 'TRUE', 'true', 'True']);
-const BOOL_FALSE = new Set(['0', 'f', 'F', 'FALSE', 'false', 'False']);
-
+/** A Go-style boolean flag or env value; anything else fails the boot. */
 function parseBool(text: string, what: string): boolean {
-  if (BOOL_TRUE.has(text)) return true;
-  if (BOOL_FALSE.has(text)) return false;
-  throw new BootError(`Error parsing command line: invalid boolean value "${text}" for ${what}`);
+  const value = parseGoBool(text);
+  if (value === undefined)
+    throw new BootError(`Error parsing command line: invalid boolean value "${text}" for ${what}`);
+  return value;
 }
 
 /** SONDE_X wins over BLIP_X. */
@@ -148,9 +158,11 @@ function parseArgs(argv: string[]): Options {
   };
 }
 
-/** Listen then close, so a busy api.bind fails the boot (config.md §4.1). */
+const DEFAULT_API_BIND = '127.0.0.1:7522';
+
+/** Listen then close, so that an api.bind already in use fails the boot, not the run. */
 async function testBind(bind: string): Promise<void> {
-  const { host, port } = parseBind(bind);
+  const { host, port } = parseHostPort(bind, 'bind address');
   await new Promise<void>((resolve, reject) => {
     const srv = createServer();
     srv.once('error', reject);
@@ -158,37 +170,39 @@ async function testBind(bind: string): Promise<void> {
   });
 }
 
-async function main(argv: string[]): Promise<number> {
-  const opts = parseArgs(argv);
-  if (opts.version) {
-    process.stdout.write(`v${VERSION}\n`);
-    return 0;
-  }
-  const collectors = builtinCollectors();
-  if (opts.printDomains) {
-    process.stdout.write(printDomains(collectors.domains().map((d) => collectors.help(d))));
-    return 0;
-  }
+/** The connection builder every part of sonde uses: each password it reads is scrubbed. */
+type Connect = (cfg: FinalMonitorConfig, o?: { reload?: boolean }) => ReturnType<typeof buildConnection>;
 
-  const bootStart = Date.now();
-  const events = new EventLog({ log: opts.log, debug: opts.debug });
-  const status = new StatusRegistry();
-  const server = status.serverWriter;
-  const started = new Date();
-  server.set('started', formatTimestamp(started));
-  server.set('version', VERSION);
-  server.set('server', 'booting');
-  events.info('boot-start', '', `sonde ${VERSION}`);
+/** What the boot steps share once the config is loaded. */
+interface Boot {
+  events: EventLog;
+  status: StatusRegistry;
+  serverStatus: StatusWriter;
+  config: Config;
+  connect: Connect;
+  collectors: CollectorRegistry;
+  sinks: SinkRegistry;
+  plans: PlanStore;
+  help: HelpLookup;
+}
 
-  // --- boot: config
-  server.set('server', 'boot: loading config');
+/** Options of a database handle made by the CLI: password reload failures become events. */
+function dbOptions(events: Events, id: string) {
+  return {
+    reloadCredentials: undefined,
+    onPasswordReloadError: (msg: string) => events.info('db-reload-password-error', id, msg),
+  };
+}
+
+/** Load the config file and check api.bind is free; any failure ends the boot. */
+async function bootConfig(opts: Options, events: EventLog): Promise<Config> {
   events.info('boot-config-loading', '');
   let config: Config;
   try {
     config = (await loadConfig(opts.config)).config;
     if (config.api?.disable !== true) {
       try {
-        await testBind(config.api?.bind ?? '127.0.0.1:7522');
+        await testBind(config.api?.bind ?? DEFAULT_API_BIND);
       } catch (err) {
         throw new Error(`api.bind: ${errorMessage(err)}`);
       }
@@ -202,43 +216,42 @@ async function main(argv: string[]): Promise<number> {
   for (const pw of [config.mysql?.password, ...(config.monitors ?? []).map((m) => m.password)]) {
     if (pw) events.addSecret(pw);
   }
-  const connect = async (cfg: FinalMonitorConfig, o?: { reload?: boolean }) => {
+  return config;
+}
+
+/** A connection builder that adds each password it reads to the secrets scrubbed from output. */
+function scrubbingConnect(events: EventLog): Connect {
+  return async (cfg, o) => {
     const spec = await buildConnection(cfg, o);
     if (spec.password() !== '') events.addSecret(spec.password());
     return spec;
   };
-  if (opts.printConfig) process.stdout.write(`${renderConfigYaml(config)}\n`);
+}
 
-  // --- boot: plans
-  server.set('server', 'boot: loading plans');
-  events.info('plans-load-shared', '');
-  const help = (d: string) => (collectors.has(d) ? collectors.help(d) : undefined);
-  const plans = new PlanStore();
-  const sinks = builtinSinks();
-  const dbOpts = (id: string) => ({
-    reloadCredentials: undefined,
-    onPasswordReloadError: (msg: string) => events.info('db-reload-password-error', id, msg),
-  });
+/** Load the shared plans (files, and the plans table through plans.monitor when set). */
+async function bootPlans(b: Boot): Promise<void> {
+  b.events.info('plans-load-shared', '');
   try {
     let tableDb: (Db & { close(): Promise<void> }) | undefined;
-    if (config.plans?.table) {
-      const pm = finalizePlansMonitor(config);
+    if (b.config.plans?.table) {
+      const pm = finalizePlansMonitor(b.config);
       if (!pm) throw new Error('plans.table: Table set but Monitor is nil (set plans.monitor)');
-      tableDb = createDb(await connect(pm), dbOpts('plans.monitor'));
+      tableDb = createDb(await b.connect(pm), dbOptions(b.events, 'plans.monitor'));
     }
     try {
-      await plans.loadShared(config, help, tableDb);
+      await b.plans.loadShared(b.config, b.help, tableDb);
     } finally {
       await tableDb?.close();
     }
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
-  if (opts.printPlans) process.stdout.write(printPlans(plans.sharedPlans()));
+}
 
-  // --- boot: monitors
-  server.set('server', 'boot: load monitors');
-  const monitorDeps: MonitorDeps = {
+/** Everything a monitor needs, wired to the concrete pieces. */
+function monitorDeps(b: Boot): MonitorDeps {
+  const { events, plans, help, collectors } = b;
+  return {
     events,
     help,
     makeCollector: (domain, ctx) => collectors.make(domain, ctx),
@@ -247,7 +260,7 @@ async function main(argv: string[]): Promise<number> {
       createSource: ({ cfg: _cfg, ...args }) => createScrapeReader({ ...args, collectors }),
       start: (args) => startExporter(args),
     },
-    buildConnection: (cfg, o) => connect(cfg, o),
+    buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, o),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {
       events.info('plans-load-monitor', cfg.id);
@@ -260,10 +273,47 @@ async function main(argv: string[]): Promise<number> {
       return buildRuntime(plan, cfg);
     },
   };
-  const loader = new Loader({
+}
+
+/** A monitor's sinks: those configured, or the log sink when none is. */
+function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): Sink[] {
+  const configured = Object.entries(m.sinks ?? {});
+  const list = configured.length > 0 ? configured : [['log', {}] as [string, Record<string, string>]];
+  return list.map(([name, options]) => {
+    if (!b.sinks.has(name)) throw new Error(`sink ${name} not registered`);
+    return b.sinks.create(name, {
+      sinkName: name,
+      monitorId: m.id,
+      options,
+      tags: m.tags ?? {},
+      status: writer,
+      events: b.events,
+      ...(b.config.http?.proxy ? { httpProxy: b.config.http.proxy } : {}),
+    });
+  });
+}
+
+/** The local auto-detection the loader falls back on when no monitor is configured. */
+function autoDetect(b: Boot): LoaderDeps['autoDetect'] {
+  return () =>
+    autoDetectLocal(b.config, {
+      finalize: (m) => {
+        const [f] = finalizeMonitors([m], b.config);
+        if (!f) throw new Error('auto-detect: no monitor');
+        return f;
+      },
+      buildConnection: (cfg) => b.connect(cfg),
+      createDb: (spec) => createDb(spec),
+    });
+}
+
+/** The monitor loader, wired to config, sinks and monitors. */
+function makeLoader(b: Boot): Loader {
+  const { config, events } = b;
+  return new Loader({
     config,
     events,
-    status,
+    status: b.status,
     finalize: (ms) =>
       finalizeMonitors(ms, config, process.env, { warn: (msg) => events.error('monitors-warning', '', msg) }),
     validate: (m) => {
@@ -273,102 +323,111 @@ async function main(argv: string[]): Promise<number> {
     },
     equal: (a, b) => monitorsEqual(a, b),
     readMonitorFiles: (files) => readMonitorFiles(files),
-    autoDetect: () =>
-      autoDetectLocal(config, {
-        finalize: (m) => {
-          const [f] = finalizeMonitors([m], config);
-          if (!f) throw new Error('auto-detect: no monitor');
-          return f;
-        },
-        buildConnection: (cfg) => connect(cfg),
-        createDb: (spec) => createDb(spec),
-      }),
-    makeSinks: (m, writer) => {
-      const configured = Object.entries(m.sinks ?? {});
-      const list = configured.length > 0 ? configured : [['log', {}] as [string, Record<string, string>]];
-      return list.map(([name, options]) => {
-        if (!sinks.has(name)) throw new Error(`sink ${name} not registered`);
-        return sinks.create(name, {
-          sinkName: name,
-          monitorId: m.id,
-          options,
-          tags: m.tags ?? {},
-          status: writer,
-          events,
-          ...(config.http?.proxy ? { httpProxy: config.http.proxy } : {}),
-        });
-      });
-    },
-    monitorDeps,
+    autoDetect: autoDetect(b),
+    makeSinks: (m, writer) => makeSinks(b, m, writer),
+    monitorDeps: monitorDeps(b),
   });
+}
+
+/** The HTTP API (not listening yet), or undefined when api.disable is set. */
+function makeApi(b: Boot, loader: Loader): ReturnType<typeof buildApi> | undefined {
+  const { config, events } = b;
+  if (config.api?.disable === true) return undefined;
+  return buildApi({
+    control: loader,
+    status: b.status,
+    info: {
+      version: VERSION,
+      config,
+      registered: () => ({ collectors: b.collectors.domains(), sinks: b.sinks.names() }),
+      toggleDebug: () => {
+        events.setDebug(!events.debugging);
+        return events.debugging;
+      },
+    },
+    renderConfig: { yaml: () => renderConfigYaml(config), json: () => renderConfigJson(config) },
+    events,
+  });
+}
+
+/** Boot: config, plans, monitors and the API, in that order. Nothing runs yet. */
+async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: Boot; loader: Loader }> {
+  const events = new EventLog({ log: opts.log, debug: opts.debug });
+  const status = new StatusRegistry();
+  const serverStatus = status.serverWriter;
+  serverStatus.set(ServerKey.started, formatTimestamp(new Date()));
+  serverStatus.set(ServerKey.version, VERSION);
+  serverStatus.set(ServerKey.server, 'booting');
+  events.info('boot-start', '', `sonde ${VERSION}`);
+
+  serverStatus.set(ServerKey.server, 'boot: loading config');
+  const config = await bootConfig(opts, events);
+  if (opts.printConfig) process.stdout.write(`${renderConfigYaml(config)}\n`);
+  const b: Boot = {
+    events,
+    status,
+    serverStatus,
+    config,
+    connect: scrubbingConnect(events),
+    collectors,
+    sinks: builtinSinks(),
+    plans: new PlanStore(),
+    help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
+  };
+
+  serverStatus.set(ServerKey.server, 'boot: loading plans');
+  await bootPlans(b);
+  if (opts.printPlans) process.stdout.write(printPlans(b.plans.sharedPlans()));
+
+  serverStatus.set(ServerKey.server, 'boot: load monitors');
+  const loader = makeLoader(b);
   try {
     await loader.load({ boot: true });
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
   if (opts.printMonitors) process.stdout.write(`${renderMonitorsYaml(loader.configs())}\n`);
+  return { b, loader };
+}
 
-  const api =
-    config.api?.disable === true
-      ? undefined
-      : buildApi({
-          control: loader,
-          status,
-          info: {
-            version: VERSION,
-            config,
-            registered: () => ({ collectors: collectors.domains(), sinks: sinks.names() }),
-            toggleDebug: () => {
-              events.setDebug(!events.debugging);
-              return events.debugging;
-            },
-          },
-          renderConfig: { yaml: () => renderConfigYaml(config), json: () => renderConfigJson(config) },
-          events,
-        });
-  events.info(
-    'boot-success',
-    '',
-    `booted in ${formatDuration(Date.now() - bootStart)}, loaded ${loader.size} monitors`,
-  );
-
-  // --- run
-  if (!opts.run) return 0;
-  // Last line of defence: a bug in one monitor or sink must not take the agent (and every
-  // other monitor) down. Each subsystem contains its own failures; this only reports.
+/**
+ * Last line of defence: a bug in one monitor or sink must not take the agent (and every
+ * other monitor) down. Each subsystem contains its own failures; this only reports.
+ */
+function reportStrayErrors(events: Events): void {
   process.on('unhandledRejection', (reason) => {
     events.error('server-panic', '', `unhandled rejection: ${errorMessage(reason)}`);
   });
   process.on('uncaughtException', (err) => {
     events.error('server-panic', '', `uncaught exception: ${errorMessage(err)}`);
   });
-  events.info('server-run', '');
-  server.set('server', 'starting monitors');
-  const runStart = Date.now();
-  status.setComputed('uptime', () => String(Math.floor((Date.now() - runStart) / 1000)));
+}
 
-  let stopping = false;
-  const apiLoop = (async () => {
-    if (!api) return;
-    const bind = config.api?.bind ?? '127.0.0.1:7522';
-    while (!stopping) {
-      try {
-        await listenApi(api, bind);
-        return;
-      } catch (err) {
-        events.error('server-api-error', '', errorMessage(err));
-        await new Promise((r) => setTimeout(r, 1000));
-      }
+/** Keep trying to listen (every second) until it works or `stopping()` says to give up. */
+async function listenUntilStopped(
+  api: ReturnType<typeof buildApi>,
+  bind: string,
+  events: Events,
+  stopping: () => boolean,
+): Promise<void> {
+  while (!stopping()) {
+    try {
+      await listenApi(api, bind);
+      return;
+    } catch (err) {
+      events.error('server-api-error', '', errorMessage(err));
+      await sleep(1000);
     }
-  })();
-  await loader.startAll();
-  server.set('server', `running since ${formatTimestamp(new Date())}`);
+  }
+}
 
+/** Resolves on the first SIGTERM or SIGINT; SIGUSR1 toggles debugging meanwhile. */
+function untilSignal(events: EventLog): Promise<void> {
   process.on('SIGUSR1', () => {
     events.setDebug(!events.debugging);
     process.stderr.write(`SIGUSR1 has set sonde.Debugging to ${String(events.debugging)}\n`);
   });
-  await new Promise<void>((resolve) => {
+  return new Promise<void>((resolve) => {
     const onSignal = (): void => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
@@ -377,11 +436,51 @@ async function main(argv: string[]): Promise<number> {
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+/** Run: start the monitors and the API, then stop everything on a signal. */
+async function run(b: Boot, loader: Loader, api: ReturnType<typeof buildApi> | undefined): Promise<void> {
+  const { events, serverStatus, status } = b;
+  reportStrayErrors(events);
+  events.info('server-run', '');
+  serverStatus.set(ServerKey.server, 'starting monitors');
+  const runStart = Date.now();
+  status.setComputed(ServerKey.uptime, () => String(Math.floor((Date.now() - runStart) / 1000)));
+
+  let stopping = false;
+  const bind = b.config.api?.bind ?? DEFAULT_API_BIND;
+  const apiLoop = api ? listenUntilStopped(api, bind, events, () => stopping) : Promise.resolve();
+  await loader.startAll();
+  serverStatus.set(ServerKey.server, `running since ${formatTimestamp(new Date())}`);
+
+  await untilSignal(events);
   stopping = true;
   events.error('server-stopped', '', 'caught signal');
   await api?.close().catch(() => undefined);
   await apiLoop;
   await loader.stopAll(5000);
+}
+
+async function main(argv: string[]): Promise<number> {
+  const opts = parseArgs(argv);
+  if (opts.version) {
+    process.stdout.write(`v${VERSION}\n`);
+    return 0;
+  }
+  const collectors = builtinCollectors();
+  if (opts.printDomains) {
+    process.stdout.write(printDomains(collectors.domains().map((d) => collectors.help(d))));
+    return 0;
+  }
+  const bootStart = Date.now();
+  const { b, loader } = await boot(opts, collectors);
+  const api = makeApi(b, loader);
+  b.events.info(
+    'boot-success',
+    '',
+    `booted in ${formatDuration(Date.now() - bootStart)}, loaded ${loader.size} monitors`,
+  );
+  if (opts.run) await run(b, loader, api);
   return 0;
 }
 

@@ -1,10 +1,10 @@
 /**
- * Heartbeat reader (spec heartbeat.md §4): reads the replicated heartbeat row of the source
+ * Heartbeat reader: reads the replicated heartbeat row of the source
  * this node follows and turns it into replication lag in milliseconds.
  *
  * One reader runs per `repl.lag` collector (writer `blip`), in the background, independent
  * of plan level frequencies: it schedules each read just after the next heartbeat is due
- * (§4.3), so lag resolution is sub-second whatever the heartbeat or level frequency. The
+ * (see lagAndWait), so lag resolution is sub-second whatever the heartbeat or level frequency. The
  * collector only asks for the latest value (current()).
  *
  * The arithmetic uses two timestamps of the replica's own clock domain: `NOW(3)` of the
@@ -16,14 +16,12 @@ import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import { NO_EVENTS } from '../core/events.js';
 import type { StatusWriter } from '../core/status.js';
+import { MonitorKey } from '../core/status-keys.js';
 import { parseValue } from '../db/values.js';
 import { sleep as abortableSleep } from '../util/backoff.js';
 import { formatDuration } from '../util/duration.js';
 import { heartbeatTableSql } from './table.js';
 
-/** Status keys of the reader (status.md §3). */
-export const READER_STATUS_KEY = 'heartbeat-reader';
-export const READER_ERROR_KEY = 'error:heartbeat-reader';
 /** Event sent when the followed source changes (the name is Blip's, typo included). */
 export const SOURCE_CHANGE_EVENT = 'repl-soruce-change';
 
@@ -36,7 +34,7 @@ export const NO_HEARTBEAT_WAIT_MS = 3_000;
 /** Default `network-latency` option, milliseconds. */
 export const DEFAULT_NETWORK_LATENCY_MS = 50;
 
-/** How the reader picks the row to read (§4.1), in order of precedence. */
+/** How the reader picks the row to read: `source-id` wins over `role`, then the latest row. */
 export type FollowMode = 'source-id' | 'role' | 'latest';
 
 /** The reader's settings: the `repl.lag` options it uses. */
@@ -58,7 +56,7 @@ export interface ReaderSettings {
   networkLatencyMs?: number;
 }
 
-/** The reader's query, built once (§4.1). */
+/** The reader's query, built once. */
 export interface ReaderQuery {
   mode: FollowMode;
   sql: string;
@@ -98,7 +96,7 @@ export function readerQuery(s: ReaderSettings): ReaderQuery {
   };
 }
 
-/** Lag and the wait before the next read (§4.3). */
+/** Lag and the wait before the next read. */
 export interface LagWait {
   /** Milliseconds, integer (truncated). */
   lag: number;
@@ -109,7 +107,7 @@ export interface LagWait {
 }
 
 /**
- * The lag arithmetic of heartbeat.md §4.3. All inputs are milliseconds: `now` is the
+ * The lag arithmetic (described for users in docs/heartbeat.md). All inputs are milliseconds: `now` is the
  * replica's NOW(3), `last` the row's ts, `freq` the row's freq, `latency` the
  * network-latency option.
  *
@@ -145,7 +143,7 @@ export function parseDatetimeMs(text: string | null | undefined): number | undef
   return Date.UTC(y, mo - 1, d, h, mi, s) + ms;
 }
 
-/** What the reader hands the collector (§4.4). */
+/** What the reader hands the `repl.lag` collector. */
 export interface HeartbeatLag {
   /** Milliseconds; −1 = no heartbeat (yet, or any more), or not a replica. */
   lag: number;
@@ -222,7 +220,7 @@ export class HeartbeatReader {
   }
 
   /**
-   * The latest result (§4.4). When the last reading found the next heartbeat late, the lag
+   * The latest result. When the last reading found the next heartbeat late, the lag
    * has kept growing since: the time elapsed since that reading is added, so a collection
    * between two reads (up to 1 s apart once lag passes 2 s) does not see a stale value.
    */
@@ -241,7 +239,7 @@ export class HeartbeatReader {
     }
   }
 
-  /** One iteration of §4.2: read, update state and status; returns the wait before the next. */
+  /** One read: query, update state and status; returns the wait before the next read. */
   async #readOnce(signal: AbortSignal): Promise<number> {
     let rows: Row[];
     try {
@@ -249,7 +247,7 @@ export class HeartbeatReader {
     } catch (err) {
       if (signal.aborted) return 0;
       // Lag unchanged: one failed read says nothing about replication.
-      this.#status.set(READER_ERROR_KEY, `error: ${errorMessage(err)} (retry in 1s)`);
+      this.#status.set(MonitorKey.heartbeatReaderError, `error: ${errorMessage(err)} (retry in 1s)`);
       return READ_ERROR_WAIT_MS;
     }
     const row = rows[0];
@@ -257,15 +255,18 @@ export class HeartbeatReader {
       this.#lag = -1;
       this.#lateSince = undefined;
       this.#source = '';
-      this.#status.set(READER_ERROR_KEY, `no heartbeat for ${this.#sourceIdOption} (retry in 3s)`);
+      this.#status.set(
+        MonitorKey.heartbeatReaderError,
+        `no heartbeat for ${this.#sourceIdOption} (retry in 3s)`,
+      );
       return NO_HEARTBEAT_WAIT_MS;
     }
     if (parseValue(row['repl']) === 0) {
       this.#replica = false;
       this.#lag = -1;
       this.#source = '';
-      this.#status.delete(READER_ERROR_KEY);
-      this.#status.set(READER_STATUS_KEY, `not a replica: ${this.#replCheck}=0 (retry in 3s)`);
+      this.#status.delete(MonitorKey.heartbeatReaderError);
+      this.#status.set(MonitorKey.heartbeatReader, `not a replica: ${this.#replCheck}=0 (retry in 3s)`);
       return NO_HEARTBEAT_WAIT_MS;
     }
     const now = parseDatetimeMs(row['now']);
@@ -274,12 +275,12 @@ export class HeartbeatReader {
     const srcId = row['src_id'] ?? '';
     if (now === undefined || last === undefined || freq === undefined) {
       this.#status.set(
-        READER_ERROR_KEY,
+        MonitorKey.heartbeatReaderError,
         `error: unreadable heartbeat row (now=${String(row['now'])}, ts=${String(row['ts'])}, freq=${String(row['freq'])}) (retry in 1s)`,
       );
       return READ_ERROR_WAIT_MS;
     }
-    this.#status.delete(READER_ERROR_KEY);
+    this.#status.delete(MonitorKey.heartbeatReaderError);
     if (srcId !== this.#lastSrcId) {
       // The first row seen is not a change; a different src_id later is (failover, or
       // "latest" mode now following another writer).
@@ -293,7 +294,7 @@ export class HeartbeatReader {
     this.#lateSince = late ? this.#clock() : undefined;
     this.#source = srcId;
     this.#status.set(
-      READER_STATUS_KEY,
+      MonitorKey.heartbeatReader,
       `${lag} ms lag from ${srcId} (${this.#sourceRoleOption}), next in ${formatDuration(waitMs)}`,
     );
     return waitMs;

@@ -1,5 +1,5 @@
 /**
- * The heartbeat table (spec heartbeat.md §2): its DDL and how a configured name becomes SQL.
+ * The heartbeat table (see docs/heartbeat.md): its DDL and how a configured name becomes SQL.
  */
 
 /** Default table, used by both the writer (`heartbeat.table`) and the reader (`table` option). */

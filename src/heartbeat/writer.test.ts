@@ -52,7 +52,7 @@ async function runScripted(
   return { timeline, db };
 }
 
-void describe('heartbeat writer statements (heartbeat.md §3)', () => {
+void describe('heartbeat writer statements', () => {
   void it('binds the source id in the first insert with and without a role', () => {
     const withRole = writerStatements({
       table: '`blip`.`heartbeat`',
@@ -92,7 +92,7 @@ void describe('heartbeat writer statements (heartbeat.md §3)', () => {
   });
 });
 
-void describe('heartbeat writer loop (heartbeat.md §3)', () => {
+void describe('heartbeat writer loop', () => {
   void it('first insert, then update every freq: status first insert → sleep ⇄ write → stopped', async () => {
     const { timeline, db } = await runScripted(['ok', 'ok', 'ok'], { freq: '250ms', sourceId: 'node1' });
     assert.deepEqual(timeline, [

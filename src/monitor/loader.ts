@@ -1,7 +1,8 @@
 /**
- * The monitor loader (monitors.md §2.4, §3, §4): reads every monitor source, finalizes the
- * monitors, diffs them against what is loaded, applies stop-loss, then adds, removes and
- * restarts monitors. It is also the MonitorControl the HTTP API drives.
+ * The monitor loader: reads every monitor source (config, monitor files, local
+ * auto-detection), finalizes the monitors, diffs them against what is loaded, applies
+ * stop-loss, then adds, removes and replaces monitors. It is also the MonitorControl the
+ * HTTP API drives.
  */
 import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
 import type { MonitorControl } from '../core/control.js';
@@ -9,6 +10,7 @@ import type { Events } from '../core/events.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { SondeError, errorMessage } from '../core/errors.js';
+import { ServerKey } from '../core/status-keys.js';
 import type { StatusRegistry } from '../status/registry.js';
 import { formatTimestamp } from '../util/time.js';
 import { sleep } from '../util/backoff.js';
@@ -31,7 +33,19 @@ export interface LoaderDeps {
   /** Build the monitor's sinks; throws `sink <name> not registered` etc. */
   makeSinks(m: FinalMonitorConfig, status: StatusWriter): Sink[];
   monitorDeps: MonitorDeps;
+  /** Build a monitor (tests pass a fake); default `new Monitor`. */
+  makeMonitor?: (
+    config: FinalMonitorConfig,
+    sinks: Sink[],
+    status: StatusWriter,
+    deps: MonitorDeps,
+  ) => LoadedMonitor;
+  /** The pause between starts and the shutdown bound (tests pass one that does not wait). */
+  sleep?: (ms: number) => Promise<unknown>;
 }
+
+/** What the loader uses of a monitor. */
+export type LoadedMonitor = Pick<Monitor, 'id' | 'config' | 'dsn' | 'running' | 'start' | 'stop'>;
 
 /** Pause between starting monitors: 1000/n ms clamped to [20, 100]; 0 for n ≤ 1. */
 export function startPauseMs(n: number): number {
@@ -40,20 +54,27 @@ export function startPauseMs(n: number): number {
 }
 
 interface Loaded {
-  monitor: Monitor;
+  monitor: LoadedMonitor;
   sinks: Sink[];
 }
 
 export class Loader implements MonitorControl {
   readonly #deps: LoaderDeps;
   readonly #loaded = new Map<string, Loaded>();
-  /** ids the loader has started (API start/stop does not change this: monitors.md §5 quirk) */
+  /**
+   * ids the loader has started. API start/stop does not change this set, so a monitor
+   * stopped through the API stays stopped across reloads (as in Blip).
+   */
   readonly #started = new Set<string>();
   /** one load at a time */
   #busy: Promise<unknown> = Promise.resolve();
 
   constructor(deps: LoaderDeps) {
     this.#deps = deps;
+  }
+
+  #sleep(ms: number): Promise<unknown> {
+    return (this.#deps.sleep ?? sleep)(ms);
   }
 
   get size(): number {
@@ -74,18 +95,18 @@ export class Loader implements MonitorControl {
   /** Read all sources and finalize; any error fails the whole load. */
   async #read(): Promise<FinalMonitorConfig[]> {
     const { config, status } = this.#deps;
-    const server = status.serverWriter;
+    const serverStatus = status.serverWriter;
     const raw: MonitorConfig[] = [...(config.monitors ?? [])];
     const ml = config['monitor-loader'] ?? {};
     if ((ml.files ?? []).length > 0) {
-      server.set('monitor-loader', 'loading from files');
+      serverStatus.set(ServerKey.monitorLoader, 'loading from files');
       raw.push(...(await this.#deps.readMonitorFiles(ml.files ?? [])));
     }
     if ((ml.aws?.regions ?? []).length > 0) {
       throw new Error('monitor-loader.aws.regions: loading monitors from AWS RDS is not supported yet');
     }
     if (raw.length === 0 && ml.local?.['disable-auto'] !== true) {
-      server.set('monitor-loader', 'auto-detect local');
+      serverStatus.set(ServerKey.monitorLoader, 'auto-detect local');
       const local = await this.#deps.autoDetect();
       if (local) raw.push(local);
     }
@@ -106,14 +127,14 @@ export class Loader implements MonitorControl {
 
   async #load(boot: boolean): Promise<void> {
     const { status, events, config } = this.#deps;
-    const server = status.serverWriter;
+    const serverStatus = status.serverWriter;
     events.info('monitors-loading', '');
     let added = 0;
     let removed = 0;
     let changed = 0;
     const summary = (): void =>
-      server.set(
-        'monitor-loader',
+      serverStatus.set(
+        ServerKey.monitorLoader,
         `added: ${added} removed: ${removed} changed: ${changed} on ${formatTimestamp(new Date())}`,
       );
     try {
@@ -161,10 +182,11 @@ export class Loader implements MonitorControl {
       for (const id of toRemove) await this.#unload(id);
       for (const b of built) {
         status.register(b.config.id);
-        const monitor = new Monitor(b.config, b.sinks, b.writer, this.#deps.monitorDeps);
+        const make = this.#deps.makeMonitor ?? ((...args) => new Monitor(...args));
+        const monitor = make(b.config, b.sinks, b.writer, this.#deps.monitorDeps);
         this.#loaded.set(b.config.id, { monitor, sinks: b.sinks });
       }
-      server.set('monitors', String(this.#loaded.size));
+      serverStatus.set(ServerKey.monitors, String(this.#loaded.size));
       summary();
       events.info('monitors-loaded', '', `${this.#loaded.size} monitors`);
     } catch (err) {
@@ -184,19 +206,25 @@ export class Loader implements MonitorControl {
     this.#deps.status.removeMonitor(id);
   }
 
-  /** Start every loaded monitor the loader has not started yet, paced (monitors.md §2.4). */
+  /**
+   * Start every loaded monitor the loader has not started yet, paced by startPauseMs so that
+   * many monitors do not all connect in the same instant.
+   */
   async startAll(): Promise<void> {
-    const server = this.#deps.status.serverWriter;
+    const serverStatus = this.#deps.status.serverWriter;
     const todo = [...this.#loaded.values()].filter((l) => !this.#started.has(l.monitor.id));
     const pause = startPauseMs(todo.length);
     this.#deps.events.info('monitors-starting', '', `${todo.length} monitors`);
     for (const [i, l] of todo.entries()) {
-      server.set('monitor-loader', `starting ${l.monitor.id}`);
+      serverStatus.set(ServerKey.monitorLoader, `starting ${l.monitor.id}`);
       this.#started.add(l.monitor.id);
       if (!l.monitor.running) l.monitor.start();
-      if (i < todo.length - 1 && pause > 0) await sleep(pause);
+      if (i < todo.length - 1 && pause > 0) await this.#sleep(pause);
     }
-    server.set('monitor-loader', `${todo.length} monitors started at ${formatTimestamp(new Date())}`);
+    serverStatus.set(
+      ServerKey.monitorLoader,
+      `${todo.length} monitors started at ${formatTimestamp(new Date())}`,
+    );
     this.#deps.events.info('monitors-started', '', `${todo.length} monitors`);
   }
 
@@ -227,7 +255,7 @@ export class Loader implements MonitorControl {
   /** Stop every monitor (shutdown), bounded by `timeoutMs`. */
   async stopAll(timeoutMs = 5000): Promise<void> {
     const all = Promise.allSettled([...this.#loaded.values()].map((l) => l.monitor.stop()));
-    await Promise.race([all, sleep(timeoutMs)]);
+    await Promise.race([all, this.#sleep(timeoutMs)]);
     await Promise.allSettled(
       [...this.#loaded.values()].flatMap((l) => l.sinks.map(async (s) => s.close?.())),
     );

@@ -21,7 +21,7 @@ describe('stop-loss', () => {
     assert.equal(stopLossCheck('1', 0, 0), undefined);
     assert.equal(stopLossCheck('1%', 3, 7), undefined);
   });
-  it('rejects a malformed setting with the spec text', () => {
+  it('rejects a malformed setting, quoting it and the pattern it must match', () => {
     assert.throws(() => stopLossCheck('5x', 10, 1), /'5x' does not match/);
   });
 });

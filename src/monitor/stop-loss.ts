@@ -1,22 +1,21 @@
 /**
- * Stop-loss (monitors.md §4.2, sonde's recommended arithmetic): a reload that would lose
- * too many monitors is refused. lost = before − after.
+ * Stop-loss: a reload that would lose too many monitors is refused. lost = before − after.
  * - `N`  blocks when lost > N
  * - `P%` blocks when lost × 100 / before > P
  * `''`, `0` and `0%` are off; nothing is checked when before = 0 or lost ≤ 0.
  */
-export const STOP_LOSS_PATTERN = /^(\d+)(%?)$/;
+import { checkStopLoss } from '../config/validate.js';
 
 /** The blocking message, or undefined when the reload may go ahead. */
 export function stopLossCheck(setting: string, before: number, after: number): string | undefined {
   if (setting === '') return undefined;
-  const m = STOP_LOSS_PATTERN.exec(setting);
-  if (!m) throw new Error(`'${setting}' does not match /^(\\d+)(%?)$/`);
-  const limit = Number.parseInt(m[1] ?? '0', 10);
+  const problem = checkStopLoss(setting);
+  if (problem !== undefined) throw new Error(problem);
+  const limit = Number.parseInt(setting, 10);
   if (limit === 0) return undefined;
   const lost = before - after;
   if (before === 0 || lost <= 0) return undefined;
-  if (m[2] === '%') {
+  if (setting.endsWith('%')) {
     const pct = (lost * 100) / before;
     if (pct > limit)
       return `before: ${before}; now: ${after}; lost ${pct.toFixed(6)}% > limit ${limit.toFixed(6)}%`;

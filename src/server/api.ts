@@ -1,5 +1,5 @@
 /**
- * The management HTTP API, exactly per the API contract (shared/seed) and monitors.md §5.
+ * The management HTTP API, documented in docs/api.md.
  *
  * Blip routes by exact path with Go's http.ServeMux, answers errors with
  * `text/plain; charset=utf-8` bodies of one line plus `\n`, and `404 page not found` for
@@ -16,6 +16,7 @@ import type { AgentInfo, MonitorControl } from '../core/control.js';
 import { SondeError, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { StatusReader } from '../core/status.js';
+import { parseHostPort } from '../util/net.js';
 
 /** What the API needs from the agent; the CLI wires the real pieces. */
 export interface ApiDeps {
@@ -38,14 +39,22 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 const INTERNAL_ERROR = 'internal server error';
 const STOP_LOSS_MESSAGE = 'Stop-loss prevented reloading; see sonde error log for details';
 
-/** An HTTP answer carried by a throw: the error handler renders it as text. */
-class HttpError extends Error {
-  readonly status: number;
-  constructor(status: number, message: string) {
-    super(message);
-    this.status = status;
-  }
-}
+/**
+ * HTTP statuses of answers that are not sonde errors but HTTP's own: an unknown path, a
+ * wrong method, a malformed request, shutting down, and a bug. Every sonde error takes its
+ * status from the registry in core/errors.ts (SondeError.httpStatus).
+ */
+const HTTP_BAD_REQUEST = 400;
+const HTTP_NOT_FOUND = 404;
+const HTTP_METHOD_NOT_ALLOWED = 405;
+const HTTP_INTERNAL = 500;
+const HTTP_UNAVAILABLE = 503;
+
+/**
+ * A sonde error whose message is the answer's final body, already escaped: the error
+ * handler sends it as is, with the status the registry gives its code.
+ */
+class ApiAnswer extends SondeError {}
 
 /** Go's html.EscapeString: the five characters it replaces, with the same entities. */
 export function htmlEscape(s: string): string {
@@ -92,20 +101,13 @@ function queryId(req: FastifyRequest): string {
   const q = req.query as Record<string, string | string[] | undefined>;
   const v = q.id;
   const id = Array.isArray(v) ? v[0] : v;
-  if (id === undefined || id === '') throw new HttpError(400, 'missing id=monitorId in query');
+  if (id === undefined || id === '')
+    throw new ApiAnswer('MONITOR_ID_MISSING', 'missing id=monitorId in query');
   return id;
 }
 
-/** Control errors every single-monitor endpoint shares. */
-function notLoaded(err: unknown, id: string): HttpError | undefined {
-  if (err instanceof SondeError && err.code === 'MONITOR_NOT_LOADED') {
-    return new HttpError(404, `monitor ${shownId(id)} not loaded`);
-  }
-  return undefined;
-}
-
 /**
- * The reason part of a start/stop failure. The contract's body is
+ * The reason part of a start/stop failure. The answer's body is
  * `Error starting monitor <id>: <reason>`; a controller that already put that prefix in its
  * message is tolerated rather than printed twice.
  */
@@ -122,114 +124,100 @@ interface Endpoint {
   handler: Handler;
 }
 
-/** GET is accepted beside POST on state-changing endpoints (monitors.md §5, Recommended). */
+/** GET is accepted beside POST on state-changing endpoints, so a browser or bare curl can drive them. */
 const CHANGE: HTTPMethods[] = ['POST', 'GET'];
 /** HEAD is answered for read-only GET endpoints (fastify exposes it from GET). */
 const READ: HTTPMethods[] = ['GET'];
 
+/** POST /monitors/reload: stop-loss and any other load failure answer with their code's status. */
+function reloadHandler(control: MonitorControl): Handler {
+  return async (_req, reply) => {
+    try {
+      await control.reload();
+    } catch (err) {
+      if (!(err instanceof SondeError)) throw err;
+      if (err.code === 'STOP_LOSS') throw new ApiAnswer('STOP_LOSS', STOP_LOSS_MESSAGE);
+      // Every other load failure is a failed reload; SondeError messages are safe to show.
+      throw new ApiAnswer('RELOAD_FAILED', `Error reloading monitors: ${htmlEscape(err.message)}`);
+    }
+    return reply.code(200).send();
+  };
+}
+
+/**
+ * POST /monitors/start and /monitors/stop: `act` on the monitor named by `?id=`. A monitor
+ * that is not loaded, or an `act` failing with `failCode`, is answered with its code's status.
+ */
+function monitorHandler(
+  verb: 'starting' | 'stopping',
+  failCode: 'MONITOR_START_FAILED' | 'MONITOR_STOP_FAILED',
+  act: (id: string) => Promise<void>,
+): Handler {
+  return async (req, reply) => {
+    const id = queryId(req);
+    try {
+      await act(id);
+    } catch (err) {
+      if (!(err instanceof SondeError)) throw err;
+      if (err.code === 'MONITOR_NOT_LOADED')
+        throw new ApiAnswer('MONITOR_NOT_LOADED', `monitor ${shownId(id)} not loaded`);
+      if (err.code === failCode) {
+        const why = htmlEscape(reason(err, verb, id));
+        throw new ApiAnswer(failCode, `Error ${verb} monitor ${shownId(id)}: ${why}`);
+      }
+      throw err;
+    }
+    return reply.code(200).send();
+  };
+}
+
+/** GET /config: YAML as text, or JSON with `?json` (a presence flag: `?json`, `?json=`, `?json=1`). */
+function configHandler(renderConfig: ApiDeps['renderConfig']): Handler {
+  return async (req, reply) => {
+    const q = req.query as Record<string, unknown>;
+    if (Object.hasOwn(q, 'json')) return sendJson(reply, renderConfig.json());
+    // Go sniffs YAML text as text/plain; kept so browsers and curl show it inline.
+    return reply.code(200).header('content-type', TEXT).send(renderConfig.yaml());
+  };
+}
+
 function endpoints(deps: ApiDeps): Endpoint[] {
-  const { control, status, info, renderConfig } = deps;
+  const { control, status, info } = deps;
+  const json =
+    (value: () => unknown): Handler =>
+    async (_req, reply) =>
+      sendJson(reply, value());
   return [
-    {
-      path: '/monitors',
-      methods: READ,
-      handler: async (_req, reply) => sendJson(reply, control.monitors()),
-    },
-    {
-      path: '/monitors/reload',
-      methods: CHANGE,
-      handler: async (_req, reply) => {
-        try {
-          await control.reload();
-        } catch (err) {
-          if (err instanceof SondeError) {
-            if (err.code === 'STOP_LOSS') throw new HttpError(412, STOP_LOSS_MESSAGE);
-            // Any load failure is the contract's 409; SondeError messages are safe to show.
-            throw new HttpError(409, `Error reloading monitors: ${htmlEscape(err.message)}`);
-          }
-          throw err;
-        }
-        return reply.code(200).send();
-      },
-    },
+    { path: '/monitors', methods: READ, handler: json(() => control.monitors()) },
+    { path: '/monitors/reload', methods: CHANGE, handler: reloadHandler(control) },
     {
       path: '/monitors/start',
       methods: CHANGE,
-      handler: async (req, reply) => {
-        const id = queryId(req);
-        try {
-          await control.start(id);
-        } catch (err) {
-          const nl = notLoaded(err, id);
-          if (nl) throw nl;
-          if (err instanceof SondeError && err.code === 'MONITOR_START_FAILED') {
-            const why = htmlEscape(reason(err, 'starting', id));
-            throw new HttpError(409, `Error starting monitor ${shownId(id)}: ${why}`);
-          }
-          throw err;
-        }
-        return reply.code(200).send();
-      },
+      handler: monitorHandler('starting', 'MONITOR_START_FAILED', (id) => control.start(id)),
     },
     {
       path: '/monitors/stop',
       methods: CHANGE,
-      handler: async (req, reply) => {
-        const id = queryId(req);
-        try {
-          await control.stop(id);
-        } catch (err) {
-          const nl = notLoaded(err, id);
-          if (nl) throw nl;
-          if (err instanceof SondeError && err.code === 'MONITOR_STOP_FAILED') {
-            const why = htmlEscape(reason(err, 'stopping', id));
-            throw new HttpError(err.httpStatus, `Error stopping monitor ${shownId(id)}: ${why}`);
-          }
-          throw err;
-        }
-        return reply.code(200).send();
-      },
+      handler: monitorHandler('stopping', 'MONITOR_STOP_FAILED', (id) => control.stop(id)),
     },
-    {
-      path: '/config',
-      methods: READ,
-      handler: async (req, reply) => {
-        // `?json` is a presence flag: `?json`, `?json=` and `?json=1` all select JSON.
-        const q = req.query as Record<string, unknown>;
-        if (Object.hasOwn(q, 'json')) return sendJson(reply, renderConfig.json());
-        // Go sniffs YAML text as text/plain; kept so browsers and curl show it inline.
-        return reply.code(200).header('content-type', TEXT).send(renderConfig.yaml());
-      },
-    },
+    { path: '/config', methods: READ, handler: configHandler(deps.renderConfig) },
     {
       path: '/registered',
       methods: READ,
-      handler: async (_req, reply) => {
+      handler: json(() => {
         const r = info.registered();
-        return sendJson(reply, { collectors: r.collectors, sinks: r.sinks });
-      },
+        return { collectors: r.collectors, sinks: r.sinks };
+      }),
     },
     {
       path: '/version',
       methods: READ,
       handler: async (_req, reply) => reply.code(200).header('content-type', TEXT).send(`v${info.version}`),
     },
-    {
-      path: '/status',
-      methods: READ,
-      handler: async (_req, reply) => sendJson(reply, status.server()),
-    },
-    {
-      path: '/status/monitors',
-      methods: READ,
-      handler: async (_req, reply) => sendJson(reply, status.monitors()),
-    },
-    {
-      // Not in the contract (cli.md §4): toggles debug output, answers the new state.
-      path: '/debug',
-      methods: CHANGE,
-      handler: async (_req, reply) => sendJson(reply, { debugging: info.toggleDebug() }),
-    },
+    { path: '/status', methods: READ, handler: json(() => status.server()) },
+    { path: '/status/monitors', methods: READ, handler: json(() => status.monitors()) },
+    // Not in Blip's API: toggles debug output and answers the new state.
+    { path: '/debug', methods: CHANGE, handler: json(() => ({ debugging: info.toggleDebug() })) },
   ];
 }
 
@@ -269,7 +257,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     return503OnClosing: false,
     // Router-level failures such as a badly percent-encoded path (FST_ERR_BAD_URL).
     frameworkErrors: (err, _req, reply) => {
-      const status = fastifyStatus(err) ?? 400;
+      const status = fastifyStatus(err) ?? HTTP_BAD_REQUEST;
       void sendText(reply, status, STATUS_CODES[status] ?? 'Bad Request');
     },
   });
@@ -286,7 +274,8 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     closing = true;
   });
   app.addHook('onRequest', async (_req, reply) => {
-    if (closing) return sendText(reply.header('connection', 'close'), 503, 'server is shutting down');
+    if (closing)
+      return sendText(reply.header('connection', 'close'), HTTP_UNAVAILABLE, 'server is shutting down');
     return undefined;
   });
 
@@ -307,33 +296,21 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     const methods = known.get(path);
     if (methods) {
       reply.header('allow', allowHeader(methods));
-      return sendText(reply, 405, 'method not allowed');
+      return sendText(reply, HTTP_METHOD_NOT_ALLOWED, 'method not allowed');
     }
-    return sendText(reply, 404, '404 page not found');
+    return sendText(reply, HTTP_NOT_FOUND, '404 page not found');
   });
 
   app.setErrorHandler(async (err: unknown, _req, reply) => {
-    if (err instanceof HttpError) return sendText(reply, err.status, err.message);
+    if (err instanceof ApiAnswer) return sendText(reply, err.httpStatus, err.message);
     if (err instanceof SondeError) return sendText(reply, err.httpStatus, htmlEscape(err.message));
     const status = fastifyStatus(err);
     if (status !== undefined) return sendText(reply, status, STATUS_CODES[status] ?? 'Bad Request');
     deps.events?.error('server-api-error', '', errorMessage(err));
-    return sendText(reply, 500, INTERNAL_ERROR);
+    return sendText(reply, HTTP_INTERNAL, INTERNAL_ERROR);
   });
 
   return app;
-}
-
-/** Split `host:port`, `:port` or `[v6]:port`; an empty host means all interfaces. */
-export function parseBind(bind: string): { host: string; port: number } {
-  const i = bind.lastIndexOf(':');
-  const portText = i < 0 ? '' : bind.slice(i + 1);
-  if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) {
-    throw new Error(`invalid bind address ${JSON.stringify(bind)}: want host:port or :port`);
-  }
-  let host = bind.slice(0, i);
-  if (host.startsWith('[') && host.endsWith(']')) host = host.slice(1, -1);
-  return { host, port: Number(portText) };
 }
 
 function isErrno(err: unknown, ...codes: string[]): boolean {
@@ -346,7 +323,7 @@ function isErrno(err: unknown, ...codes: string[]): boolean {
  * `:port` listens on every interface: `::` (dual stack), or `0.0.0.0` without IPv6.
  */
 export async function listenApi(app: FastifyInstance, bind: string): Promise<string> {
-  const { host, port } = parseBind(bind);
+  const { host, port } = parseHostPort(bind, 'bind address');
   if (host === '') {
     try {
       await app.listen({ host: '::', port });

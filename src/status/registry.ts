@@ -1,6 +1,6 @@
 /**
- * Status registry behind GET /status and GET /status/monitors (spec status.md).
- * Flat string maps; a monitor's map is dropped entirely on unload.
+ * Status registry behind GET /status and GET /status/monitors (keys: core/status-keys.ts,
+ * documented in docs/api.md). Flat string maps; a monitor's map is dropped entirely on unload.
  */
 import type { StatusReader, StatusWriter } from '../core/status.js';
 

@@ -8,11 +8,10 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { startAgent, type Agent, type MonitorsStatus } from '../helpers/agent.js';
 
 const PASSWORD = 'Pw-9f83kd-SECRET';
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/;
-type StatusMap = Record<string, Record<string, string>>;
 
 let db: MariaDB;
 let agent: Agent;
@@ -23,9 +22,9 @@ async function call(method: string, path: string): Promise<{ status: number; typ
   answers.push(r.body);
   return r;
 }
-async function monitorsStatus(): Promise<StatusMap> {
+async function monitorsStatus(): Promise<MonitorsStatus> {
   const r = await call('GET', '/status/monitors');
-  return JSON.parse(r.body) as StatusMap;
+  return JSON.parse(r.body) as MonitorsStatus;
 }
 function monitorFile(ids: string[]): string {
   if (ids.length === 0) return 'monitors: []\n';
@@ -98,14 +97,14 @@ monitors:
     const seen = [...agent.stdout().matchAll(/status\.global\.uptime = (\d+)/g)].map((m) => Number(m[1]));
     const last = seen.at(-1) ?? -1;
     assert.ok(Math.abs(serverUptime - last) <= 3, `uptime ${last} vs server ${serverUptime}`);
-    // One block per collection: header lines as the log sink spec prints them.
+    // One block per collection, each opening with the log sink's header lines.
     assert.match(
       agent.stdout(),
       /# monitor: {2}m1\n# plan: {5}plan\.yaml\n# level: {4}fast\n# ts: {7}\S+\n# duration: \d+ ms\n/,
     );
   });
 
-  it('reports monitor status with every contract key', async () => {
+  it('reports the status keys of a monitor that collects and sends', async () => {
     const st = await agent.until('m1 collected and sent', async () => {
       const s = await monitorsStatus();
       return s.m1?.['level-collect']?.startsWith('last collected') ? s : undefined;

@@ -10,7 +10,6 @@ import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { startAgent, type Agent } from '../helpers/agent.js';
 import { makeTlsFiles, type TlsFiles } from '../helpers/tls.js';
 
-type StatusMap = Record<string, Record<string, string>>;
 const PW1 = 'first-Secret-481';
 const PW2 = 'second-Secret-926';
 
@@ -65,7 +64,7 @@ monitors:
 
   it('connects over TLS verified with tls.ca to a user that requires SSL', async () => {
     const st = await agent.until('tls monitor collected', async () => {
-      const s = await agent.json<StatusMap>('/status/monitors');
+      const s = await agent.monitorsStatus();
       return s.tls?.['level-collect']?.startsWith('last collected') ? s : undefined;
     });
     assert.equal(
@@ -78,7 +77,7 @@ monitors:
 
   it('takes user, password and socket from a my.cnf [client] section, and the id from its socket', async () => {
     const st = await agent.until('my.cnf monitor collected', async () => {
-      const s = await agent.json<StatusMap>('/status/monitors');
+      const s = await agent.monitorsStatus();
       return s[db.socket]?.['level-collect']?.startsWith('last collected') ? s : undefined;
     });
     assert.equal(st[db.socket]?.dsn, `cnfuser:...@unix(${db.socket})/?interpolateParams=true&parseTime=true`);
@@ -86,7 +85,7 @@ monitors:
 
   it('reads the password file, trailing newline stripped, and re-reads it after the password changes', async () => {
     await agent.until('pwfile collected', async () => {
-      const s = await agent.json<StatusMap>('/status/monitors');
+      const s = await agent.monitorsStatus();
       return s.pwfile?.['level-collect']?.startsWith('last collected');
     });
     // Rotate the password: new connections with the old one are refused (1045), so the
@@ -98,7 +97,7 @@ monitors:
     await agent.until(
       'collection continues with the new password',
       async () => {
-        const s = await agent.json<StatusMap>('/status/monitors');
+        const s = await agent.monitorsStatus();
         return (
           agent.stdout().slice(mark).includes('# monitor:  pwfile') &&
           s.pwfile?.['error:status.global'] === undefined

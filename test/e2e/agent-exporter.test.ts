@@ -8,7 +8,6 @@ import assert from 'node:assert/strict';
 import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { startAgent, type Agent } from '../helpers/agent.js';
 
-type StatusMap = Record<string, Record<string, string>>;
 let db: MariaDB;
 let agent: Agent;
 let dualPort: number;
@@ -84,7 +83,7 @@ monitors:
     assert.match(r.body, /^# TYPE mysql_global_status_threads_connected untyped$/m);
     assert.match(r.body, /^mysql_version_info\{/m);
     await agent.until('dual log sink output', async () => agent.stdout().includes('# monitor:  dual'));
-    const st = await agent.json<StatusMap>('/status/monitors');
+    const st = await agent.monitorsStatus();
     assert.equal(st.dual?.exporter, `listening on 127.0.0.1:${dualPort}`);
     assert.match(st.dual?.monitor ?? '', /^running since /);
   });
@@ -95,7 +94,7 @@ monitors:
       return s && sample(s.body, 'mysql_up') === 1 ? s : undefined;
     });
     assert.ok(sample(r.body, 'mysql_global_status_uptime') !== undefined);
-    const st = await agent.json<StatusMap>('/status/monitors');
+    const st = await agent.monitorsStatus();
     assert.equal(st.legacy?.monitor, 'running in exporter legacy mode');
     assert.equal(st.legacy?.['level-plan'], undefined, 'no level collector in legacy mode');
     assert.ok(!agent.stdout().includes('# monitor:  legacy'), 'legacy mode feeds no sink');

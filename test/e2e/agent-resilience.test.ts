@@ -8,15 +8,10 @@ import assert from 'node:assert/strict';
 import { startMariaDB, freePort, type MariaDB } from '../helpers/mariadb.js';
 import { startAgent, type Agent } from '../helpers/agent.js';
 
-type StatusMap = Record<string, Record<string, string>>;
 const PASSWORD = 'Resil-77-pass';
 
 let db: MariaDB;
 let agent: Agent;
-
-async function status(): Promise<StatusMap> {
-  return agent.json<StatusMap>('/status/monitors');
-}
 
 describe('agent resilience', () => {
   before(async () => {
@@ -53,7 +48,7 @@ monitors:
 
   it('keeps a healthy monitor collecting while another server is unreachable', async () => {
     const st = await agent.until('live collected, dead retrying', async () => {
-      const s = await status();
+      const s = await agent.monitorsStatus();
       return s.live?.['level-collect']?.startsWith('last collected') && s.dead?.['error:engine-prepare']
         ? s
         : undefined;
@@ -69,7 +64,7 @@ monitors:
   it('survives the database being killed and resumes when it returns', async () => {
     await db.kill();
     const down = await agent.until('collection errors reported', async () => {
-      const s = await status();
+      const s = await agent.monitorsStatus();
       return s.live?.['error:status.global'] ? s : undefined;
     });
     assert.match(down.live?.['error:status.global'] ?? '', /^at \S+: plan\.yaml\/kpi\/\d+\/status\.global: /);
@@ -81,7 +76,7 @@ monitors:
     const up = await agent.until(
       'collection resumed',
       async () => {
-        const s = await status();
+        const s = await agent.monitorsStatus();
         return s.live?.['error:status.global'] === undefined &&
           agent.stdout().slice(before).includes('status.global.uptime')
           ? s

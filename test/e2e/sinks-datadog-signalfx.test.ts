@@ -59,8 +59,6 @@ interface Req {
   body: Buffer;
 }
 
-type StatusMap = Record<string, Record<string, string>>;
-
 const PLAN = `fast:
   freq: 1s
   collect:
@@ -198,7 +196,7 @@ monitors:
     const st = await agent.until(
       'sinks sent and m3 failed',
       async () => {
-        const s = await agent.json<StatusMap>('/status/monitors');
+        const s = await agent.monitorsStatus();
         const ok =
           (s['m1']?.['datadog'] ?? '').startsWith('last sent ') &&
           (s['m1']?.['signalfx'] ?? '').startsWith('last sent ') &&

@@ -74,8 +74,6 @@ const PLAN = `fast:
       metrics: [max_connections]
 `;
 
-type StatusMap = Record<string, Record<string, string>>;
-
 describe('otlp, chronosphere and prom-pushgateway sinks in the running agent', () => {
   let db: MariaDB;
   let agent: Agent;
@@ -131,7 +129,7 @@ monitors:
     const st = await agent.until(
       'all three sinks sent',
       async () => {
-        const s = await agent.json<StatusMap>('/status/monitors');
+        const s = await agent.monitorsStatus();
         const m = s['m1'] ?? {};
         const keys = ['otlp', 'chronosphere', 'prom-pushgateway'];
         return keys.every((k) => (m[k] ?? '').startsWith('last sent ')) ? m : undefined;

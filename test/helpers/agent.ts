@@ -12,6 +12,9 @@ import { freePort } from './mariadb.js';
 export const ROOT = resolve(import.meta.dirname, '../../..');
 export const BIN = join(ROOT, 'dist/src/bin/sonde.js');
 
+/** `GET /status/monitors`: monitor id → status key → text. */
+export type MonitorsStatus = Record<string, Record<string, string>>;
+
 export interface Agent {
   proc: ChildProcess;
   base: string;
@@ -22,6 +25,8 @@ export interface Agent {
   /** GET/POST the API; returns status, content type and body text. */
   http(method: string, path: string): Promise<{ status: number; type: string; body: string }>;
   json<T = unknown>(path: string): Promise<T>;
+  /** `GET /status/monitors`. */
+  monitorsStatus(): Promise<MonitorsStatus>;
   /** Poll until `check` returns a truthy value (or throw after timeoutMs). */
   until<T>(what: string, check: () => Promise<T | undefined | false>, timeoutMs?: number): Promise<T>;
   /** Send a signal and wait for exit; returns the exit code. */
@@ -106,6 +111,9 @@ export async function startAgent(
       const res = await fetch(base + p);
       if (res.status !== 200) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
       return (await res.json()) as T;
+    },
+    async monitorsStatus() {
+      return this.json<MonitorsStatus>('/status/monitors');
     },
     async until(what, check, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs;

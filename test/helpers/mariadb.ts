@@ -1,5 +1,5 @@
 /**
- * A throwaway MariaDB server for integration tests (style.md habit 10).
+ * A throwaway MariaDB server for integration tests.
  *
  * Each call to startMariaDB() initialises a fresh datadir under os.tmpdir(), starts
  * /usr/sbin/mariadbd on a free 127.0.0.1 port plus a unix socket in the same temp dir, and
