@@ -19,7 +19,7 @@ export const LAYERS = {
   prom: ['core', 'util'],
   config: ['core', 'util'],
   plan: ['core', 'util'],
-  collectors: ['core', 'util', 'db'],
+  collectors: ['core', 'util', 'db', 'heartbeat'],
   sinks: ['core', 'util', 'prom'],
   heartbeat: ['core', 'util', 'db'],
   engine: ['core', 'util', 'plan'],

