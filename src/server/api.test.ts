@@ -5,7 +5,8 @@ import type { AgentInfo, MonitorControl } from '../core/control.js';
 import { SondeError } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { StatusReader } from '../core/status.js';
-import { buildApi, htmlEscape, listenApi } from './api.js';
+import { escapeHtml } from '../util/text.js';
+import { buildApi, listenApi } from './api.js';
 import type { ApiDeps } from './api.js';
 
 const TEXT = 'text/plain; charset=utf-8';
@@ -506,6 +507,6 @@ describe('listening', () => {
   });
 
   it('escapes HTML like Go', () => {
-    assert.equal(htmlEscape(`<a href="x">'&'</a>`), '&lt;a href=&#34;x&#34;&gt;&#39;&amp;&#39;&lt;/a&gt;');
+    assert.equal(escapeHtml(`<a href="x">'&'</a>`), '&lt;a href=&#34;x&#34;&gt;&#39;&amp;&#39;&lt;/a&gt;');
   });
 });

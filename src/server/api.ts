@@ -8,6 +8,7 @@
  * handler (which also turns a wrong method on a known path into 405), framework errors
  * (bad URL encoding), client errors (malformed HTTP) and body parsing (bodies are ignored).
  */
+import { escapeHtml } from '../util/text.js';
 import { STATUS_CODES } from 'node:http';
 import type { Socket } from 'node:net';
 import Fastify from 'fastify';
@@ -56,27 +57,9 @@ const HTTP_UNAVAILABLE = 503;
  */
 class ApiAnswer extends SondeError {}
 
-/** Go's html.EscapeString: the five characters it replaces, with the same entities. */
-export function htmlEscape(s: string): string {
-  return s.replace(/[&'<>"]/g, (c) => {
-    switch (c) {
-      case '&':
-        return '&amp;';
-      case "'":
-        return '&#39;';
-      case '<':
-        return '&lt;';
-      case '>':
-        return '&gt;';
-      default:
-        return '&#34;';
-    }
-  });
-}
-
 /** An id as shown in a message: CR/LF removed (no forged lines), then HTML-escaped. */
 function shownId(id: string): string {
-  return htmlEscape(id.replace(/[\r\n]/g, ''));
+  return escapeHtml(id.replace(/[\r\n]/g, ''));
 }
 
 /** Error bodies are one line: any line break inside a message becomes a space. */
@@ -138,7 +121,7 @@ function reloadHandler(control: MonitorControl): Handler {
       if (!(err instanceof SondeError)) throw err;
       if (err.code === 'STOP_LOSS') throw new ApiAnswer('STOP_LOSS', STOP_LOSS_MESSAGE);
       // Every other load failure is a failed reload; SondeError messages are safe to show.
-      throw new ApiAnswer('RELOAD_FAILED', `Error reloading monitors: ${htmlEscape(err.message)}`);
+      throw new ApiAnswer('RELOAD_FAILED', `Error reloading monitors: ${escapeHtml(err.message)}`);
     }
     return reply.code(200).send();
   };
@@ -162,7 +145,7 @@ function monitorHandler(
       if (err.code === 'MONITOR_NOT_LOADED')
         throw new ApiAnswer('MONITOR_NOT_LOADED', `monitor ${shownId(id)} not loaded`);
       if (err.code === failCode) {
-        const why = htmlEscape(reason(err, verb, id));
+        const why = escapeHtml(reason(err, verb, id));
         throw new ApiAnswer(failCode, `Error ${verb} monitor ${shownId(id)}: ${why}`);
       }
       throw err;
@@ -303,7 +286,7 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
 
   app.setErrorHandler(async (err: unknown, _req, reply) => {
     if (err instanceof ApiAnswer) return sendText(reply, err.httpStatus, err.message);
-    if (err instanceof SondeError) return sendText(reply, err.httpStatus, htmlEscape(err.message));
+    if (err instanceof SondeError) return sendText(reply, err.httpStatus, escapeHtml(err.message));
     const status = fastifyStatus(err);
     if (status !== undefined) return sendText(reply, status, STATUS_CODES[status] ?? 'Bad Request');
     deps.events?.error('server-api-error', '', errorMessage(err));

@@ -21,7 +21,16 @@ export function parseGoBool(text: string): boolean | undefined {
   return undefined;
 }
 
-/** Escape text for HTML element content and quoted attribute values. */
+/** Go's html.EscapeString entities, which Blip's API answers carry. */
+const HTML_ENTITIES: Readonly<Record<string, string>> = {
+  '&': '&amp;',
+  "'": '&#39;',
+  '<': '&lt;',
+  '>': '&gt;',
+  '"': '&#34;',
+};
+
+/** Escape text for HTML element content and quoted attribute values, as Go's html.EscapeString. */
 export function escapeHtml(s: string): string {
-  return s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+  return s.replace(/[&'<>"]/g, (c) => HTML_ENTITIES[c] ?? c);
 }
