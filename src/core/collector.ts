@@ -1,5 +1,5 @@
 /**
- * The collector contract: one collector per metric domain (style.md habit 1).
+ * The collector contract: one collector per metric domain.
  *
  * A collector is created once per plan activation for a monitor, prepared with the whole
  * plan, then asked to collect one level at a time. `help` is static data that drives plan

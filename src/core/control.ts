@@ -1,6 +1,6 @@
 /**
  * What the HTTP API (server/) and the exporter need from the agent, without importing
- * monitor/ (style.md: the server reaches monitors through interfaces in core/).
+ * monitor/: the server reaches monitors only through the interfaces in core/.
  */
 import type { Config } from './config.js';
 

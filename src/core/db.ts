@@ -7,7 +7,7 @@ export type Row = Record<string, string | null>;
 
 export type Flavor = 'mysql' | 'mariadb';
 
-/** Detected once per connection pool (domains.md §0.6). */
+/** Detected once per connection pool: the server does not change flavor or version while connected. */
 export interface ServerInfo {
   flavor: Flavor;
   /** [major, minor, patch]; [0,0,0] when unknown */
@@ -52,7 +52,7 @@ export interface TlsSpec {
 
 /**
  * Everything needed to open connections to one monitor's server. The password lives in a
- * private field so the object never serialises it by accident (style.md habit 12).
+ * private field so the object never serialises it by accident.
  */
 export class ConnectionSpec {
   readonly username: string;

@@ -1,5 +1,5 @@
 /**
- * Events: Blip's only logging (spec cli.md §5.1). Error events always reach stderr; info
+ * Events: Blip's only logging. Error events always reach stderr; info
  * events reach stdout with --log or --debug.
  */
 export interface Events {

@@ -1,6 +1,6 @@
 /**
  * What the mysqld_exporter emulation (exporter/) needs from a monitor, without importing
- * monitor/ (style.md: the exporter reaches monitors through interfaces in core/).
+ * monitor/: the exporter reaches monitors only through the interfaces in core/.
  */
 import type { ServerInfo } from './db.js';
 import type { Metrics } from './metrics.js';

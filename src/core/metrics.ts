@@ -1,5 +1,5 @@
 /**
- * The metric data model shared by collectors, the engine and sinks (spec domains.md §0.1).
+ * The metric data model shared by collectors, the engine and sinks.
  */
 
 /** Metric type codes, numerically identical to Blip's. */

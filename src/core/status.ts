@@ -1,5 +1,5 @@
 /**
- * Status reporting contract (spec status.md): flat string → string maps for the server and
+ * Status reporting contract: flat string → string maps for the server and
  * for each monitor.
  */
 
