@@ -53,7 +53,7 @@ export interface MonitorDeps {
     role?: string;
     signal: AbortSignal;
   }): Promise<void>;
-  /** The mysqld_exporter emulation (exporter.md), when `exporter.mode` is set. */
+  /** The mysqld_exporter emulation (docs/exporter.md), when `exporter.mode` is set. */
   exporter?: {
     createSource(args: {
       monitorId: string;
