@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Collector, CollectorHelp, CollectResult } from '../core/collector.js';
+import type { CollectorHelp } from '../core/collector.js';
 import { CollectError } from '../core/collector.js';
 import { MetricType } from '../core/metrics.js';
 import type { Plan } from '../core/plan.js';
@@ -9,34 +9,7 @@ import { FakeClock, settle } from '../util/fake-clock.fixture.js';
 import type { ActivePlan, DomainOutcome, RunResult } from './engine.js';
 import { Engine } from './engine.js';
 import { Limiter } from './limiter.js';
-
-/** A scripted collector: sonde's own Collector interface, no database involved. */
-class Scripted implements Collector {
-  calls = 0;
-  running = 0;
-  maxRunning = 0;
-  constructor(
-    readonly domain: string,
-    readonly script: (call: number, signal: AbortSignal) => Promise<CollectResult>,
-  ) {}
-  async prepare(): Promise<void> {}
-  async collect(_level: string, signal: AbortSignal): Promise<CollectResult> {
-    this.calls++;
-    this.running++;
-    this.maxRunning = Math.max(this.maxRunning, this.running);
-    try {
-      return await this.script(this.calls, signal);
-    } finally {
-      this.running--;
-    }
-  }
-}
-
-const value = (name: string, v: number) => ({ name, value: v, type: MetricType.Gauge });
-const waitAbort = (signal: AbortSignal): Promise<CollectResult> =>
-  new Promise((_res, rej) =>
-    signal.addEventListener('abort', () => rej(signal.reason as Error), { once: true }),
-  );
+import { gauge as value, Scripted, untilAborted as waitAbort } from './scripted.fixture.js';
 
 function plan(domains: Record<string, Record<string, string>>, metrics: string[] = []): Plan {
   const collect: Plan['levels'][string]['collect'] = {};

@@ -3,13 +3,13 @@
  * scripted collectors, a recording sink and a two-level plan runtime. No database, no
  * real timers: tests drive a FakeClock.
  */
-import type { CollectResult, Collector } from '../core/collector.js';
 import type { Db, QueryOptions, Row, ServerInfo } from '../core/db.js';
-import type { Events } from '../core/events.js';
-import { MetricType, type Metrics, type MetricValue } from '../core/metrics.js';
+import type { Metrics } from '../core/metrics.js';
 import type { Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { PlanRuntime } from './level-collector.js';
+
+export { gauge, RecordingEvents, Scripted, untilAborted } from '../engine/scripted.fixture.js';
 
 export class FakeDb implements Db {
   up = true;
@@ -34,59 +34,12 @@ export class FakeDb implements Db {
   }
 }
 
-export const gauge = (name: string, value: number): MetricValue => ({ name, value, type: MetricType.Gauge });
-
-/** A collector whose collect() is the given script; counts calls and how many run at once. */
-export class Scripted implements Collector {
-  calls = 0;
-  running = 0;
-  maxRunning = 0;
-  closed = false;
-  constructor(
-    readonly domain: string,
-    readonly script: (call: number, signal: AbortSignal) => Promise<CollectResult> = async (call) => ({
-      values: [gauge(domain, call)],
-    }),
-  ) {}
-  async prepare(): Promise<void> {}
-  async collect(_level: string, signal: AbortSignal): Promise<CollectResult> {
-    this.calls++;
-    this.running++;
-    this.maxRunning = Math.max(this.maxRunning, this.running);
-    try {
-      return await this.script(this.calls, signal);
-    } finally {
-      this.running--;
-    }
-  }
-  async close(): Promise<void> {
-    this.closed = true;
-  }
-}
-
-/** Rejects with the signal's reason when it aborts. */
-export const untilAborted = (signal: AbortSignal): Promise<CollectResult> =>
-  new Promise((_res, rej) =>
-    signal.addEventListener('abort', () => rej(signal.reason as Error), { once: true }),
-  );
-
 export class RecordingSink implements Sink {
   readonly name = 'rec';
   readonly got: Metrics[] = [];
   async send(m: Metrics): Promise<void> {
     this.got.push(m);
   }
-}
-
-export class RecordingEvents implements Events {
-  readonly lines: string[] = [];
-  info(event: string, _monitorId?: string, msg?: string): void {
-    this.lines.push(`${event}${msg === undefined ? '' : `: ${msg}`}`);
-  }
-  error(event: string, _monitorId: string, msg: string): void {
-    this.lines.push(`${event}: ${msg}`);
-  }
-  debug(): void {}
 }
 
 /**
