@@ -23,8 +23,9 @@ import {
   type PoolConnection,
 } from 'mysql2/promise';
 import type { ConnectionSpec, Db, DbError, QueryOptions, Row, ServerInfo } from '../core/db.js';
-import { errorMessage } from '../core/errors.js';
+import { errnoOf, errorMessage } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
+import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
 
 /** Connections per monitor (monitors.md §7.2). */
@@ -34,8 +35,6 @@ export const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
 /** After a KILL QUERY, how long to wait for the statement to end before dropping its connection. */
 const KILL_SETTLE_MS = 5_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-/** MySQL/MariaDB ER_ACCESS_DENIED_ERROR. */
-const ER_ACCESS_DENIED = 1045;
 
 /** Error codes this module sets on DbError for its own failures. */
 export const DB_ERROR_CODES = {
@@ -422,7 +421,7 @@ class MysqlDb implements PooledDb {
 }
 
 function isAccessDenied(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { errno?: unknown }).errno === ER_ACCESS_DENIED;
+  return errnoOf(err) === ER_ACCESS_DENIED;
 }
 
 function timeoutError(ms: number): DbQueryError {

@@ -140,6 +140,7 @@ export function bufferPoolValues(q: BufferPoolQuery, rows: readonly Row[]): Metr
 
 export class BufferPoolCollector extends PerLevelQueryCollector<BufferPoolQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'innodb_buffer_pool_stats';
 
   protected buildQuery(dp: DomainPlan): BufferPoolQuery {
     return buildBufferPoolQuery(bufferPoolNames(option(dp, 'all'), dp.metrics));

@@ -114,6 +114,7 @@ export function databaseValues(rows: readonly Row[], total: TotalMode): MetricVa
 
 export class SizeDatabaseCollector extends PerLevelQueryCollector<DatabaseQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'tables';
 
   protected buildQuery(dp: DomainPlan): DatabaseQuery {
     // Raw options: names in include/exclude are case-sensitive, so no option() here.

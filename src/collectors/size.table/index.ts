@@ -149,6 +149,7 @@ export function tableValues(rows: readonly Row[], total: boolean, limit: number)
 
 export class SizeTableCollector extends PerLevelQueryCollector<TableQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'tables';
 
   protected buildQuery(dp: DomainPlan): TableQuery {
     // Raw options: table names are case-sensitive. A bad token or limit refuses the plan.

@@ -22,12 +22,13 @@ import type {
   CollectorRegistration,
 } from '../../core/collector.js';
 import type { Db, Row, ServerInfo } from '../../core/db.js';
+import { errnoOf } from '../../core/errors.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
+import { ER_UNKNOWN_SYSTEM_VARIABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
 import { parseDuration } from '../../util/duration.js';
-import { field, levelPlans } from '../common.js';
-import { queryFailed } from '../query-failed.js';
+import { field, levelPlans, queryError } from '../common.js';
 import { sourceFor, unsupportedError } from '../sources.js';
 
 export const DOMAIN = 'stmt.current';
@@ -44,9 +45,6 @@ export const DEFAULT_SLOW_THRESHOLD = '1.0s';
 /** The metrics this domain can report, in the order they are emitted. */
 export const STMT_METRICS = ['slowest', 'slow'] as const;
 export type StmtMetric = (typeof STMT_METRICS)[number];
-
-/** ER_UNKNOWN_SYSTEM_VARIABLE: a server built without performance_schema. */
-const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -132,7 +130,7 @@ export async function stmtUnavailable(db: Db, signal: AbortSignal): Promise<stri
   try {
     rows = await db.query(PFS_ON_SQL, [], { signal });
   } catch (err) {
-    if ((err as { errno?: unknown } | null)?.errno === ER_UNKNOWN_SYSTEM_VARIABLE) {
+    if (errnoOf(err) === ER_UNKNOWN_SYSTEM_VARIABLE) {
       return 'the server has no performance_schema (built without it)';
     }
     return undefined;
@@ -188,7 +186,7 @@ export class StmtCurrentCollector implements Collector {
     try {
       rows = await this.#db.query(STMT_SQL, [], { signal });
     } catch (err) {
-      return { values: [], error: queryFailed(STMT_SQL, err) };
+      return { values: [], error: queryError(err, { what: STMT_SQL }) };
     }
     return { values: stmtValues(rows, state) };
   }

@@ -19,8 +19,7 @@ import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field } from '../common.js';
-import { queryFailed } from '../query-failed.js';
+import { field, queryError } from '../common.js';
 import { PerLevelQueryCollector, type LevelQuery } from '../per-level-query.js';
 
 export const DOMAIN = 'trx';
@@ -66,6 +65,7 @@ export function trxValues(rows: readonly Row[]): MetricValue[] {
 
 export class TrxCollector extends PerLevelQueryCollector<LevelQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'innodb_trx';
 
   protected buildQuery(dp: DomainPlan): LevelQuery {
     checkTrxMetrics(dp.metrics);
@@ -77,7 +77,7 @@ export class TrxCollector extends PerLevelQueryCollector<LevelQuery> {
   }
 
   protected override queryFailure(err: unknown): CollectError {
-    return queryFailed(TRX_SQL, err);
+    return queryError(err, { what: TRX_SQL });
   }
 }
 
