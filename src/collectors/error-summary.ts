@@ -21,7 +21,7 @@
  * (`truncate-on-startup`), and values are CUMULATIVE_COUNTERs from then on; with
  * `truncate-table: yes` it is truncated after each read and values are DELTA_COUNTERs.
  * A failed startup truncate is reported (status + event, once per level) and collection
- * continues (Recommended; Blip fails the whole plan). Per-interval failures are reported
+ * continues (Blip fails the whole plan instead). Per-interval failures are reported
  * under the `truncate-timeout` policy (truncate.ts).
  *
  * Flavors (see the source table): the tables exist only in MySQL 8.0+. MariaDB and MySQL
@@ -241,7 +241,7 @@ export interface ErrorQueryOptions {
   exclude?: string | undefined;
 }
 
-/** Split a comma list, trimming entries and dropping empty ones (Recommended over Blip's raw split). */
+/** Split a comma list, trimming entries and dropping empty ones (Blip splits raw). */
 function list(text: string | undefined): string[] {
   return (text ?? '')
     .split(',')
@@ -309,7 +309,7 @@ function accountCondition(text: string | undefined, include: boolean, params: Pa
 }
 
 /**
- * Pure: the query of one level (domains.md §2.17), identical to Blip's text except that
+ * Pure: the query of one level, identical to Blip's text except that
  * the `total: only` sum is aliased (and COALESCEd to 0 for error.global, where no rows
  * would give NULL).
  */

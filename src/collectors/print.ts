@@ -1,5 +1,5 @@
 /**
- * `--print-domains` text, generated from each collector's help (cli.md §5.3). The same
+ * `--print-domains` text, generated from each collector's help. The same
  * help drives plan validation and docs/domains.md.
  */
 import type { CollectorHelp } from '../core/collector.js';

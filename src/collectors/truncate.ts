@@ -131,7 +131,7 @@ export async function tryTruncate(
 }
 
 /**
- * The same values with value 0. Recommended over Blip: keep the group (Blip drops it, so
+ * The same values with value 0. Unlike Blip, the group is kept (Blip drops it, so
  * grouped series collide); drop meta.
  */
 export function zeroValues(values: readonly MetricValue[]): MetricValue[] {

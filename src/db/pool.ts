@@ -1,5 +1,5 @@
 /**
- * One small connection pool per monitor, on mysql2/promise (style.md habit 7, monitors.md §7.2 and §9).
+ * One small connection pool per monitor, on mysql2/promise.
  *
  * What this layer guarantees to collectors:
  * - at most 3 connections (2 for collectors, 1 for heartbeat and plan changing);
@@ -28,7 +28,7 @@ import { formatDuration } from '../util/duration.js';
 import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
 
-/** Connections per monitor (monitors.md §7.2). */
+/** Connections per monitor: 2 for collectors (at most 2 run at once), 1 for the rest. */
 export const POOL_SIZE = 3;
 /** Seconds; set on every new session so DDL locks cannot stall monitoring for long. */
 export const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
@@ -66,7 +66,7 @@ export class DbQueryError extends Error implements DbError {
 export interface CreateDbOptions {
   /**
    * Re-read the monitor's credentials (password file, my.cnf, secret, IAM token...).
-   * Called after an access-denied error while opening a connection (monitors.md §9).
+   * Called after an access-denied error while opening a connection.
    */
   reloadCredentials?: () => Promise<ConnectionSpec>;
   /** Told `<redacted dsn>: <error>` when reloadCredentials fails (event `db-reload-password-error`). */
@@ -201,7 +201,7 @@ class MysqlDb implements PooledDb {
       return { conn: await this.#checkout(gen), gen };
     } catch (err) {
       if (!isAccessDenied(err)) throw this.#toDbError(err);
-      // Password reload (monitors.md §9): one reload at a time; concurrent failures wait
+      // Password reload: one reload at a time; concurrent failures wait
       // for it, then retry once if the credentials changed.
       const swapped = this.#gen !== gen || (await this.#reloadOnce(gen));
       if (!swapped || this.#closed) throw this.#toDbError(err);

@@ -1,5 +1,5 @@
 /**
- * autoinc — auto-increment headroom per column (spec domains.md §2.16).
+ * autoinc — auto-increment headroom per column.
  *
  * For every base table with an auto_increment integer column, `usage` = the table's next
  * AUTO_INCREMENT value / the largest value the column type can hold, a fraction near 0 for

@@ -135,7 +135,7 @@ export function qrtPercentile(buckets: readonly QrtBucket[], q: number): [number
 
 /**
  * Pure part of collect(): buckets → one gauge per percentile, µs. No queries since the last
- * flush (N = 0) → nothing (Recommended; Blip reports NaN).
+ * flush (N = 0) → nothing (Blip reports NaN).
  */
 export function qrtValues(
   buckets: readonly QrtBucket[],
@@ -214,7 +214,7 @@ export class PerconaResponseTimeCollector implements Collector {
       try {
         await this.#db.query(FLUSH_QUERY, [], { signal });
       } catch (err) {
-        // Recommended over Blip (which drops the values): they are valid, keep them.
+        // Blip drops the values here, yet they are valid: keep them.
         return { values, error: queryError(err, { what: 'flush' }) };
       }
     }

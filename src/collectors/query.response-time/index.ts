@@ -102,7 +102,7 @@ export function percentileQuery(q: number): string {
 /**
  * Pure part of collect(): the row a percentile query returned → its value (µs) with the
  * real percentile as meta. No row (histogram empty right after a truncate) → nothing, no
- * error (Recommended; Blip fails with "no rows").
+ * error (Blip fails with "no rows").
  */
 export function percentileValue(
   p: Percentile,

@@ -216,7 +216,7 @@ export function checkSameOptions(levels: readonly [string, Record<string, string
 }
 
 /**
- * The pfs query: one row per applier worker. As the spec's query, except that the
+ * The pfs query: one row per applier worker. As Blip's query, except that the
  * coordinator is LEFT JOINed and the SQL thread state falls back to
  * replication_applier_status: a single-threaded replica has no coordinator row.
  */
@@ -263,8 +263,8 @@ function intOf(text: string | null | undefined): number {
 }
 
 /**
- * Pure part of the pfs writer: worker rows → `current`, `backlog`, `worker_usage` per channel
- * (domains.md §2.6). `lastQueued` remembers LAST_QUEUED_TRANSACTION per channel between
+ * Pure part of the pfs writer: worker rows → `current`, `backlog`, `worker_usage` per channel.
+ * `lastQueued` remembers LAST_QUEUED_TRANSACTION per channel between
  * collections and is updated here.
  */
 export function pfsLagValues(

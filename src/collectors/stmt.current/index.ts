@@ -1,5 +1,5 @@
 /**
- * stmt.current — statements running right now (spec domains.md §2.14).
+ * stmt.current — statements running right now.
  *
  * Reads performance_schema.EVENTS_STATEMENTS_CURRENT: one row per thread, the statement in
  * progress when END_EVENT_ID is NULL. TIMER_WAIT (picoseconds, time elapsed so far for a
@@ -10,7 +10,7 @@
  * consumer (with its parents `global_instrumentation` and `thread_instrumentation`) is
  * enabled. MySQL has all of that on by default; MariaDB has performance_schema OFF by
  * default and the consumer off even when it is on, where Blip silently reports zeros.
- * prepare() checks both and, when something is off, the domain answers with the §0.7
+ * prepare() checks both and, when something is off, the domain answers with the
  * "not supported" error naming what to enable.
  */
 import type {

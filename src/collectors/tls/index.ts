@@ -1,5 +1,5 @@
 /**
- * tls — whether the server accepts TLS connections (spec domains.md §2.11).
+ * tls — whether the server accepts TLS connections.
  *
  * Two sources, picked from the source table by flavor and version:
  * - `have_ssl`: `SELECT @@have_ssl` → `YES` 1, `DISABLED`/`NO` 0 (MySQL up to 8.3, MariaDB);
@@ -66,7 +66,7 @@ export function tlsValue(source: TlsSource, rows: readonly Row[]): MetricValue |
   const row = rows[0];
   let value: number;
   if (source === 'have_ssl') {
-    // YES → 1, DISABLED/NO → 0 (§0.2); anything unexpected counts as "not enabled".
+    // YES → 1, DISABLED/NO → 0 (parseValue); anything unexpected counts as "not enabled".
     value = row === undefined ? 0 : (parseValue(Object.values(row)[0] ?? null) ?? 0);
   } else {
     if (row === undefined) return undefined;

@@ -4,7 +4,7 @@
  * Three sources, chosen per level in prepare() (`auto` tries them in the source table's
  * order for the server):
  * - `select`: `SELECT @@GLOBAL.a AS v0, @@GLOBAL.b AS v1, …` — one column per variable
- *   (Recommended over Blip's CONCAT_WS, which shifts values when one is NULL or has commas);
+ *   (Blip's CONCAT_WS shifts values when one is NULL or has commas);
  * - `pfs`: performance_schema.global_variables (MySQL only; MariaDB has no such table);
  * - `show`: `SHOW GLOBAL VARIABLES WHERE variable_name IN (…)`.
  * `all: yes` (without an explicit source) reads every variable with `SHOW GLOBAL VARIABLES`.
