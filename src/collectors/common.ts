@@ -21,6 +21,13 @@ export function levelPlans(plan: Plan, domain: string): Map<string, DomainPlan> 
   return out;
 }
 
+/** This domain's levels, each turned into ready-to-run state by `build` (which may throw). */
+export function mapLevels<T>(plan: Plan, domain: string, build: (dp: DomainPlan) => T): Map<string, T> {
+  const out = new Map<string, T>();
+  for (const [name, dp] of levelPlans(plan, domain)) out.set(name, build(dp));
+  return out;
+}
+
 /** An option value as collectors compare it: trimmed, lowercase; '' when unset. */
 export function option(dp: DomainPlan, name: string): string {
   return (dp.options[name] ?? '').trim().toLowerCase();

@@ -42,7 +42,7 @@ import { MetricType, type MetricValue } from '../core/metrics.js';
 import type { DomainPlan, Plan } from '../core/plan.js';
 import { ER_NO_SUCH_TABLE } from '../db/errnos.js';
 import { parseValue } from '../db/values.js';
-import { field, levelPlans, option, placeholders, queryError } from './common.js';
+import { field, mapLevels, option, placeholders, queryError } from './common.js';
 import { withCause } from './pfs.js';
 import { sourceFor, unsupportedError } from './sources.js';
 import { LevelTruncate, TRUNCATE_POLICY, truncateHow, truncateTable, type TruncateHow } from './truncate.js';
@@ -70,7 +70,7 @@ const HOST: EntityColumn = { column: 'HOST', key: 'error_host' };
 const THREAD: EntityColumn = { column: 'THREAD_ID', key: 'error_thread' };
 
 /** The five scopes. */
-export const ERROR_SCOPES: Readonly<Record<ErrorScope, ErrorScopeDef>> = {
+const ERROR_SCOPES: Readonly<Record<ErrorScope, ErrorScopeDef>> = {
   global: {
     scope: 'global',
     domain: 'error.global',
@@ -459,12 +459,9 @@ export class ErrorSummaryCollector implements Collector {
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, this.domain))
-      levels.set(level, levelState(this.#def.scope, dp));
-    this.#levels = levels;
+    this.#levels = mapLevels(plan, this.domain, (dp) => levelState(this.#def.scope, dp));
     this.#unsupported = undefined;
-    if (levels.size === 0) return;
+    if (this.#levels.size === 0) return;
     const info = await this.#db.serverInfo({ signal });
     this.#info = info;
     this.#how = truncateHow(info);
@@ -473,7 +470,7 @@ export class ErrorSummaryCollector implements Collector {
       this.#unsupported = unsupportedError(this.domain, info, choice.unsupported);
       return; // nothing to truncate on this server
     }
-    for (const [level, st] of levels) {
+    for (const [level, st] of this.#levels) {
       if (st.truncateOnStartup) await this.#startupTruncate(level, st, info, signal);
       if (this.#unsupported !== undefined) return;
     }

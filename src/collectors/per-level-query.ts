@@ -8,7 +8,7 @@
 import type { CollectError, CollectResult, Collector, CollectorContext } from '../core/collector.js';
 import type { Db, Row } from '../core/db.js';
 import type { DomainPlan, Plan } from '../core/plan.js';
-import { levelPlans, queryError } from './common.js';
+import { mapLevels, queryError } from './common.js';
 import { prepareSource } from './sources.js';
 
 export interface LevelQuery {
@@ -41,11 +41,9 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, Q>();
-    for (const [level, dp] of levelPlans(plan, this.domain)) levels.set(level, this.buildQuery(dp));
-    this.#levels = levels;
+    this.#levels = mapLevels(plan, this.domain, (dp) => this.buildQuery(dp));
     this.#unsupported = undefined;
-    if (levels.size === 0) return;
+    if (this.#levels.size === 0) return;
     const prepared = await prepareSource(this.db, this.domain, signal);
     this.#unsupported = prepared.unsupported;
     if (prepared.unsupported === undefined && !prepared.sources.includes(this.source))

@@ -11,7 +11,7 @@ function block(title: string, lines: string[]): string[] {
 }
 
 /** One domain's help as text. */
-export function domainText(h: CollectorHelp): string {
+function domainText(h: CollectorHelp): string {
   const out = [h.domain, `\t${h.description}`];
   if (h.options.length === 0) out.push('\t(No options)');
   else {

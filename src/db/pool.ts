@@ -31,7 +31,7 @@ import { parseServerVersion } from './flavor.js';
 /** Connections per monitor: 2 for collectors (at most 2 run at once), 1 for the rest. */
 export const POOL_SIZE = 3;
 /** Seconds; set on every new session so DDL locks cannot stall monitoring for long. */
-export const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
+const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
 /** After a KILL QUERY, how long to wait for the statement to end before dropping its connection. */
 const KILL_SETTLE_MS = 5_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
@@ -44,7 +44,7 @@ export const DB_ERROR_CODES = {
 } as const;
 
 /** The concrete DbError: a plain Error carrying the server's errno, code and SQLSTATE. */
-export class DbQueryError extends Error implements DbError {
+class DbQueryError extends Error implements DbError {
   errno?: number;
   code?: string;
   sqlState?: string;

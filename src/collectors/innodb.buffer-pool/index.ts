@@ -68,7 +68,7 @@ export const BUFFER_POOL_COLUMNS: ReadonlyMap<string, MetricType> = new Map<stri
 ]);
 
 /** Blip's spellings (no such columns) → the real column. */
-export const BUFFER_POOL_ALIASES: ReadonlyMap<string, string> = new Map([
+const BUFFER_POOL_ALIASES: ReadonlyMap<string, string> = new Map([
   ['young_make_per_thousand_get', 'young_make_per_thousand_gets'],
   ['not_young_make_per_thousand_get', 'not_young_make_per_thousand_gets'],
 ]);

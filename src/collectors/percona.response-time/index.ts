@@ -29,7 +29,7 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { ER_UNKNOWN_TABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, queryError } from '../common.js';
+import { field, mapLevels, option, queryError } from '../common.js';
 import { parsePercentiles, type Percentile } from '../percentiles.js';
 import { withCause } from '../pfs.js';
 import { sourceFor, unsupportedError } from '../sources.js';
@@ -41,7 +41,7 @@ export const QRT_QUERY =
 export const FLUSH_QUERY = 'SET GLOBAL query_response_time_flush=1';
 
 /** Policy name for error 1109 (no QUERY_RESPONSE_TIME table). */
-export const UNKNOWN_TABLE_POLICY = 'unknown-table';
+const UNKNOWN_TABLE_POLICY = 'unknown-table';
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -171,16 +171,12 @@ export class PerconaResponseTimeCollector implements Collector {
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      levels.set(level, {
-        percentiles: parsePercentiles(dp.metrics),
-        realPercentiles: option(dp, 'real-percentiles') !== 'no',
-        flush: option(dp, 'flush') !== 'no',
-      });
-    }
-    this.#levels = levels;
-    if (levels.size === 0) return;
+    this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
+      percentiles: parsePercentiles(dp.metrics),
+      realPercentiles: option(dp, 'real-percentiles') !== 'no',
+      flush: option(dp, 'flush') !== 'no',
+    }));
+    if (this.#levels.size === 0) return;
     const info = await this.#db.serverInfo({ signal });
     this.#info = info;
     const choice = sourceFor(DOMAIN, info);

@@ -29,7 +29,7 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { ER_NO_SUCH_TABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, queryError } from '../common.js';
+import { field, mapLevels, option, queryError } from '../common.js';
 import { parsePercentiles, type Percentile } from '../percentiles.js';
 import { withCause } from '../pfs.js';
 import { sourceFor, unsupportedError } from '../sources.js';
@@ -41,7 +41,7 @@ export const DOMAIN = 'query.response-time';
 export const TABLE = 'events_statements_histogram_global';
 
 /** Policy name for error 1146 on the percentile query. */
-export const NO_TABLE_POLICY = 'table-not-exist';
+const NO_TABLE_POLICY = 'table-not-exist';
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -141,17 +141,13 @@ export class QueryResponseTimeCollector implements Collector {
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      levels.set(level, {
-        percentiles: parsePercentiles(dp.metrics),
-        realPercentiles: option(dp, 'real-percentiles') !== 'no',
-        truncate: new LevelTruncate(dp, true),
-      });
-    }
-    this.#levels = levels;
+    this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
+      percentiles: parsePercentiles(dp.metrics),
+      realPercentiles: option(dp, 'real-percentiles') !== 'no',
+      truncate: new LevelTruncate(dp, true),
+    }));
     this.#unsupported = undefined;
-    if (levels.size === 0) return;
+    if (this.#levels.size === 0) return;
     const info = await this.#db.serverInfo({ signal });
     this.#info = info;
     this.#how = truncateHow(info);

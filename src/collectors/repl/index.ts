@@ -107,7 +107,7 @@ export function runningOf(row: Row): number {
 }
 
 /** The source host of one status row (`Source_Host` or `Master_Host`). */
-export function sourceOf(row: Row): string {
+function sourceOf(row: Row): string {
   return either(row, 'Source_Host', 'Master_Host') ?? '';
 }
 

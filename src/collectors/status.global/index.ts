@@ -35,7 +35,7 @@ import type { Db, Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { upstreamValues } from '../../db/values.js';
-import { levelPlans, option, queryError, variableValues } from '../common.js';
+import { mapLevels, option, queryError, variableValues } from '../common.js';
 import { prepareSource } from '../sources.js';
 
 export const DOMAIN = 'status.global';
@@ -117,15 +117,11 @@ export class StatusGlobalCollector implements Collector {
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     // SHOW GLOBAL STATUS needs no privilege and exists everywhere: the source table gives it
     // without asking the server. Listed names the server lacks are simply never reported.
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      levels.set(level, {
-        all: option(dp, 'all') === 'yes',
-        names: new Set(dp.metrics.map((m) => m.toLowerCase())),
-      });
-    }
-    this.#levels = levels;
-    if (levels.size === 0) return;
+    this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
+      all: option(dp, 'all') === 'yes',
+      names: new Set(dp.metrics.map((m) => m.toLowerCase())),
+    }));
+    if (this.#levels.size === 0) return;
     const { sources } = await prepareSource(this.#db, DOMAIN, signal);
     const sql = STATEMENTS[sources[0] ?? ''];
     if (sql === undefined) throw new Error(`${DOMAIN}: no statement for source ${sources.join(',')}`);

@@ -28,7 +28,7 @@ import type { DomainPlan, Plan } from '../../core/plan.js';
 import { ER_UNKNOWN_SYSTEM_VARIABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
 import { parseDuration } from '../../util/duration.js';
-import { field, levelPlans, queryError } from '../common.js';
+import { field, mapLevels, queryError } from '../common.js';
 import { sourceFor, unsupportedError } from '../sources.js';
 
 export const DOMAIN = 'stmt.current';
@@ -40,11 +40,11 @@ export const PFS_ON_SQL = 'SELECT @@performance_schema AS pfs';
 export const CONSUMERS_SQL =
   "SELECT NAME, ENABLED FROM performance_schema.setup_consumers WHERE NAME IN ('global_instrumentation', 'thread_instrumentation', 'events_statements_current')";
 
-export const DEFAULT_SLOW_THRESHOLD = '1.0s';
+const DEFAULT_SLOW_THRESHOLD = '1.0s';
 
 /** The metrics this domain can report, in the order they are emitted. */
-export const STMT_METRICS = ['slowest', 'slow'] as const;
-export type StmtMetric = (typeof STMT_METRICS)[number];
+const STMT_METRICS = ['slowest', 'slow'] as const;
+type StmtMetric = (typeof STMT_METRICS)[number];
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -125,7 +125,7 @@ export function stmtValues(rows: readonly Row[], level: StmtLevel): MetricValue[
  * Why statements cannot be seen on this server, or undefined when they can (or when the
  * checks themselves fail: then collect() tries and reports whatever the query says).
  */
-export async function stmtUnavailable(db: Db, signal: AbortSignal): Promise<string | undefined> {
+async function stmtUnavailable(db: Db, signal: AbortSignal): Promise<string | undefined> {
   let rows: Row[];
   try {
     rows = await db.query(PFS_ON_SQL, [], { signal });
@@ -167,11 +167,9 @@ export class StmtCurrentCollector implements Collector {
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, StmtLevel>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) levels.set(level, stmtLevel(dp));
-    this.#levels = levels;
+    this.#levels = mapLevels(plan, DOMAIN, (dp) => stmtLevel(dp));
     this.#unsupported = undefined;
-    if (levels.size === 0) return;
+    if (this.#levels.size === 0) return;
     const info: ServerInfo = await this.#db.serverInfo({ signal });
     const choice = sourceFor(DOMAIN, info);
     const reason = 'unsupported' in choice ? choice.unsupported : await stmtUnavailable(this.#db, signal);

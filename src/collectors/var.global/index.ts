@@ -113,7 +113,7 @@ export function buildVarQuery(source: VarSource | 'all', metrics: readonly strin
 }
 
 /** Rows of any source as `Variable_name`/`Value` rows, the shape SHOW GLOBAL VARIABLES has. */
-export function varRows(q: VarQuery, rows: readonly Row[]): Row[] {
+function varRows(q: VarQuery, rows: readonly Row[]): Row[] {
   if (q.source === 'select') {
     const row = rows[0];
     if (row === undefined) return [];

@@ -29,7 +29,7 @@ import type { Db, Row, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, queryError } from '../common.js';
+import { field, mapLevels, option, queryError } from '../common.js';
 import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
 import { performanceSchemaEnabled } from '../pfs.js';
 import { prepareSource, unsupportedError } from '../sources.js';
@@ -184,20 +184,16 @@ export class WaitIoTableCollector implements Collector {
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      levels.set(level, {
-        query: buildWaitIoQuery(
-          option(dp, 'all') === 'yes',
-          dp.metrics,
-          dp.options.include,
-          dp.options.exclude,
-        ),
-        truncate: new LevelTruncate(dp, true),
-      });
-    }
-    this.#levels = levels;
-    if (levels.size === 0) return;
+    this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
+      query: buildWaitIoQuery(
+        option(dp, 'all') === 'yes',
+        dp.metrics,
+        dp.options.include,
+        dp.options.exclude,
+      ),
+      truncate: new LevelTruncate(dp, true),
+    }));
+    if (this.#levels.size === 0) return;
     const prepared = await prepareSource(this.#db, DOMAIN, signal);
     const info = prepared.info ?? (await this.#db.serverInfo({ signal }));
     this.#info = info;
