@@ -173,13 +173,13 @@ class MysqlDb implements PooledDb {
   #toDbError(err: unknown): DbQueryError {
     if (err instanceof DbQueryError) return err;
     const e = (typeof err === 'object' && err !== null ? err : {}) as {
-      errno?: unknown;
       code?: unknown;
       sqlState?: unknown;
       fatal?: unknown;
     };
     const fields: ConstructorParameters<typeof DbQueryError>[1] = {};
-    if (typeof e.errno === 'number') fields.errno = e.errno;
+    const errno = errnoOf(err);
+    if (errno !== undefined) fields.errno = errno;
     if (typeof e.code === 'string') fields.code = e.code;
     if (typeof e.sqlState === 'string' && e.sqlState !== '') fields.sqlState = e.sqlState;
     if (e.fatal === true) fields.fatal = true;
