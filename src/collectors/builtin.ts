@@ -1,5 +1,5 @@
 /**
- * The built-in collectors, listed explicitly (style.md habit 1): adding a domain is one
+ * The built-in collectors, listed explicitly (one collector per domain): adding a domain is one
  * folder under collectors/ plus one line here.
  */
 import type { CollectorRegistration } from '../core/collector.js';

@@ -5,6 +5,7 @@ import type { CollectorHelp } from '../core/collector.js';
 import { MetricType } from '../core/metrics.js';
 import { builtinCollectors } from './builtin.js';
 import { anchor, code, domainsMarkdown, REGENERATE_COMMAND, text } from './docs.js';
+import { SOURCE_TABLE, type SourceRule } from './sources.js';
 
 /** A small help exercising every section and every escaping rule. */
 const SMALL: CollectorHelp = {
@@ -42,9 +43,26 @@ const BARE: CollectorHelp = {
   metrics: [],
 };
 
+/** A source table for SMALL and BARE, with a version split, a try order and a step row. */
+const SMALL_TABLE: Record<string, SourceRule[]> = {
+  'size.demo': [
+    { flavor: 'mysql', min: '8.0.22', source: 'new' },
+    { flavor: 'mysql', source: 'old,older' },
+    { flavor: 'mariadb', unsupported: 'no <demo> | here' },
+  ],
+  bare: [
+    { flavor: 'mysql', source: 'x' },
+    { flavor: 'mariadb', source: 'x' },
+  ],
+  truncate: [
+    { flavor: 'mysql', source: 'truncate' },
+    { flavor: 'mariadb', source: 'set-statement-truncate' },
+  ],
+};
+
 const EXPECTED = `# Metric domains
 
-<!-- Generated from each collector's help() by \`npx tsc -p . && node scripts/gen-docs.mjs\`. Do not edit by hand. -->
+<!-- Generated from each collector's help() and the source table by \`npx tsc -p . && node scripts/gen-docs.mjs\`. Do not edit by hand. -->
 
 Every metric domain this build of sonde can collect. Use the domain names under \`collect:\`
 in a plan ([plans.md](plans.md)); the options, error policy names and metric names below are
@@ -58,6 +76,23 @@ A metric is reported as \`<domain>.<metric>\` (for example \`status.global.queri
 |---|---|
 | [\`bare\`](#bare) | A bare domain |
 | [\`size.demo\`](#sizedemo) | Sizes of \\<things\\> \\| from a demo |
+
+## Sources by server
+
+Which source each domain reads on each kind of server (the source table in
+\`src/collectors/sources.ts\`). \`a\` → \`b\`: tried in that order, the first that works is used.
+*not supported*: the domain reports \`<domain>: not supported on <flavor> <x.y.z>: <reason>\`
+once and stops until the plan is activated again. Percona Server counts as MySQL.
+
+| Domain | MySQL 5.7 | MySQL 8.0 | MySQL 8.1–8.4 | MySQL 9.x | MySQL, version unknown | MariaDB 10.x–11.x |
+|---|---|---|---|---|---|---|
+| [\`bare\`](#bare) | \`x\` | \`x\` | \`x\` | \`x\` | \`x\` | \`x\` |
+| [\`size.demo\`](#sizedemo) | \`old\` → \`older\` | before 8.0.22: \`old\` → \`older\`; from 8.0.22: \`new\` | \`new\` | \`new\` | \`old\` → \`older\` | not supported: no \\<demo\\> \\| here |
+| \`truncate\` | \`truncate\` | \`truncate\` | \`truncate\` | \`truncate\` | \`truncate\` | \`set-statement-truncate\` |
+
+Rows that are not domains are steps several domains share:
+
+- \`truncate\`: how query.response-time, wait.io.table and error.\\* empty their performance_schema table after reading it
 
 ## bare
 
@@ -114,21 +149,21 @@ Sizes of \\<things\\> \\| from a demo
 `;
 
 describe('domainsMarkdown', () => {
-  it('renders every section of a small help exactly, domains sorted by name', () => {
-    assert.equal(domainsMarkdown([SMALL, BARE]), EXPECTED);
+  it('renders every section of a small help and source table exactly, domains sorted by name', () => {
+    assert.equal(domainsMarkdown([SMALL, BARE], SMALL_TABLE), EXPECTED);
   });
 
   it('names the regenerate command that scripts/gen-docs.mjs documents', () => {
     assert.equal(REGENERATE_COMMAND, 'npx tsc -p . && node scripts/gen-docs.mjs');
   });
 
-  it('is the committed docs/domains.md for the built-in collectors (regenerate with the command above)', () => {
+  it('is the committed docs/domains.md for the built-in collectors and the source table (regenerate with the command above)', () => {
     const registry = builtinCollectors();
     const helps = registry.domains().map((d) => registry.help(d));
     const committed = readFileSync(new URL('../../../docs/domains.md', import.meta.url), 'utf8');
     assert.equal(
       committed,
-      domainsMarkdown(helps),
+      domainsMarkdown(helps, SOURCE_TABLE),
       `docs/domains.md is stale: run \`${REGENERATE_COMMAND}\` and commit it`,
     );
   });

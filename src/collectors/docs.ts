@@ -1,14 +1,23 @@
 /**
- * docs/domains.md, generated from each collector's help (style.md habit 2: one source —
- * help() — drives plan validation, `--print-domains` and these docs). scripts/gen-docs.mjs
- * writes the file; docs.test.ts fails when the committed file differs from what the built-in
- * collectors generate, so the reference cannot go stale.
+ * docs/domains.md, generated from each collector's help (the one description that also
+ * drives plan validation and `--print-domains`) and from the source table (sources.ts).
+ * scripts/gen-docs.mjs writes the file; docs.test.ts fails when the committed file differs
+ * from what the built-in collectors and the table generate, so the reference cannot go stale.
  *
  * The output is plain CommonMark/GFM. Help texts are free text written for `--print-domains`,
  * so they are escaped before they go into Markdown: see `text()`.
  */
 import type { CollectorHelp, OptionHelp } from '../core/collector.js';
 import { METRIC_TYPE_NAMES } from '../core/metrics.js';
+import {
+  SERVER_COLUMNS,
+  SOURCE_STEPS,
+  choicesInColumn,
+  sourceList,
+  type ColumnPiece,
+  type SourceChoice,
+  type SourceRule,
+} from './sources.js';
 
 /** The command that regenerates docs/domains.md, printed in its header. */
 export const REGENERATE_COMMAND = 'npx tsc -p . && node scripts/gen-docs.mjs';
@@ -152,17 +161,72 @@ function domainSection(h: CollectorHelp): string[] {
   return out;
 }
 
+/** One answer of the source table as table-cell text. */
+function choiceText(choice: SourceChoice): string {
+  if ('unsupported' in choice) return `not supported: ${text(choice.unsupported)}`;
+  return sourceList(choice.source)
+    .map((src) => code(src, true))
+    .join(' → ');
+}
+
+/** A cell: one answer, or the answers of a column split at the versions where rules change. */
+function pieceText(pieces: readonly ColumnPiece[]): string {
+  if (pieces.length === 1) return choiceText(pieces[0]?.choice ?? { unsupported: '' });
+  return pieces
+    .map((p, i) =>
+      i === 0
+        ? `before ${pieces[1]?.from ?? ''}: ${choiceText(p.choice)}`
+        : `from ${p.from ?? ''}: ${choiceText(p.choice)}`,
+    )
+    .join('; ');
+}
+
+/** The `## Sources by server` section: the source table, one row per domain or step. */
+function sourcesSection(
+  domains: ReadonlySet<string>,
+  sources: Readonly<Record<string, readonly SourceRule[]>>,
+): string[] {
+  const keys = Object.keys(sources).sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const rows = keys.map((key) => [
+    domains.has(key) ? `[${code(key, true)}](#${anchor(key)})` : code(key, true),
+    ...SERVER_COLUMNS.map((column) => pieceText(choicesInColumn(key, column, sources))),
+  ]);
+  const steps = keys.filter((k) => !domains.has(k));
+  return [
+    '## Sources by server',
+    '',
+    'Which source each domain reads on each kind of server (the source table in',
+    '`src/collectors/sources.ts`). `a` → `b`: tried in that order, the first that works is used.',
+    '*not supported*: the domain reports `<domain>: not supported on <flavor> <x.y.z>: <reason>`',
+    'once and stops until the plan is activated again. Percona Server counts as MySQL.',
+    '',
+    ...table(['Domain', ...SERVER_COLUMNS.map((c) => text(c.title))], rows),
+    '',
+    ...(steps.length === 0
+      ? []
+      : [
+          'Rows that are not domains are steps several domains share:',
+          '',
+          ...steps.map((k) => `- ${code(k)}: ${text(SOURCE_STEPS[k] ?? '')}`),
+          '',
+        ]),
+  ];
+}
+
 /**
- * The whole docs/domains.md for the given collectors' help: a header, an index table, then
- * one section per domain, sorted by domain name (code-unit order, so the output never
- * depends on the locale). Ends with exactly one newline.
+ * The whole docs/domains.md for the given collectors' help and source table: a header, an
+ * index table, the sources by server, then one section per domain, sorted by domain name
+ * (code-unit order, so the output never depends on the locale). Ends with exactly one newline.
  */
-export function domainsMarkdown(helps: CollectorHelp[]): string {
+export function domainsMarkdown(
+  helps: CollectorHelp[],
+  sources: Readonly<Record<string, readonly SourceRule[]>>,
+): string {
   const sorted = [...helps].sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));
   const out = [
     '# Metric domains',
     '',
-    `<!-- Generated from each collector's help() by \`${REGENERATE_COMMAND}\`. Do not edit by hand. -->`,
+    `<!-- Generated from each collector's help() and the source table by \`${REGENERATE_COMMAND}\`. Do not edit by hand. -->`,
     '',
     'Every metric domain this build of sonde can collect. Use the domain names under `collect:`',
     'in a plan ([plans.md](plans.md)); the options, error policy names and metric names below are',
@@ -177,6 +241,7 @@ export function domainsMarkdown(helps: CollectorHelp[]): string {
       sorted.map((h) => [`[${code(h.domain, true)}](#${anchor(h.domain)})`, text(h.description)]),
     ),
     '',
+    ...sourcesSection(new Set(helps.map((h) => h.domain)), sources),
   ];
   for (const h of sorted) out.push(...domainSection(h));
   return `${out.join('\n').replace(/\n+$/, '')}\n`;

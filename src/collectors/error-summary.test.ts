@@ -3,12 +3,12 @@ import assert from 'node:assert/strict';
 import type { DbError, Row } from '../core/db.js';
 import { MetricType } from '../core/metrics.js';
 import { parseServerVersion } from '../db/flavor.js';
+import { sourceFor } from './sources.js';
 import { FakeDb, NO_SIGNAL, planOf } from './test-helpers.js';
 import {
   ErrorSummaryCollector,
   buildErrorQuery,
   errorHelp,
-  errorSummarySupport,
   errorValues,
   parseAccounts,
   type ErrorScope,
@@ -241,16 +241,20 @@ void describe('error.* values', () => {
 });
 
 void describe('error.* flavors and help', () => {
-  void it('only MySQL 8.0+ has the tables', () => {
-    assert.equal(errorSummarySupport(parseServerVersion('8.0.11')), undefined);
-    assert.equal(errorSummarySupport(parseServerVersion('8.4.2')), undefined);
-    assert.equal(errorSummarySupport(parseServerVersion('unknown')), undefined);
+  void it('only MySQL 8.0+ has the tables (source table)', () => {
+    const why = (v: string) => {
+      const choice = sourceFor('error.user', parseServerVersion(v));
+      return 'unsupported' in choice ? choice.unsupported : undefined;
+    };
+    assert.equal(why('8.0.11'), undefined);
+    assert.equal(why('8.4.2'), undefined);
+    assert.equal(why('unknown'), undefined);
     assert.equal(
-      errorSummarySupport(parseServerVersion('5.7.44')),
+      why('5.7.44'),
       'the performance_schema error summary tables exist only in MySQL 8.0 and later',
     );
     assert.equal(
-      errorSummarySupport(parseServerVersion('10.11.19-MariaDB')),
+      why('10.11.19-MariaDB'),
       'MariaDB has no performance_schema error summary tables (MySQL 8.0+ only)',
     );
   });
@@ -365,7 +369,7 @@ void describe('error.* collector on recorded MySQL 8 result sets', () => {
     assert.equal(second.values.length, 2);
   });
 
-  void it('truncate-table: yes → delta counters, truncated after each read under the truncate policy', async () => {
+  void it('truncate-table: yes → delta counters, truncated after each read; failures typed truncate-timeout', async () => {
     let failTruncate = false;
     const db = new FakeDb('8.0.36', (sql) => {
       if (sql.startsWith('TRUNCATE')) {
@@ -374,12 +378,7 @@ void describe('error.* collector on recorded MySQL 8 result sets', () => {
       }
       return ACCOUNT_ROWS.slice(0, 1);
     });
-    const c = await prepared(
-      'account',
-      db,
-      { 'truncate-table': 'yes', 'truncate-on-startup': 'no' },
-      { 'truncate-timeout': 'report,zero' },
-    );
+    const c = await prepared('account', db, { 'truncate-table': 'yes', 'truncate-on-startup': 'no' });
     assert.equal(db.queries.length, 0);
     const ok = await c.collect('l', NO_SIGNAL);
     assert.deepEqual(
@@ -401,8 +400,9 @@ void describe('error.* collector on recorded MySQL 8 result sets', () => {
       [5, 5],
     );
     const row3 = await c.collect('l', NO_SIGNAL);
+    assert.deepEqual(row3.values, []);
     assert.deepEqual(
-      row3.values.map((v) => [v.value, v.group?.error_user, v.group?.error_number]),
+      row3.error?.zero?.map((v) => [v.value, v.group?.error_user, v.group?.error_number]),
       [
         [0, 'app', '1146'],
         [0, 'app', ''],

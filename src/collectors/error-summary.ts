@@ -1,7 +1,7 @@
 /**
  * error.global, error.account, error.host, error.user, error.thread — how often each server
- * error was raised, from the performance_schema error summary tables of MySQL 8.0+
- * (spec domains.md §2.17). One implementation; each domain folder is a thin wrapper that
+ * error was raised, from the performance_schema error summary tables of MySQL 8.0+.
+ * One implementation; each domain folder is a thin wrapper that
  * picks its {@link ErrorScope}.
  *
  * | domain        | table                                       | entity columns → group keys |
@@ -21,11 +21,11 @@
  * (`truncate-on-startup`), and values are CUMULATIVE_COUNTERs from then on; with
  * `truncate-table: yes` it is truncated after each read and values are DELTA_COUNTERs.
  * A failed startup truncate is reported (status + event, once per level) and collection
- * continues (Recommended; Blip fails the whole plan). Per-interval failures follow the
- * `truncate-timeout` policy (truncate.ts).
+ * continues (Blip fails the whole plan instead). Per-interval failures are reported
+ * under the `truncate-timeout` policy (truncate.ts).
  *
- * Flavors: the tables exist only in MySQL 8.0+. MariaDB and MySQL 5.7 → "not supported"
- * once (§0.7), and so is a 1146 from any server.
+ * Flavors (see the source table): the tables exist only in MySQL 8.0+. MariaDB and MySQL
+ * 5.7 → "not supported" once, and so is a 1146 from any server.
  */
 import type {
   CollectResult,
@@ -37,21 +37,15 @@ import type {
 } from '../core/collector.js';
 import { CollectError } from '../core/collector.js';
 import type { Db, Row, ServerInfo } from '../core/db.js';
-import { errorMessage } from '../core/errors.js';
+import { errnoOf, errorMessage } from '../core/errors.js';
 import { MetricType, type MetricValue } from '../core/metrics.js';
 import type { DomainPlan, Plan } from '../core/plan.js';
-import { versionAtLeast } from '../db/flavor.js';
+import { ER_NO_SUCH_TABLE } from '../db/errnos.js';
 import { parseValue } from '../db/values.js';
-import { field, levelPlans, option, placeholders, queryError } from './common.js';
-import { ER_NO_SUCH_TABLE, errnoOf, withCause } from './pfs.js';
-import { unsupportedError } from './sources.js';
-import {
-  TRUNCATE_POLICY,
-  TruncatePolicy,
-  parseTruncateTimeout,
-  truncateTable,
-  tryTruncate,
-} from './truncate.js';
+import { field, mapLevels, option, placeholders, queryError } from './common.js';
+import { withCause } from './pfs.js';
+import { sourceFor, unsupportedError } from './sources.js';
+import { LevelTruncate, TRUNCATE_POLICY, truncateHow, truncateTable, type TruncateHow } from './truncate.js';
 
 export type ErrorScope = 'global' | 'account' | 'host' | 'user' | 'thread';
 
@@ -76,7 +70,7 @@ const HOST: EntityColumn = { column: 'HOST', key: 'error_host' };
 const THREAD: EntityColumn = { column: 'THREAD_ID', key: 'error_thread' };
 
 /** The five scopes. */
-export const ERROR_SCOPES: Readonly<Record<ErrorScope, ErrorScopeDef>> = {
+const ERROR_SCOPES: Readonly<Record<ErrorScope, ErrorScopeDef>> = {
   global: {
     scope: 'global',
     domain: 'error.global',
@@ -129,8 +123,8 @@ const FILTER_HELP: Record<Exclude<ErrorScope, 'global'>, { include: string; excl
   },
 };
 
-/** Static help of one scope (domains.md §3; `exclude` accepted as Recommended). */
-export function errorHelp(scope: ErrorScope): CollectorHelp {
+/** The options of one scope: what to collect, totals, truncation, and the entity filter. */
+function errorOptions(scope: ErrorScope): OptionHelp[] {
   const def = ERROR_SCOPES[scope];
   const options: OptionHelp[] = [
     {
@@ -154,35 +148,45 @@ export function errorHelp(scope: ErrorScope): CollectorHelp {
         only: 'Only the total (summed by the server)',
       },
     },
-    {
-      name: 'truncate-table',
-      description: 'Truncate the table after each read, so every value covers one interval',
-      default: 'no',
-      values: {
-        yes: 'Truncate after each read (values are delta counters; needs DROP on the table)',
-        no: 'Never truncate after reading (values are cumulative counters)',
-      },
-    },
-    {
-      name: 'truncate-timeout',
-      description: 'How long a truncate may wait (for a metadata lock) before it counts as failed',
-      default: '250ms',
-    },
-    {
-      name: 'truncate-on-startup',
-      description: 'Truncate the table once when the plan starts, so counts start from zero',
-      default: 'yes',
-      values: {
-        yes: 'Truncate when the plan starts (a failure is reported, collection goes on)',
-        no: 'Keep the counts since server start',
-      },
-    },
+    ...TRUNCATE_OPTIONS,
   ];
   if (scope !== 'global') {
     const f = FILTER_HELP[scope];
     options.push({ name: 'include', description: f.include, default: '' });
     options.push({ name: 'exclude', description: `${f.exclude} (ignored when include is set)`, default: '' });
   }
+  return options;
+}
+
+const TRUNCATE_OPTIONS: readonly OptionHelp[] = [
+  {
+    name: 'truncate-table',
+    description: 'Truncate the table after each read, so every value covers one interval',
+    default: 'no',
+    values: {
+      yes: 'Truncate after each read (values are delta counters; needs DROP on the table)',
+      no: 'Never truncate after reading (values are cumulative counters)',
+    },
+  },
+  {
+    name: 'truncate-timeout',
+    description: 'How long a truncate may wait (for a metadata lock) before it counts as failed',
+    default: '250ms',
+  },
+  {
+    name: 'truncate-on-startup',
+    description: 'Truncate the table once when the plan starts, so counts start from zero',
+    default: 'yes',
+    values: {
+      yes: 'Truncate when the plan starts (a failure is reported, collection goes on)',
+      no: 'Keep the counts since server start',
+    },
+  },
+];
+
+/** Static help of one scope (`exclude` is accepted beside `include` everywhere but global). */
+export function errorHelp(scope: ErrorScope): CollectorHelp {
+  const def = ERROR_SCOPES[scope];
   return {
     domain: def.domain,
     description:
@@ -193,7 +197,7 @@ export function errorHelp(scope: ErrorScope): CollectorHelp {
       `SELECT SUM_ERROR_RAISED, ERROR_NUMBER, ERROR_NAME${def.entity.map((e) => `, ${e.column}`).join('')} FROM performance_schema.${def.table} WHERE … AND SUM_ERROR_RAISED > 0`,
       `TRUNCATE TABLE performance_schema.${def.table} (truncate-on-startup, truncate-table)`,
     ],
-    options,
+    options: errorOptions(scope),
     errors: [
       {
         name: TRUNCATE_POLICY,
@@ -237,7 +241,7 @@ export interface ErrorQueryOptions {
   exclude?: string | undefined;
 }
 
-/** Split a comma list, trimming entries and dropping empty ones (Recommended over Blip's raw split). */
+/** Split a comma list, trimming entries and dropping empty ones (Blip splits raw). */
 function list(text: string | undefined): string[] {
   return (text ?? '')
     .split(',')
@@ -305,7 +309,7 @@ function accountCondition(text: string | undefined, include: boolean, params: Pa
 }
 
 /**
- * Pure: the query of one level (domains.md §2.17), identical to Blip's text except that
+ * Pure: the query of one level, identical to Blip's text except that
  * the `total: only` sum is aliased (and COALESCEd to 0 for error.global, where no rows
  * would give NULL).
  */
@@ -401,35 +405,18 @@ export function errorValues(
   return values;
 }
 
-// ---- flavor ----------------------------------------------------------------------------
-
-/**
- * Per-flavor table: the error summary tables exist in MySQL 8.0+ only. Returns the reason
- * when the server cannot have them; undefined when it should (a MySQL whose version could
- * not be read is tried, and a 1146 then says no).
- */
-export function errorSummarySupport(info: ServerInfo): string | undefined {
-  if (info.flavor === 'mariadb')
-    return 'MariaDB has no performance_schema error summary tables (MySQL 8.0+ only)';
-  const unknown = info.version.every((n) => n === 0);
-  if (!unknown && !versionAtLeast(info, 8))
-    return 'the performance_schema error summary tables exist only in MySQL 8.0 and later';
-  return undefined;
-}
-
 // ---- collector -------------------------------------------------------------------------
 
 interface LevelState {
   query: ErrorQuery;
   total: string;
-  truncate: boolean;
-  truncateTimeoutMs: number;
-  truncatePolicy: TruncatePolicy;
+  truncate: LevelTruncate;
+  truncateOnStartup: boolean;
   /** A failed startup truncate, reported with the level's first collection. */
   startupError: CollectError | undefined;
 }
 
-function levelState(scope: ErrorScope, dp: DomainPlan): LevelState & { truncateOnStartup: boolean } {
+function levelState(scope: ErrorScope, dp: DomainPlan): LevelState {
   const all = option(dp, 'all') || 'yes';
   if (all !== 'yes' && all !== 'no' && all !== 'exclude') {
     throw new Error(`invalid value for option all: ${dp.options.all ?? ''} (expected yes, no or exclude)`);
@@ -438,8 +425,6 @@ function levelState(scope: ErrorScope, dp: DomainPlan): LevelState & { truncateO
   if (total !== 'yes' && total !== 'no' && total !== 'only') {
     throw new Error(`invalid value for option total: ${dp.options.total ?? ''} (expected yes, no or only)`);
   }
-  const truncate = option(dp, 'truncate-table') === 'yes';
-  const truncateOnStartup = option(dp, 'truncate-on-startup') !== 'no';
   return {
     query: buildErrorQuery(scope, {
       all,
@@ -449,10 +434,9 @@ function levelState(scope: ErrorScope, dp: DomainPlan): LevelState & { truncateO
       exclude: dp.options.exclude,
     }),
     total,
-    truncate,
-    truncateOnStartup,
-    truncateTimeoutMs: parseTruncateTimeout(dp.options['truncate-timeout']),
-    truncatePolicy: new TruncatePolicy(dp.errors[TRUNCATE_POLICY]),
+    // The timeout also bounds the startup truncate, so it is always parsed.
+    truncate: new LevelTruncate(dp, false, true),
+    truncateOnStartup: option(dp, 'truncate-on-startup') !== 'no',
     startupError: undefined,
   };
 }
@@ -464,7 +448,9 @@ export class ErrorSummaryCollector implements Collector {
   readonly #db: Db;
   #levels = new Map<string, LevelState>();
   #info: ServerInfo | undefined;
-  #unsupported: string | undefined;
+  #how: TruncateHow = 'truncate';
+  /** Why the domain cannot work here (source table, or the table turned out missing). */
+  #unsupported: CollectError | undefined;
 
   constructor(scope: ErrorScope, ctx: CollectorContext) {
     this.#def = ERROR_SCOPES[scope];
@@ -473,74 +459,82 @@ export class ErrorSummaryCollector implements Collector {
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, LevelState>();
-    const startup: [string, LevelState, number][] = [];
-    for (const [level, dp] of levelPlans(plan, this.domain)) {
-      const { truncateOnStartup, ...st } = levelState(this.#def.scope, dp);
-      levels.set(level, st);
-      if (truncateOnStartup) startup.push([level, st, st.truncateTimeoutMs]);
-    }
-    this.#levels = levels;
-    if (levels.size === 0) return;
+    this.#levels = mapLevels(plan, this.domain, (dp) => levelState(this.#def.scope, dp));
+    this.#unsupported = undefined;
+    if (this.#levels.size === 0) return;
     const info = await this.#db.serverInfo({ signal });
     this.#info = info;
-    this.#unsupported = errorSummarySupport(info);
-    if (this.#unsupported !== undefined) return; // nothing to truncate on this server
-
-    // Startup truncate, per level as Blip does. A failure is kept for the level's first
-    // collection (status + event) instead of failing the plan.
-    for (const [level, st, timeoutMs] of startup) {
-      try {
-        await truncateTable(this.#db, this.#def.table, { timeoutMs, flavor: info.flavor, signal });
-      } catch (err) {
-        if (errnoOf(err) === ER_NO_SUCH_TABLE) {
-          this.#unsupported = withCause(`no performance_schema.${this.#def.table}`, err);
-          return;
-        }
-        signal.throwIfAborted();
-        st.startupError = new CollectError(
-          `failed to truncate table for ${this.domain} on level ${level}: ${errorMessage(err)}`,
-          { cause: err },
-        );
-      }
+    this.#how = truncateHow(info);
+    const choice = sourceFor(this.domain, info);
+    if ('unsupported' in choice) {
+      this.#unsupported = unsupportedError(this.domain, info, choice.unsupported);
+      return; // nothing to truncate on this server
     }
+    for (const [level, st] of this.#levels) {
+      if (st.truncateOnStartup) await this.#startupTruncate(level, st, info, signal);
+      if (this.#unsupported !== undefined) return;
+    }
+  }
+
+  /**
+   * The startup truncate of one level, as Blip does it. A failure is kept for the level's
+   * first collection (status + event) instead of failing the plan.
+   */
+  async #startupTruncate(
+    level: string,
+    st: LevelState,
+    info: ServerInfo,
+    signal: AbortSignal,
+  ): Promise<void> {
+    try {
+      await truncateTable(this.#db, this.#def.table, {
+        timeoutMs: st.truncate.timeoutMs,
+        how: this.#how,
+        signal,
+      });
+    } catch (err) {
+      if (errnoOf(err) === ER_NO_SUCH_TABLE) {
+        this.#unsupported = this.#noTable(info, err);
+        return;
+      }
+      signal.throwIfAborted();
+      st.startupError = new CollectError(
+        `failed to truncate table for ${this.domain} on level ${level}: ${errorMessage(err)}`,
+        { cause: err },
+      );
+    }
+  }
+
+  #noTable(info: ServerInfo, err: unknown): CollectError {
+    return unsupportedError(
+      this.domain,
+      info,
+      withCause(`no performance_schema.${this.#def.table}`, err),
+      err,
+    );
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
     const st = this.#levels.get(level);
     const info = this.#info;
-    if (st === undefined || info === undefined || st.truncatePolicy.stopped) return { values: [] };
-    if (this.#unsupported !== undefined) {
-      return { values: [], error: unsupportedError(this.domain, info, this.#unsupported) };
-    }
+    if (st === undefined || info === undefined) return { values: [] };
+    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
 
     let rows: Row[];
     try {
       rows = await this.#db.query(st.query.sql, st.query.params, { signal });
     } catch (err) {
-      if (errnoOf(err) === ER_NO_SUCH_TABLE) {
-        this.#unsupported = withCause(`no performance_schema.${this.#def.table}`, err);
-        return { values: [], error: unsupportedError(this.domain, info, this.#unsupported, err) };
-      }
-      return { values: [], error: queryError(err) };
+      if (errnoOf(err) !== ER_NO_SUCH_TABLE) return { values: [], error: queryError(err) };
+      this.#unsupported = this.#noTable(info, err);
+      return { values: [], error: this.#unsupported };
     }
-    const type = st.truncate ? MetricType.DeltaCounter : MetricType.CumulativeCounter;
+    const type = st.truncate.enabled ? MetricType.DeltaCounter : MetricType.CumulativeCounter;
     const values = errorValues(this.#def.scope, rows, st.total, type);
-
-    let result: CollectResult = { values };
-    if (st.truncate) {
-      const truncateErr = await tryTruncate(this.#db, this.#def.table, {
-        timeoutMs: st.truncateTimeoutMs,
-        flavor: info.flavor,
-        signal,
-      });
-      result = st.truncatePolicy.apply(values, truncateErr);
-    }
-    if (st.startupError !== undefined && result.error === undefined) {
-      result = { values: result.values, error: st.startupError };
-      st.startupError = undefined;
-    }
-    return result;
+    const result = await st.truncate.after(this.#db, this.#def.table, values, this.#how, signal);
+    if (st.startupError === undefined || result.error !== undefined) return result;
+    const error = st.startupError;
+    st.startupError = undefined;
+    return { values: result.values, error };
   }
 }
 

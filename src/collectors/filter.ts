@@ -1,6 +1,6 @@
 /**
  * Schema/table include-exclude filters shared by size.table, autoinc, wait.io.table (table
- * filters) and size.database (schema filter). Spec: domains.md §2.8, §2.9, §2.15, §2.16.
+ * filters) and size.database (schema filter).
  *
  * The point of a filter is to let the *server* drop what is not wanted: every filter turns
  * into a parameterised SQL condition (`condition()`), so a monitor with thousands of tables

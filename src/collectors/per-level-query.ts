@@ -1,6 +1,6 @@
 /**
  * The shape most collectors share: one query per plan level, built in prepare() from the
- * level's metrics and options; the source checked once against the per-flavor table
+ * level's metrics and options; the source checked once against the source table
  * (sources.ts); collect() runs the level's query and turns the rows into values. A level
  * that does not list the domain collects nothing; a query failure is returned as data
  * (with its errno) for the engine's error policies.
@@ -8,8 +8,8 @@
 import type { CollectError, CollectResult, Collector, CollectorContext } from '../core/collector.js';
 import type { Db, Row } from '../core/db.js';
 import type { DomainPlan, Plan } from '../core/plan.js';
-import { levelPlans, queryError } from './common.js';
-import { sourceFor, unsupportedError } from './sources.js';
+import { mapLevels, queryError } from './common.js';
+import { prepareSource } from './sources.js';
 
 export interface LevelQuery {
   sql: string;
@@ -18,6 +18,8 @@ export interface LevelQuery {
 
 export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Collector {
   abstract readonly domain: string;
+  /** The source table's key for the one source this collector reads. */
+  protected abstract readonly source: string;
   protected readonly db: Db;
   #levels = new Map<string, Q>();
   /** Set in prepare() when the source table says this server cannot serve the domain. */
@@ -39,14 +41,13 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, Q>();
-    for (const [level, dp] of levelPlans(plan, this.domain)) levels.set(level, this.buildQuery(dp));
-    this.#levels = levels;
+    this.#levels = mapLevels(plan, this.domain, (dp) => this.buildQuery(dp));
     this.#unsupported = undefined;
-    if (levels.size === 0) return;
-    const info = await this.db.serverInfo({ signal });
-    const choice = sourceFor(this.domain, info);
-    if ('unsupported' in choice) this.#unsupported = unsupportedError(this.domain, info, choice.unsupported);
+    if (this.#levels.size === 0) return;
+    const prepared = await prepareSource(this.db, this.domain, signal);
+    this.#unsupported = prepared.unsupported;
+    if (prepared.unsupported === undefined && !prepared.sources.includes(this.source))
+      throw new Error(`${this.domain}: source ${prepared.sources.join(',')} is not ${this.source}`);
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {

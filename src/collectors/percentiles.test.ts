@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parsePercentile, parsePercentiles, percentileName } from './percentiles.js';
 
-void describe('percentile metric names (§2.12.1)', () => {
+void describe('percentile metric names', () => {
   void it('reads the three spellings of a percentile', () => {
     const cases: [string, number][] = [
       ['p50', 0.5],

@@ -1,6 +1,5 @@
 /**
- * Percentile metric names, shared by query.response-time and percona.response-time
- * (spec domains.md §2.12.1).
+ * Percentile metric names, shared by query.response-time and percona.response-time.
  *
  * A plan lists percentiles as metrics in any of three spellings, all meaning 0.999:
  * `p0.999` (a fraction), `p99.9` (a percentage), `p999` (digits read as a fraction:
@@ -47,7 +46,7 @@ export function percentileName(q: number): string {
 
 /**
  * A level's plan metrics as percentiles. Throws Blip's message for an empty list, and
- * (Recommended over Blip) for a quantile outside 0 < q ≤ 1, which no histogram can answer.
+ * (Blip accepts it) for a quantile outside 0 < q ≤ 1, which no histogram can answer.
  */
 export function parsePercentiles(metrics: readonly string[]): Percentile[] {
   if (metrics.length === 0)

@@ -1,5 +1,5 @@
 /**
- * `--print-domains` text, generated from each collector's help (cli.md §5.3). The same
+ * `--print-domains` text, generated from each collector's help. The same
  * help drives plan validation and docs/domains.md.
  */
 import type { CollectorHelp } from '../core/collector.js';
@@ -11,7 +11,7 @@ function block(title: string, lines: string[]): string[] {
 }
 
 /** One domain's help as text. */
-export function domainText(h: CollectorHelp): string {
+function domainText(h: CollectorHelp): string {
   const out = [h.domain, `\t${h.description}`];
   if (h.options.length === 0) out.push('\t(No options)');
   else {

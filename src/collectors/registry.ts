@@ -1,5 +1,5 @@
 /**
- * The collector registry (style.md habit 1): domain name → help + factory. The built-in
+ * The collector registry (one collector per domain): domain name → help + factory. The built-in
  * list lives in builtin.ts; this class only stores and looks up.
  */
 import type { Collector, CollectorContext, CollectorHelp, CollectorRegistration } from '../core/collector.js';

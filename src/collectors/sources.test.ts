@@ -1,7 +1,24 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { Db, QueryOptions, Row, ServerInfo } from '../core/db.js';
+import { MetricType } from '../core/metrics.js';
 import { parseServerVersion } from '../db/flavor.js';
-import { SOURCE_TABLE, sourceFor, sourceList, unsupportedError } from './sources.js';
+import { BUILTIN } from './builtin.js';
+import {
+  SERVER_COLUMNS,
+  SOURCE_STEPS,
+  SOURCE_TABLE,
+  TRUNCATE_STEP,
+  absentReason,
+  choicesInColumn,
+  prepareSource,
+  sourceFor,
+  sourceList,
+  uniformSource,
+  unsupportedError,
+  type SourceRule,
+} from './sources.js';
+import { NO_SIGNAL } from './test-helpers.js';
 
 /** Servers named by what they report in @@version. */
 const SERVERS = {
@@ -37,31 +54,10 @@ function everywhere(source: string): Record<Server, string> {
 }
 
 void describe('source table', () => {
-  void it('covers every domain of domains.md §1.1', () => {
-    assert.deepEqual(Object.keys(SOURCE_TABLE).sort(), [
-      'autoinc',
-      'aws.rds',
-      'error.account',
-      'error.global',
-      'error.host',
-      'error.thread',
-      'error.user',
-      'innodb',
-      'innodb.buffer-pool',
-      'percona.response-time',
-      'query.response-time',
-      'repl',
-      'repl.lag',
-      'size.binlog',
-      'size.database',
-      'size.table',
-      'status.global',
-      'stmt.current',
-      'tls',
-      'trx',
-      'var.global',
-      'wait.io.table',
-    ]);
+  void it('has a row set for every built-in domain, plus the shared steps, and nothing else', () => {
+    const domains = BUILTIN.map((r) => r.help.domain);
+    assert.deepEqual(Object.keys(SOURCE_TABLE).sort(), [...domains, ...Object.keys(SOURCE_STEPS)].sort());
+    assert.deepEqual(Object.keys(SOURCE_STEPS), [TRUNCATE_STEP]);
   });
 
   void it('has a catch-all row per flavor in every domain, so no server falls through', () => {
@@ -85,7 +81,6 @@ void describe('source table', () => {
     assert.deepEqual(row('autoinc'), everywhere('columns'));
     assert.deepEqual(row('stmt.current'), everywhere('events_statements_current'));
     assert.deepEqual(row('wait.io.table'), everywhere('table_io_waits_summary_by_table'));
-    assert.deepEqual(row('aws.rds'), everywhere('cloudwatch'));
   });
 
   void it('tls: have_ssl until MySQL 8.0.21, then with the P_S fallback, P_S only from 8.4; MariaDB have_ssl', () => {
@@ -130,7 +125,10 @@ void describe('source table', () => {
       'mariadb-10.11': 'select,show',
       'mariadb-11': 'select,show',
     });
-    assert.deepEqual(sourceFor('var.global', parseServerVersion('5.7.5')), { source: 'select,show' });
+    assert.deepEqual(sourceFor('var.global', parseServerVersion('5.7.5')), {
+      source: 'select,show',
+      absent: { pfs: 'performance_schema.global_variables exists only in MySQL 5.7.6 and later' },
+    });
     const innodb = row('innodb');
     assert.equal(innodb['mysql-8.4'], 'innodb_metrics:status');
     assert.equal(innodb['percona-5.7'], 'innodb_metrics:status');
@@ -162,7 +160,7 @@ void describe('source table', () => {
     assert.deepEqual(row('error.user'), expect('events_errors_summary_by_user_by_error'));
     assert.deepEqual(row('error.thread'), expect('events_errors_summary_by_thread_by_error'));
     assert.deepEqual(sourceFor('error.global', parseServerVersion('10.11.6-MariaDB')), {
-      unsupported: 'MariaDB has no performance_schema error summary tables (events_errors_summary_*)',
+      unsupported: 'MariaDB has no performance_schema error summary tables (MySQL 8.0+ only)',
     });
     assert.deepEqual(sourceFor('query.response-time', parseServerVersion('8.0.0')), {
       unsupported:
@@ -190,10 +188,151 @@ void describe('source table', () => {
     );
   });
 
-  void it('builds the §0.7 error: domain, flavor and version, reason; flagged unsupported', () => {
+  void it('builds the not-supported error: domain, flavor and version, reason; flagged unsupported', () => {
     const err = unsupportedError('error.global', parseServerVersion('10.11.19-MariaDB-log'), 'no tables');
     assert.equal(err.message, 'error.global: not supported on mariadb 10.11.19: no tables');
     assert.equal(err.unsupported, true);
     assert.equal(err.errno, undefined);
+    assert.equal(err.policy, undefined);
+  });
+
+  void it('keeps the server errno and names a policy a plan may set for the same failure', () => {
+    const cause = Object.assign(new Error("Table 't' doesn't exist"), { errno: 1146 });
+    const zero = [{ name: 'p99', value: 0, type: MetricType.Gauge }];
+    const err = unsupportedError('query.response-time', parseServerVersion('8.0.36'), 'no t', cause, {
+      policy: 'table-not-exist',
+      zero,
+    });
+    assert.deepEqual([err.errno, err.policy, err.zero, err.cause], [1146, 'table-not-exist', zero, cause]);
+  });
+
+  void it('says why a source is absent, from the rule or the unsupported reason', () => {
+    const at = (domain: string, v: string) => sourceFor(domain, parseServerVersion(v));
+    assert.equal(absentReason(at('var.global', '8.0.36'), 'pfs'), undefined);
+    assert.equal(
+      absentReason(at('var.global', '10.11.6-MariaDB'), 'pfs'),
+      'no performance_schema.global_variables table',
+    );
+    assert.match(absentReason(at('repl.lag', '5.7.44'), 'pfs') ?? '', /LAST_APPLIED_TRANSACTION/);
+    assert.equal(absentReason(at('tls', '5.7.44'), 'tls_channel_status'), 'no tls_channel_status source');
+    assert.match(absentReason(at('error.global', '5.7.44'), 'x') ?? '', /only in MySQL 8\.0/);
+  });
+
+  void it('gives the plugin hint per flavor for percona.response-time', () => {
+    const hint = (v: string) => {
+      const c = sourceFor('percona.response-time', parseServerVersion(v));
+      return 'source' in c ? c.hint : undefined;
+    };
+    assert.equal(hint('5.7.44-48'), 'no QUERY_RESPONSE_TIME plugin loaded');
+    assert.match(hint('10.11.6-MariaDB') ?? '', /INSTALL SONAME 'query_response_time'/);
+  });
+
+  void it('truncate step: SET STATEMENT on MariaDB, a plain TRUNCATE on MySQL', () => {
+    assert.deepEqual(row(TRUNCATE_STEP), {
+      ...everywhere('truncate'),
+      'mariadb-10.4': 'set-statement-truncate',
+      'mariadb-10.11': 'set-statement-truncate',
+      'mariadb-11': 'set-statement-truncate',
+    });
+  });
+});
+
+/** A Db that only counts serverInfo() calls. */
+class InfoDb implements Db {
+  asked = 0;
+  constructor(readonly info: ServerInfo) {}
+  async query(_sql: string, _p?: readonly unknown[], _o?: QueryOptions): Promise<Row[]> {
+    throw new Error('no queries here');
+  }
+  async serverInfo(): Promise<ServerInfo> {
+    this.asked++;
+    return this.info;
+  }
+  async ping(): Promise<void> {}
+}
+
+void describe('prepareSource', () => {
+  void it('knows flavor-neutral domains without asking the server', async () => {
+    assert.equal(uniformSource('status.global'), 'show-global-status');
+    assert.equal(uniformSource('repl'), undefined);
+    assert.equal(uniformSource('var.global'), undefined);
+    const db = new InfoDb(parseServerVersion('10.11.6-MariaDB'));
+    const p = await prepareSource(db, 'status.global', NO_SIGNAL);
+    assert.deepEqual(p, {
+      sources: ['show-global-status'],
+      absent: {},
+      hint: undefined,
+      info: undefined,
+      unsupported: undefined,
+    });
+    assert.equal(db.asked, 0);
+  });
+
+  void it('asks the server for the others and hands back the list, the notes and the server', async () => {
+    const db = new InfoDb(parseServerVersion('10.11.6-MariaDB'));
+    const p = await prepareSource(db, 'var.global', NO_SIGNAL);
+    assert.deepEqual(p.sources, ['select', 'show']);
+    assert.deepEqual(p.absent, { pfs: 'no performance_schema.global_variables table' });
+    assert.equal(p.info, db.info);
+    assert.equal(p.unsupported, undefined);
+    assert.equal(db.asked, 1);
+  });
+
+  void it('turns an unsupported row into the not-supported error', async () => {
+    const p = await prepareSource(new InfoDb(parseServerVersion('5.7.44')), 'error.host', NO_SIGNAL);
+    assert.deepEqual(p.sources, []);
+    assert.equal(
+      p.unsupported?.message,
+      'error.host: not supported on mysql 5.7.44: the performance_schema error summary tables exist only in MySQL 8.0 and later',
+    );
+  });
+});
+
+void describe('source table by server column (the docs view)', () => {
+  const column = (title: string) => {
+    const c = SERVER_COLUMNS.find((x) => x.title === title);
+    assert.ok(c !== undefined, title);
+    return c;
+  };
+
+  void it('splits a column at every rule boundary inside it, in version order', () => {
+    assert.deepEqual(choicesInColumn('tls', column('MySQL 8.1–8.4')), [
+      { from: undefined, choice: { source: 'have_ssl,tls_channel_status' } },
+      { from: '8.4.0', choice: { source: 'tls_channel_status' } },
+    ]);
+    assert.deepEqual(
+      choicesInColumn('repl', column('MySQL 8.0')).map((p) => [
+        p.from,
+        'source' in p.choice && p.choice.source,
+      ]),
+      [
+        [undefined, 'show-slave-status'],
+        ['8.0.22', 'show-replica-status'],
+      ],
+    );
+  });
+
+  void it('keeps one piece when a rule covers the column, and reads unknown versions as unknown', () => {
+    assert.deepEqual(choicesInColumn('repl', column('MySQL 9.x')), [
+      { from: undefined, choice: { source: 'show-replica-status' } },
+    ]);
+    assert.deepEqual(choicesInColumn('repl', column('MySQL, version unknown')), [
+      { from: undefined, choice: { source: 'show-slave-status' } },
+    ]);
+  });
+
+  void it('merges neighbouring pieces with the same answer', () => {
+    const table: Record<string, SourceRule[]> = {
+      d: [
+        { flavor: 'mysql', min: '8.0.10', source: 'a' },
+        { flavor: 'mysql', min: '8.0.5', source: 'a' },
+        { flavor: 'mysql', source: 'b' },
+        { flavor: 'mariadb', source: 'b' },
+      ],
+    };
+    assert.deepEqual(choicesInColumn('d', column('MySQL 8.0'), table), [
+      { from: undefined, choice: { source: 'b' } },
+      { from: '8.0.5', choice: { source: 'a' } },
+    ]);
   });
 });

@@ -6,13 +6,16 @@ import { type Db, type DbError, type QueryOptions, type Row, type ServerInfo } f
 import { MetricType, type MetricValue } from '../core/metrics.js';
 import { createDb, type PooledDb } from '../db/pool.js';
 import { parseServerVersion } from '../db/flavor.js';
+import { NO_SIGNAL } from './test-helpers.js';
 import { startMariaDB, type MariaDB, tcpSpec } from '../../test/helpers/mariadb.js';
 import {
   DEFAULT_TRUNCATE_TIMEOUT_MS,
+  LevelTruncate,
   TRUNCATE_POLICY,
-  TruncatePolicy,
+  TruncateTracker,
   lockWaitSeconds,
   parseTruncateTimeout,
+  truncateHow,
   truncateStatement,
   tryTruncate,
   zeroValues,
@@ -77,21 +80,27 @@ void describe('truncate procedure', () => {
     assert.throws(() => parseTruncateTimeout('-1s'), /Invalid truncate duration/);
   });
 
+  void it('the source table picks the statement form: SET STATEMENT on MariaDB, a plain TRUNCATE on MySQL', () => {
+    assert.equal(truncateHow(parseServerVersion('10.11.6-MariaDB')), 'set-statement-truncate');
+    assert.equal(truncateHow(parseServerVersion('8.0.36')), 'truncate');
+    assert.equal(truncateHow(parseServerVersion('5.7.44-log')), 'truncate');
+  });
+
   void it('MariaDB scopes lock_wait_timeout to the TRUNCATE itself; MySQL relies on the deadline', () => {
     assert.equal(
-      truncateStatement('table_io_waits_summary_by_table', 250, 'mariadb'),
+      truncateStatement('table_io_waits_summary_by_table', 250, 'set-statement-truncate'),
       'SET STATEMENT lock_wait_timeout=1 FOR TRUNCATE TABLE performance_schema.table_io_waits_summary_by_table',
     );
     assert.equal(
-      truncateStatement('events_errors_summary_global_by_error', 2500, 'mariadb'),
+      truncateStatement('events_errors_summary_global_by_error', 2500, 'set-statement-truncate'),
       'SET STATEMENT lock_wait_timeout=3 FOR TRUNCATE TABLE performance_schema.events_errors_summary_global_by_error',
     );
     assert.equal(
-      truncateStatement('events_statements_histogram_global', 250, 'mysql'),
+      truncateStatement('events_statements_histogram_global', 250, 'truncate'),
       'TRUNCATE TABLE performance_schema.events_statements_histogram_global',
     );
     assert.throws(
-      () => truncateStatement('x; DROP TABLE y', 250, 'mysql'),
+      () => truncateStatement('x; DROP TABLE y', 250, 'truncate'),
       /invalid performance_schema table name/,
     );
   });
@@ -100,7 +109,7 @@ void describe('truncate procedure', () => {
     const db = new SwitchDb();
     const ac = new AbortController();
     assert.equal(
-      await tryTruncate(db, 'tbl_x', { timeoutMs: 300, flavor: 'mysql', signal: ac.signal }),
+      await tryTruncate(db, 'tbl_x', { timeoutMs: 300, how: 'truncate', signal: ac.signal }),
       undefined,
     );
     assert.equal(db.calls.length, 1);
@@ -112,7 +121,7 @@ void describe('truncate procedure', () => {
   void it('a failure becomes a truncate-timeout error keeping the errno, with no engine zeros', async () => {
     const db = new SwitchDb();
     db.fail = dbError("DROP command denied to user 'mon'@'localhost' for table 'tbl_x'", 1142);
-    const err = await tryTruncate(db, 'tbl_x', { timeoutMs: 250, flavor: 'mysql' });
+    const err = await tryTruncate(db, 'tbl_x', { timeoutMs: 250, how: 'truncate' });
     assert.ok(err instanceof CollectError);
     assert.equal(
       err.message,
@@ -124,59 +133,79 @@ void describe('truncate procedure', () => {
   });
 });
 
-void describe('truncate-error policy (§0.5 table)', () => {
-  const fail = () => new CollectError('truncate failed', { policy: TRUNCATE_POLICY, zero: [] });
+void describe('truncate outcomes as typed errors for the engine', () => {
+  const fail = () => new CollectError('truncate failed', { policy: TRUNCATE_POLICY, zero: [], errno: 1142 });
 
   void it('row 1: no failure before, ok now → values as collected, no error', () => {
-    const p = new TruncatePolicy('');
-    assert.deepEqual(p.apply(VALUES, undefined), { values: VALUES });
-    assert.equal(p.previousFailed, false);
+    const t = new TruncateTracker();
+    assert.deepEqual(t.result(VALUES, undefined), { values: VALUES });
+    assert.equal(t.previousFailed, false);
   });
 
-  void it('row 2: first failure → values as collected plus the error', () => {
-    const p = new TruncatePolicy('report,zero,retry');
+  void it('row 2: first failure → values as collected plus the error, which adds no zero values', () => {
+    const t = new TruncateTracker();
     const e = fail();
-    const res = p.apply(VALUES, e);
+    const res = t.result(VALUES, e);
     assert.equal(res.values, VALUES);
     assert.equal(res.error, e);
-    assert.equal(p.previousFailed, true);
-    assert.equal(p.stopped, false);
+    assert.deepEqual(res.error?.zero, []);
+    assert.equal(t.previousFailed, true);
   });
 
-  void it('rows 3 and 4 with drop: no values; the error only while the truncate still fails', () => {
-    const p = new TruncatePolicy('');
-    p.apply(VALUES, fail()); // row 2
-    const e = fail();
-    assert.deepEqual(p.apply(VALUES, e), { values: [], error: e }); // row 3
-    assert.deepEqual(p.apply(VALUES, undefined), { values: [] }); // row 4: sample spans >1 interval
-    assert.deepEqual(p.apply(VALUES, undefined), { values: VALUES }); // back to row 1
-  });
-
-  void it('rows 3 and 4 with zero: the values with value 0, group kept, meta dropped', () => {
-    const p = new TruncatePolicy('ignore,zero');
-    p.apply(VALUES, fail());
-    const e = fail();
-    assert.deepEqual(p.apply(VALUES, e), { values: ZEROED, error: e });
-    assert.deepEqual(p.apply(VALUES, undefined), { values: ZEROED });
-    assert.deepEqual(p.apply(VALUES, undefined), { values: VALUES });
-    assert.deepEqual(zeroValues(VALUES), ZEROED);
+  void it('row 3: failing again → no values; the error carries the zeroed values for a zero policy', () => {
+    const t = new TruncateTracker();
+    t.result(VALUES, fail());
+    const res = t.result(VALUES, fail());
+    assert.deepEqual(res.values, []);
+    assert.equal(res.error?.message, 'truncate failed');
+    assert.equal(res.error?.policy, TRUNCATE_POLICY);
+    assert.equal(res.error?.errno, 1142);
+    assert.deepEqual(res.error?.zero, ZEROED);
     assert.equal(VALUES[0]?.value, 7, 'the collected values are not modified');
   });
 
-  void it('stop: the first call entering rows 2–4 stops the level', () => {
-    const p = new TruncatePolicy('report,drop,stop');
-    assert.deepEqual(p.apply(VALUES, undefined), { values: VALUES });
-    assert.equal(p.stopped, false);
-    const e = fail();
-    assert.deepEqual(p.apply(VALUES, e), { values: VALUES, error: e });
-    assert.equal(p.stopped, true);
+  void it('row 4: ok after a failure → no values and a silent error (empty message) with the zeroed values', () => {
+    const t = new TruncateTracker();
+    t.result(VALUES, fail());
+    const res = t.result(VALUES, undefined);
+    assert.deepEqual(res.values, []);
+    assert.equal(res.error?.message, '');
+    assert.equal(res.error?.policy, TRUNCATE_POLICY);
+    assert.deepEqual(res.error?.zero, ZEROED);
+    assert.deepEqual(t.result(VALUES, undefined), { values: VALUES }, 'back to row 1');
+  });
+
+  void it('zeroed values keep name, type and group, and drop meta', () => {
+    assert.deepEqual(zeroValues(VALUES), ZEROED);
+  });
+
+  void it('a level truncates by its options: default per domain, timeout parsed when truncating', async () => {
+    const dp = (options: Record<string, string>) => ({ metrics: [], options, errors: {} });
+    assert.equal(new LevelTruncate(dp({}), true).enabled, true);
+    assert.equal(new LevelTruncate(dp({ 'truncate-table': 'no' }), true).enabled, false);
+    assert.equal(new LevelTruncate(dp({}), false).enabled, false);
+    assert.equal(
+      new LevelTruncate(dp({ 'truncate-table': 'yes', 'truncate-timeout': '1s' }), false).timeoutMs,
+      1000,
+    );
+    assert.equal(
+      new LevelTruncate(dp({ 'truncate-table': 'no', 'truncate-timeout': 'x' }), true).timeoutMs,
+      250,
+    );
+    assert.throws(
+      () => new LevelTruncate(dp({ 'truncate-timeout': 'x' }), false, true),
+      /Invalid truncate duration/,
+    );
+    const db = new SwitchDb();
+    const off = new LevelTruncate(dp({ 'truncate-table': 'no' }), true);
+    assert.deepEqual(await off.after(db, 'tbl_x', VALUES, 'truncate', NO_SIGNAL), { values: VALUES });
+    assert.equal(db.calls.length, 0);
   });
 
   void it('a Db failing on demand walks the whole table', async () => {
     const db = new SwitchDb();
-    const p = new TruncatePolicy('zero');
-    const step = async () =>
-      p.apply(VALUES, await tryTruncate(db, 'tbl_x', { timeoutMs: 250, flavor: 'mysql' }));
+    const level = new LevelTruncate({ metrics: [], options: {}, errors: {} }, true);
+    const step = () => level.after(db, 'tbl_x', VALUES, 'truncate', NO_SIGNAL);
     assert.deepEqual(await step(), { values: VALUES });
     db.fail = dbError('query timed out after 250ms and was cancelled');
     const r2 = await step();
@@ -186,10 +215,11 @@ void describe('truncate-error policy (§0.5 table)', () => {
       /^truncate table performance_schema\.tbl_x failed: query timed out/,
     );
     const r3 = await step();
-    assert.deepEqual(r3.values, ZEROED);
-    assert.ok(r3.error instanceof CollectError);
+    assert.deepEqual(r3.values, []);
+    assert.deepEqual(r3.error?.zero, ZEROED);
     db.fail = undefined;
-    assert.deepEqual(await step(), { values: ZEROED });
+    const r4 = await step();
+    assert.deepEqual([r4.values, r4.error?.message, r4.error?.zero], [[], '', ZEROED]);
     assert.deepEqual(await step(), { values: VALUES });
     assert.equal(db.calls.length, 5);
   });
@@ -231,7 +261,7 @@ void describe('truncate against a real MariaDB performance_schema', () => {
   void it('empties the table with only the DROP privilege on it', async () => {
     await server.query('INSERT INTO tr.t VALUES (1), (2), (3), (4)');
     assert.equal(await countStar(), 4);
-    assert.equal(await tryTruncate(mon, TABLE, { timeoutMs: 250, flavor: 'mariadb' }), undefined);
+    assert.equal(await tryTruncate(mon, TABLE, { timeoutMs: 250, how: 'set-statement-truncate' }), undefined);
     assert.equal(await countStar(), 0);
   });
 
@@ -239,7 +269,7 @@ void describe('truncate against a real MariaDB performance_schema', () => {
     await server.query('INSERT INTO tr.t VALUES (5)');
     const before = await countStar();
     assert.ok(before >= 1);
-    const err = await tryTruncate(ro, TABLE, { timeoutMs: 250, flavor: 'mariadb' });
+    const err = await tryTruncate(ro, TABLE, { timeoutMs: 250, how: 'set-statement-truncate' });
     assert.equal(err?.errno, 1142);
     assert.equal(err?.policy, TRUNCATE_POLICY);
     assert.match(
@@ -258,7 +288,7 @@ void describe('truncate against a real MariaDB performance_schema', () => {
       await holder.query(`SELECT COUNT(*) FROM performance_schema.${TABLE}`);
 
       let t0 = Date.now();
-      const err = await tryTruncate(mon, TABLE, { timeoutMs: 300, flavor: 'mariadb' });
+      const err = await tryTruncate(mon, TABLE, { timeoutMs: 300, how: 'set-statement-truncate' });
       const took = Date.now() - t0;
       assert.match(err?.message ?? '', /query timed out after 300ms and was cancelled/);
       assert.ok(took >= 250 && took < 950, `client deadline ended it (took ${took}ms)`);
@@ -266,7 +296,7 @@ void describe('truncate against a real MariaDB performance_schema', () => {
       // Without a client deadline, SET STATEMENT lock_wait_timeout=1 ends it on the server.
       t0 = Date.now();
       await assert.rejects(
-        mon.query(truncateStatement(TABLE, 300, 'mariadb')),
+        mon.query(truncateStatement(TABLE, 300, 'set-statement-truncate')),
         (e: DbError) => e.errno === 1205,
       );
       const serverTook = Date.now() - t0;
@@ -282,6 +312,6 @@ void describe('truncate against a real MariaDB performance_schema', () => {
       await holder.query('ROLLBACK');
       await holder.end();
     }
-    assert.equal(await tryTruncate(mon, TABLE, { timeoutMs: 250, flavor: 'mariadb' }), undefined);
+    assert.equal(await tryTruncate(mon, TABLE, { timeoutMs: 250, how: 'set-statement-truncate' }), undefined);
   });
 });

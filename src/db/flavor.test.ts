@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { describeServer, parseServerVersion, versionAtLeast } from './flavor.js';
 
-void describe('parseServerVersion (domains.md §0.6)', () => {
+void describe('parseServerVersion', () => {
   const cases: [string, 'mysql' | 'mariadb', [number, number, number]][] = [
     ['10.11.19-MariaDB-0+deb12u1-log', 'mariadb', [10, 11, 19]],
     ['10.11.6-MariaDB', 'mariadb', [10, 11, 6]],

@@ -1,5 +1,6 @@
 /**
- * Server flavor and version detection (spec domains.md §0.6, style.md habit 6).
+ * Server flavor and version detection. Choices by flavor and version are made in one place,
+ * the source table (collectors/sources.ts).
  *
  * Blip only compares version numbers, so MariaDB 10.11 looks "newer than MySQL 8" and gets
  * MySQL-8 queries. sonde decides the flavor from the text instead: `@@version` containing

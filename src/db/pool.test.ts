@@ -212,7 +212,7 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     assert.equal((await d.serverInfo()).flavor, 'mariadb');
   });
 
-  void describe('password reload on access denied (monitors.md §9)', () => {
+  void describe('password reload on access denied', () => {
     /** Kill every connection of `user` so the pool must open new ones. */
     async function dropConnections(user: string): Promise<void> {
       const rows = await server.query('SELECT id FROM information_schema.processlist WHERE user = ?', [user]);

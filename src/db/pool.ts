@@ -1,5 +1,5 @@
 /**
- * One small connection pool per monitor, on mysql2/promise (style.md habit 7, monitors.md §7.2 and §9).
+ * One small connection pool per monitor, on mysql2/promise.
  *
  * What this layer guarantees to collectors:
  * - at most 3 connections (2 for collectors, 1 for heartbeat and plan changing);
@@ -23,19 +23,18 @@ import {
   type PoolConnection,
 } from 'mysql2/promise';
 import type { ConnectionSpec, Db, DbError, QueryOptions, Row, ServerInfo } from '../core/db.js';
-import { errorMessage } from '../core/errors.js';
+import { errnoOf, errorMessage } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
+import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
 
-/** Connections per monitor (monitors.md §7.2). */
+/** Connections per monitor: 2 for collectors (at most 2 run at once), 1 for the rest. */
 export const POOL_SIZE = 3;
 /** Seconds; set on every new session so DDL locks cannot stall monitoring for long. */
-export const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
+const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
 /** After a KILL QUERY, how long to wait for the statement to end before dropping its connection. */
 const KILL_SETTLE_MS = 5_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
-/** MySQL/MariaDB ER_ACCESS_DENIED_ERROR. */
-const ER_ACCESS_DENIED = 1045;
 
 /** Error codes this module sets on DbError for its own failures. */
 export const DB_ERROR_CODES = {
@@ -45,7 +44,7 @@ export const DB_ERROR_CODES = {
 } as const;
 
 /** The concrete DbError: a plain Error carrying the server's errno, code and SQLSTATE. */
-export class DbQueryError extends Error implements DbError {
+class DbQueryError extends Error implements DbError {
   errno?: number;
   code?: string;
   sqlState?: string;
@@ -67,7 +66,7 @@ export class DbQueryError extends Error implements DbError {
 export interface CreateDbOptions {
   /**
    * Re-read the monitor's credentials (password file, my.cnf, secret, IAM token...).
-   * Called after an access-denied error while opening a connection (monitors.md §9).
+   * Called after an access-denied error while opening a connection.
    */
   reloadCredentials?: () => Promise<ConnectionSpec>;
   /** Told `<redacted dsn>: <error>` when reloadCredentials fails (event `db-reload-password-error`). */
@@ -174,13 +173,13 @@ class MysqlDb implements PooledDb {
   #toDbError(err: unknown): DbQueryError {
     if (err instanceof DbQueryError) return err;
     const e = (typeof err === 'object' && err !== null ? err : {}) as {
-      errno?: unknown;
       code?: unknown;
       sqlState?: unknown;
       fatal?: unknown;
     };
     const fields: ConstructorParameters<typeof DbQueryError>[1] = {};
-    if (typeof e.errno === 'number') fields.errno = e.errno;
+    const errno = errnoOf(err);
+    if (errno !== undefined) fields.errno = errno;
     if (typeof e.code === 'string') fields.code = e.code;
     if (typeof e.sqlState === 'string' && e.sqlState !== '') fields.sqlState = e.sqlState;
     if (e.fatal === true) fields.fatal = true;
@@ -202,7 +201,7 @@ class MysqlDb implements PooledDb {
       return { conn: await this.#checkout(gen), gen };
     } catch (err) {
       if (!isAccessDenied(err)) throw this.#toDbError(err);
-      // Password reload (monitors.md §9): one reload at a time; concurrent failures wait
+      // Password reload: one reload at a time; concurrent failures wait
       // for it, then retry once if the credentials changed.
       const swapped = this.#gen !== gen || (await this.#reloadOnce(gen));
       if (!swapped || this.#closed) throw this.#toDbError(err);
@@ -422,7 +421,7 @@ class MysqlDb implements PooledDb {
 }
 
 function isAccessDenied(err: unknown): boolean {
-  return typeof err === 'object' && err !== null && (err as { errno?: unknown }).errno === ER_ACCESS_DENIED;
+  return errnoOf(err) === ER_ACCESS_DENIED;
 }
 
 function timeoutError(ms: number): DbQueryError {

@@ -1,8 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseValue } from './values.js';
+import type { Row } from '../core/db.js';
+import { parseValue, upstreamValues } from './values.js';
 
-void describe('parseValue (domains.md §0.2)', () => {
+void describe('parseValue', () => {
   void it('parses decimal numbers', () => {
     assert.equal(parseValue('123'), 123);
     assert.equal(parseValue('-1.5'), -1.5);
@@ -82,5 +83,44 @@ void describe('parseValue (domains.md §0.2)', () => {
       assert.equal(parseValue(s), undefined, JSON.stringify(s));
     }
     assert.equal(parseValue(null), undefined);
+  });
+});
+
+void describe('upstreamValues (mysqld_exporter reading)', () => {
+  void it('rewrites mysqld_exporter keywords (any case) and keeps wanted text values', () => {
+    const rows: Row[] = [
+      { Variable_name: 'a', Value: 'ON' },
+      { Variable_name: 'b', Value: 'Off' },
+      { Variable_name: 'c', Value: 'Primary' },
+      { Variable_name: 'd', Value: 'non-Primary' },
+      { Variable_name: 'e', Value: 'CONNECTING' },
+      { Variable_name: 'f', Value: 'yes' },
+      { Variable_name: 'g', Value: '12' },
+      { Variable_name: 'h', Value: 'AUTH_MASTER' },
+      { Variable_name: 'version', Value: '10.11.19-MariaDB' },
+      { Variable_name: 'Version_Comment', Value: 'Debian 12' },
+      { Variable_name: 'i', Value: null },
+    ];
+    const text: Record<string, string> = {};
+    upstreamValues(rows, new Set(['version', 'version_comment']), text);
+    assert.deepEqual(
+      rows.map((r) => r.Value),
+      ['1', '0', '1', '0', '0', '1', '12', 'AUTH_MASTER', '10.11.19-MariaDB', 'Debian 12', null],
+    );
+    assert.deepEqual(text, { version: '10.11.19-MariaDB', version_comment: 'Debian 12' });
+  });
+
+  void it('reads upper-case columns (VARIABLE_NAME, VALUE) and writes the keyword back to the same column', () => {
+    const rows: Row[] = [
+      { VARIABLE_NAME: 'WSREP_READY', VALUE: 'off' },
+      { VARIABLE_NAME: 'wsrep_cluster_state_uuid', VALUE: 'abc-123' },
+    ];
+    const text: Record<string, string> = {};
+    upstreamValues(rows, new Set(['wsrep_cluster_state_uuid']), text);
+    assert.deepEqual(rows, [
+      { VARIABLE_NAME: 'WSREP_READY', VALUE: '0' },
+      { VARIABLE_NAME: 'wsrep_cluster_state_uuid', VALUE: 'abc-123' },
+    ]);
+    assert.deepEqual(text, { wsrep_cluster_state_uuid: 'abc-123' });
   });
 });

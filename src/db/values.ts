@@ -1,11 +1,13 @@
 /**
- * Turning MySQL's textual values into numbers (spec domains.md §0.2, Blip `sqlutil.Float64`).
+ * Turning MySQL's textual values into numbers (as Blip's `sqlutil.Float64` does), and
+ * mysqld_exporter's reading of them for the exporter emulation.
  *
  * Every value sonde reads from SHOW / INFORMATION_SCHEMA / performance_schema arrives as
  * text. parseValue() decides whether that text is a metric value; `undefined` means "not a
  * number, skip it silently". Do NOT use `Number(text)`: `Number("")` is 0 and
  * `Number("0x10")` is 16, neither of which MySQL means.
  */
+import type { Row } from '../core/db.js';
 
 /** Strict decimal grammar: optional sign, digits with optional fraction, optional exponent. */
 const DECIMAL = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/;
@@ -70,7 +72,7 @@ function unixSeconds(
 }
 
 /**
- * Parse one textual MySQL value per domains.md §0.2.
+ * Parse one textual MySQL value.
  *
  * - decimal numbers (`123`, `-1.5`, `1e+06`) → that number (non-finite results are rejected)
  * - `ON`, `YES`, `Yes` → 1; `OFF`, `NO`, `No`, `DISABLED`, `Connecting` → 0 (case-sensitive)
@@ -102,4 +104,59 @@ export function parseValue(text: string | null | undefined): number | undefined 
   }
 
   return undefined;
+}
+
+/**
+ * mysqld_exporter's keywords for text values of global status and variables (compared
+ * lowercase): they become `1` or `0`, so e.g. `wsrep_cluster_status` exists as it does
+ * there. parseValue() then reads them like any number.
+ */
+const UPSTREAM_KEYWORDS: ReadonlyMap<string, string> = new Map([
+  ['yes', '1'],
+  ['on', '1'],
+  ['no', '0'],
+  ['off', '0'],
+  ['disabled', '0'],
+  ['connecting', '0'],
+  ['primary', '1'],
+  ['non-primary', '0'],
+  ['disconnected', '0'],
+]);
+
+/** First letters (both cases) of each kept-name set: most rows are rejected without lowercasing. */
+const FIRST_LETTERS = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
+
+function firstLetters(keep: ReadonlySet<string>): ReadonlySet<string> {
+  let firsts = FIRST_LETTERS.get(keep);
+  if (firsts === undefined) {
+    firsts = new Set([...keep].flatMap((n) => [n.charAt(0), n.charAt(0).toUpperCase()]));
+    FIRST_LETTERS.set(keep, firsts);
+  }
+  return firsts;
+}
+
+/**
+ * Read `Variable_name`/`Value` rows (SHOW GLOBAL STATUS / VARIABLES) as mysqld_exporter
+ * does: keyword values are rewritten to `1`/`0` in place (any case), and the values of the
+ * names in `keep` (lowercase) are copied to `text` as the server wrote them. Numbers and
+ * other text are left as they are.
+ */
+export function upstreamValues(rows: Row[], keep: ReadonlySet<string>, text: Record<string, string>): void {
+  const firsts = firstLetters(keep);
+  for (const row of rows) {
+    const value = row.Value ?? row.VALUE ?? row.value;
+    if (value === undefined || value === null || value === '') continue;
+    const rawName = row.Variable_name ?? row.VARIABLE_NAME ?? row.variable_name ?? '';
+    if (firsts.has(rawName.charAt(0))) {
+      const name = rawName.toLowerCase();
+      if (keep.has(name)) {
+        text[name] = value;
+        continue;
+      }
+    }
+    const c = value.charCodeAt(0);
+    if ((c >= 48 && c <= 57) || c === 45 /* - */ || c === 46 /* . */) continue; // a number
+    const kw = UPSTREAM_KEYWORDS.get(value.toLowerCase());
+    if (kw !== undefined) row['Value' in row ? 'Value' : 'VALUE' in row ? 'VALUE' : 'value'] = kw;
+  }
 }

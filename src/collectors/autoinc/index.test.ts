@@ -183,7 +183,7 @@ void describe('autoinc against a real MariaDB', () => {
       server.query('INSERT INTO a.tiny_s VALUES ()'),
       /Duplicate entry '127'|Out of range/,
     );
-    // MariaDB now shows AUTO_INCREMENT = 128, one past the type: usage is 128/127 (domains.md §2.16).
+    // MariaDB now shows AUTO_INCREMENT = 128, one past the type: usage is 128/127, as Blip computes it.
     const [row] = await server.query(
       "SELECT AUTO_INCREMENT AS ai FROM information_schema.TABLES WHERE table_schema = 'a' AND table_name = 'tiny_s'",
     );

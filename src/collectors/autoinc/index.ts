@@ -1,5 +1,5 @@
 /**
- * autoinc — auto-increment headroom per column (spec domains.md §2.16).
+ * autoinc — auto-increment headroom per column.
  *
  * For every base table with an auto_increment integer column, `usage` = the table's next
  * AUTO_INCREMENT value / the largest value the column type can hold, a fraction near 0 for
@@ -127,6 +127,7 @@ export function autoincValues(rows: readonly Row[]): MetricValue[] {
 
 export class AutoincCollector extends PerLevelQueryCollector<AutoincQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'columns';
 
   protected buildQuery(dp: DomainPlan): AutoincQuery {
     return buildAutoincQuery(dp.options);

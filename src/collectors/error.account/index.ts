@@ -1,5 +1,5 @@
 /**
- * error.account — server errors raised by account and error (spec domains.md §2.17). The
+ * error.account — server errors raised by account and error. The
  * implementation is shared by the five error.* domains: see ../error-summary.ts.
  */
 import type { CollectorHelp, CollectorRegistration } from '../../core/collector.js';

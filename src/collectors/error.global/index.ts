@@ -1,5 +1,5 @@
 /**
- * error.global — server errors raised in total, by error (spec domains.md §2.17). The
+ * error.global — server errors raised in total, by error. The
  * implementation is shared by the five error.* domains: see ../error-summary.ts.
  */
 import type { CollectorHelp, CollectorRegistration } from '../../core/collector.js';

@@ -1,5 +1,5 @@
 /**
- * error.host — server errors raised by host and error (spec domains.md §2.17). The
+ * error.host — server errors raised by host and error. The
  * implementation is shared by the five error.* domains: see ../error-summary.ts.
  */
 import type { CollectorHelp, CollectorRegistration } from '../../core/collector.js';

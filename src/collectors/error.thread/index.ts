@@ -1,5 +1,5 @@
 /**
- * error.thread — server errors raised by thread and error (spec domains.md §2.17). The
+ * error.thread — server errors raised by thread and error. The
  * implementation is shared by the five error.* domains: see ../error-summary.ts.
  */
 import type { CollectorHelp, CollectorRegistration } from '../../core/collector.js';

@@ -1,5 +1,5 @@
 /**
- * error.user — server errors raised by user and error (spec domains.md §2.17). The
+ * error.user — server errors raised by user and error. The
  * implementation is shared by the five error.* domains: see ../error-summary.ts.
  */
 import type { CollectorHelp, CollectorRegistration } from '../../core/collector.js';

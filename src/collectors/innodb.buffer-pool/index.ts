@@ -1,13 +1,13 @@
 /**
- * innodb.buffer-pool — buffer pool statistics summed over all pool instances (spec
- * domains.md §2.4), from information_schema.INNODB_BUFFER_POOL_STATS (needs PROCESS).
+ * innodb.buffer-pool — buffer pool statistics summed over all pool instances, from
+ * information_schema.INNODB_BUFFER_POOL_STATS (needs PROCESS).
  *
  * The query is one row: `SUM(<column>) AS <name>` for each wanted column, so several
  * instances (MySQL's innodb_buffer_pool_instances; MariaDB ≥ 10.5 has one) read as one pool.
  * Column names come only from the fixed list below, never from the plan, so they are safe
  * to interpolate.
  *
- * Sonde follows the spec's Recommended fixes to Blip here:
+ * Sonde fixes Blip here:
  * - `all: yes` collects every column (Blip ignores it);
  * - the real columns are YOUNG_MAKE_PER_THOUSAND_GETS / NOT_YOUNG_MAKE_PER_THOUSAND_GETS;
  *   Blip's `…_get` spellings (error 1054 in Blip) are accepted in plans and reported with
@@ -31,7 +31,7 @@ const C = MetricType.CumulativeCounter;
 
 /**
  * Every column, as reported (lowercase column name), with its type, in table order.
- * The Recommended types of domains.md §2.4.
+ * Gauges for sizes, pending counts, rates and ratios; counters for running totals.
  */
 export const BUFFER_POOL_COLUMNS: ReadonlyMap<string, MetricType> = new Map<string, MetricType>([
   ['pool_size', G],
@@ -68,7 +68,7 @@ export const BUFFER_POOL_COLUMNS: ReadonlyMap<string, MetricType> = new Map<stri
 ]);
 
 /** Blip's spellings (no such columns) → the real column. */
-export const BUFFER_POOL_ALIASES: ReadonlyMap<string, string> = new Map([
+const BUFFER_POOL_ALIASES: ReadonlyMap<string, string> = new Map([
   ['young_make_per_thousand_get', 'young_make_per_thousand_gets'],
   ['not_young_make_per_thousand_get', 'not_young_make_per_thousand_gets'],
 ]);
@@ -140,6 +140,7 @@ export function bufferPoolValues(q: BufferPoolQuery, rows: readonly Row[]): Metr
 
 export class BufferPoolCollector extends PerLevelQueryCollector<BufferPoolQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'innodb_buffer_pool_stats';
 
   protected buildQuery(dp: DomainPlan): BufferPoolQuery {
     return buildBufferPoolQuery(bufferPoolNames(option(dp, 'all'), dp.metrics));

@@ -10,27 +10,28 @@ const BASE = 'SELECT subsystem, name, count FROM information_schema.innodb_metri
 
 void describe('innodb queries and rows', () => {
   void it('all: no lists the plan metrics as bound, lowercased names', () => {
-    assert.deepEqual(
-      buildInnodbQuery('no', ['lock_timeouts', 'buffer_LRU_batch_flush_total_pages'], 'mariadb'),
-      {
-        sql: `${BASE} WHERE name IN (?, ?)`,
-        params: ['lock_timeouts', 'buffer_lru_batch_flush_total_pages'],
-      },
-    );
-    assert.equal(buildInnodbQuery('', ['x'], 'mysql').sql, `${BASE} WHERE name IN (?)`);
+    assert.deepEqual(buildInnodbQuery('no', ['lock_timeouts', 'buffer_LRU_batch_flush_total_pages'], ''), {
+      sql: `${BASE} WHERE name IN (?, ?)`,
+      params: ['lock_timeouts', 'buffer_lru_batch_flush_total_pages'],
+    });
+    assert.equal(buildInnodbQuery('', ['x'], '').sql, `${BASE} WHERE name IN (?)`);
   });
 
-  void it('all: enabled filters by flavor: STATUS on MySQL, ENABLED on MariaDB', () => {
-    assert.equal(buildInnodbQuery('enabled', [], 'mysql').sql, `${BASE} WHERE status='enabled'`);
-    assert.equal(buildInnodbQuery('enabled', [], 'mariadb').sql, `${BASE} WHERE enabled=1`);
+  void it('all: enabled filters by the source key: STATUS on MySQL, ENABLED on MariaDB', () => {
+    assert.equal(
+      buildInnodbQuery('enabled', [], 'innodb_metrics:status').sql,
+      `${BASE} WHERE status='enabled'`,
+    );
+    assert.equal(buildInnodbQuery('enabled', [], 'innodb_metrics:enabled').sql, `${BASE} WHERE enabled=1`);
+    assert.throws(() => buildInnodbQuery('enabled', [], 'other'), /no enabled filter for source other/);
   });
 
   void it('all: yes reads every row', () => {
-    assert.deepEqual(buildInnodbQuery('yes', ['ignored'], 'mysql'), { sql: BASE, params: [] });
+    assert.deepEqual(buildInnodbQuery('yes', ['ignored'], ''), { sql: BASE, params: [] });
   });
 
   void it('an empty list without all is refused', () => {
-    assert.throws(() => buildInnodbQuery('no', [], 'mysql'), /^Error: no metrics specified$/);
+    assert.throws(() => buildInnodbQuery('no', [], ''), /^Error: no metrics specified$/);
   });
 
   void it('rows: names lowercased, negatives clamped, subsystem kept as returned, types by list', () => {
@@ -89,6 +90,83 @@ void describe('innodb queries and rows', () => {
     assert.deepEqual(db.queries, []);
     assert.deepEqual(await c.collect('other', NO_SIGNAL), { values: [] });
     assert.deepEqual(db.queries, []);
+  });
+});
+
+void describe('innodb for the mysqld_exporter emulation', () => {
+  const ROWS = [
+    {
+      SUBSYSTEM: 'buffer',
+      NAME: 'buffer_LRU_batch_flush_total_pages',
+      COUNT: '7',
+      TYPE: 'STATUS_COUNTER',
+      COMMENT: 'Total pages flushed',
+    },
+    {
+      SUBSYSTEM: 'lock',
+      NAME: 'lock_timeouts',
+      COUNT: '1',
+      TYPE: 'counter',
+      COMMENT: 'Number of lock timeouts',
+    },
+  ];
+
+  void it('reads NAME, TYPE and COMMENT in the same query and adds them as meta', async () => {
+    const db = new FakeDb('10.11.6-MariaDB', () => ROWS);
+    const c = new InnodbCollector({ monitorId: 'm', db, exporterReading: { keepText: new Set() } });
+    await c.prepare(planOf({ l: { innodb: { options: { all: 'enabled' } } } }), NO_SIGNAL);
+    const res = await c.collect('l', NO_SIGNAL);
+    assert.deepEqual(db.queries, [
+      {
+        sql: 'SELECT subsystem, name, count, type, comment FROM information_schema.innodb_metrics WHERE enabled=1',
+        params: [],
+      },
+    ]);
+    assert.deepEqual(
+      res.values.map((v) => [v.name, v.value, v.meta]),
+      [
+        [
+          'buffer_lru_batch_flush_total_pages',
+          7,
+          {
+            subsystem: 'buffer',
+            name: 'buffer_LRU_batch_flush_total_pages',
+            type: 'status_counter',
+            comment: 'Total pages flushed',
+          },
+        ],
+        [
+          'lock_timeouts',
+          1,
+          { subsystem: 'lock', name: 'lock_timeouts', type: 'counter', comment: 'Number of lock timeouts' },
+        ],
+      ],
+    );
+  });
+
+  void it('shares one frozen meta object per metric between scrapes, and makes a new one when a column changes', async () => {
+    let comment = 'Number of lock timeouts';
+    const db = new FakeDb('8.0.36', () => [{ ...ROWS[1], COMMENT: comment }]);
+    const c = new InnodbCollector({ monitorId: 'm', db, exporterReading: { keepText: new Set() } });
+    await c.prepare(planOf({ l: { innodb: { metrics: ['lock_timeouts'] } } }), NO_SIGNAL);
+    const a = (await c.collect('l', NO_SIGNAL)).values[0]?.meta;
+    const b = (await c.collect('l', NO_SIGNAL)).values[0]?.meta;
+    assert.ok(a !== undefined && a === b);
+    assert.ok(Object.isFrozen(a));
+    comment = 'Lock timeouts';
+    const d = (await c.collect('l', NO_SIGNAL)).values[0]?.meta;
+    assert.notEqual(d, a);
+    assert.equal(d?.comment, 'Lock timeouts');
+  });
+
+  void it('without it, reads only subsystem, name and count, with fresh subsystem meta', async () => {
+    const db = new FakeDb('8.0.36', () => ROWS);
+    const c = new InnodbCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { innodb: { options: { all: 'yes' } } } }), NO_SIGNAL);
+    const res = await c.collect('l', NO_SIGNAL);
+    assert.equal(db.queries[0]?.sql, BASE);
+    assert.deepEqual(res.values[1]?.meta, { subsystem: 'lock' });
+    assert.equal(Object.isFrozen(res.values[1]?.meta), false);
   });
 });
 

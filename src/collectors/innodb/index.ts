@@ -1,10 +1,11 @@
 /**
- * innodb — counters from information_schema.INNODB_METRICS (spec domains.md §2.3).
+ * innodb — counters from information_schema.INNODB_METRICS.
  *
  * `all` picks the rows: `no` (default) the metrics listed in the plan, `enabled` the rows
  * the server currently maintains, `yes` every row. The "enabled" column differs by flavor
- * (MySQL: STATUS='enabled'; MariaDB: ENABLED=1, no STATUS column), so the filter is chosen
- * from the detected flavor, not the version number. Each value carries meta `subsystem`.
+ * (MySQL: STATUS='enabled'; MariaDB: ENABLED=1, no STATUS column); the source table picks
+ * the filter. Each value carries meta `subsystem`; for the mysqld_exporter emulation also
+ * `name`, `type` and `comment` (INNODB_META), read by the same query.
  */
 import type {
   CollectResult,
@@ -13,11 +14,12 @@ import type {
   CollectorHelp,
   CollectorRegistration,
 } from '../../core/collector.js';
-import type { Db, Flavor, Row } from '../../core/db.js';
-import { MetricType, type MetricValue } from '../../core/metrics.js';
+import type { Db, Row } from '../../core/db.js';
+import { INNODB_META, MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
 import { field, levelPlans, option, placeholders, queryError } from '../common.js';
+import { prepareSource } from '../sources.js';
 
 export const DOMAIN = 'innodb';
 
@@ -82,7 +84,16 @@ export const help: CollectorHelp = {
   metrics: [],
 };
 
-const BASE_SQL = 'SELECT subsystem, name, count FROM information_schema.innodb_metrics';
+const COLUMNS = 'subsystem, name, count';
+/** The exporter emulation also reads the columns mysqld_exporter names and describes metrics by. */
+const EXPORTER_COLUMNS = 'subsystem, name, count, type, comment';
+const FROM = 'FROM information_schema.innodb_metrics';
+
+/** The `all: enabled` filter of each source key the source table gives for innodb. */
+const ENABLED_FILTER: Readonly<Record<string, string>> = {
+  'innodb_metrics:status': "status='enabled'",
+  'innodb_metrics:enabled': 'enabled=1',
+};
 
 /** One level's query. */
 export interface InnodbQuery {
@@ -92,35 +103,79 @@ export interface InnodbQuery {
 
 /**
  * The query for an `all` option value and metric list. Only `enabled` depends on the
- * flavor. An empty list with `all: no` is refused here (Blip sends `IN ()`, a syntax error).
+ * server: `source` is the source table's key for it. An empty list with `all: no` is
+ * refused here (Blip sends `IN ()`, a syntax error). `exporter` adds the TYPE and COMMENT
+ * columns.
  */
-export function buildInnodbQuery(all: string, metrics: readonly string[], flavor: Flavor): InnodbQuery {
-  if (all === 'yes') return { sql: BASE_SQL, params: [] };
+export function buildInnodbQuery(
+  all: string,
+  metrics: readonly string[],
+  source: string,
+  exporter = false,
+): InnodbQuery {
+  const base = `SELECT ${exporter ? EXPORTER_COLUMNS : COLUMNS} ${FROM}`;
+  if (all === 'yes') return { sql: base, params: [] };
   if (all === 'enabled') {
-    return {
-      sql: `${BASE_SQL} WHERE ${flavor === 'mariadb' ? 'enabled=1' : "status='enabled'"}`,
-      params: [],
-    };
+    const filter = ENABLED_FILTER[source];
+    if (filter === undefined) throw new Error(`innodb: no enabled filter for source ${source}`);
+    return { sql: `${base} WHERE ${filter}`, params: [] };
   }
   if (metrics.length === 0) throw new Error('no metrics specified');
   // NAME compares case-insensitively by column collation; lowercase for tidiness.
   const names = metrics.map((m) => m.toLowerCase());
-  return { sql: `${BASE_SQL} WHERE name IN (${placeholders(names.length)})`, params: names };
+  return { sql: `${base} WHERE name IN (${placeholders(names.length)})`, params: names };
 }
 
-/** Pure part of collect(): INNODB_METRICS rows → values with subsystem meta. */
-export function innodbValues(rows: readonly Row[]): MetricValue[] {
+/**
+ * The exporter meta of each metric (subsystem, name, type, comment), made once and shared
+ * by every value of that metric while the server's columns stay the same.
+ */
+export class InnodbMetaCache {
+  readonly #byName = new Map<string, Readonly<Record<string, string>>>();
+
+  /** The frozen meta for one row's columns (`type` lowercased). */
+  meta(subsystem: string, name: string, type: string, comment: string): Readonly<Record<string, string>> {
+    const lowerType = type.toLowerCase();
+    const cached = this.#byName.get(name);
+    if (
+      cached !== undefined &&
+      cached[INNODB_META.subsystem] === subsystem &&
+      cached[INNODB_META.type] === lowerType &&
+      cached[INNODB_META.comment] === comment
+    )
+      return cached;
+    const meta = Object.freeze({
+      [INNODB_META.subsystem]: subsystem,
+      [INNODB_META.name]: name,
+      [INNODB_META.type]: lowerType,
+      [INNODB_META.comment]: comment,
+    });
+    this.#byName.set(name, meta);
+    return meta;
+  }
+}
+
+/**
+ * Pure part of collect(): INNODB_METRICS rows → values with subsystem meta. With `exporter`
+ * (the exporter emulation) the meta also carries NAME, TYPE and COMMENT, shared per metric.
+ */
+export function innodbValues(rows: readonly Row[], exporter?: InnodbMetaCache): MetricValue[] {
   const values: MetricValue[] = [];
   for (const row of rows) {
-    const name = (field(row, 'name') ?? '').toLowerCase();
+    const rawName = field(row, 'name') ?? '';
+    const name = rawName.toLowerCase();
     let value = parseValue(field(row, 'count') ?? null);
     if (name === '' || value === undefined) continue;
     if (value < 0) value = 0; // old MySQL bug #75966 made some counts negative
+    const subsystem = field(row, 'subsystem') ?? '';
     values.push({
       name,
       value,
       type: GAUGES.has(name) ? MetricType.Gauge : MetricType.CumulativeCounter,
-      meta: { subsystem: field(row, 'subsystem') ?? '' },
+      meta:
+        exporter === undefined
+          ? { [INNODB_META.subsystem]: subsystem }
+          : exporter.meta(subsystem, rawName, field(row, 'type') ?? '', field(row, 'comment') ?? ''),
     });
   }
   return values;
@@ -129,22 +184,29 @@ export function innodbValues(rows: readonly Row[]): MetricValue[] {
 export class InnodbCollector implements Collector {
   readonly domain = DOMAIN;
   readonly #db: Db;
+  readonly #exporter: InnodbMetaCache | undefined;
   #levels = new Map<string, InnodbQuery>();
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
+    this.#exporter = ctx.exporterReading === undefined ? undefined : new InnodbMetaCache();
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     const levels = new Map<string, InnodbQuery>();
-    let flavor: Flavor | undefined;
+    let source: Promise<string> | undefined;
     for (const [level, dp] of levelPlans(plan, DOMAIN)) {
       const all = option(dp, 'all');
-      // The flavor only matters for `all: enabled`; ask the server only then.
-      if (all === 'enabled') flavor ??= (await this.#db.serverInfo({ signal })).flavor;
-      levels.set(level, buildInnodbQuery(all, dp.metrics, flavor ?? 'mysql'));
+      // The source only matters for `all: enabled`; ask the server only then.
+      const key = all === 'enabled' ? await (source ??= this.#source(signal)) : '';
+      levels.set(level, buildInnodbQuery(all, dp.metrics, key, this.#exporter !== undefined));
     }
     this.#levels = levels;
+  }
+
+  async #source(signal: AbortSignal): Promise<string> {
+    const prepared = await prepareSource(this.#db, DOMAIN, signal);
+    return prepared.sources[0] ?? '';
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
@@ -156,7 +218,7 @@ export class InnodbCollector implements Collector {
     } catch (err) {
       return { values: [], error: queryError(err) };
     }
-    return { values: innodbValues(rows) };
+    return { values: innodbValues(rows, this.#exporter) };
   }
 }
 

@@ -6,15 +6,16 @@ import { MetricType } from '../../core/metrics.js';
 import { type PooledDb } from '../../db/pool.js';
 import { parseServerVersion } from '../../db/flavor.js';
 import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
+import { sourceFor } from '../sources.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import {
+  DOMAIN,
   FLUSH_QUERY,
   PerconaResponseTimeCollector,
   QRT_QUERY,
   help,
   parseQrtRows,
   qrtPercentile,
-  qrtSupport,
   qrtValues,
 } from './index.js';
 
@@ -160,12 +161,13 @@ void describe('percona.response-time from recorded plugin rows', () => {
   });
 
   void it('MySQL 8 has no plugin: not supported, without asking', async () => {
-    assert.equal(
-      qrtSupport(parseServerVersion('8.0.36')),
-      'MySQL 8.0 and later have no QUERY_RESPONSE_TIME plugin',
-    );
-    assert.equal(qrtSupport(parseServerVersion('5.7.44')), undefined);
-    assert.equal(qrtSupport(parseServerVersion('10.11.19-MariaDB')), undefined);
+    assert.deepEqual(sourceFor(DOMAIN, parseServerVersion('8.0.36')), {
+      unsupported: 'MySQL 8.0 and later have no QUERY_RESPONSE_TIME plugin',
+    });
+    for (const v of ['5.7.44', '10.11.19-MariaDB']) {
+      const choice = sourceFor(DOMAIN, parseServerVersion(v));
+      assert.equal('source' in choice ? choice.source : choice.unsupported, 'query_response_time');
+    }
     const db = new FakeDb('8.0.36', () => ROWS);
     const res = await (await prepared(db, ['p99'])).collect('l', NO_SIGNAL);
     assert.equal(res.error?.unsupported, true);
@@ -176,19 +178,24 @@ void describe('percona.response-time from recorded plugin rows', () => {
     assert.deepEqual(db.queries, []);
   });
 
-  void it('a plan naming unknown-table gets Blip handling: zero emits every percentile as 0', async () => {
-    const db = new FakeDb('8.0.36', () => {
+  void it('names the unknown-table policy, so a plan setting it governs 1109 (zero: every percentile as 0)', async () => {
+    const db = new FakeDb('5.7.44', () => {
       throw dbErr("Unknown table 'QUERY_RESPONSE_TIME' in information_schema", 1109);
     });
-    const c = await prepared(db, ['p99', 'p50'], {}, { 'unknown-table': 'ignore,zero,stop' });
+    const c = await prepared(db, ['p99', 'p50']);
     const res = await c.collect('l', NO_SIGNAL);
     assert.ok(res.error instanceof CollectError);
+    assert.equal(res.error.unsupported, true);
     assert.equal(res.error.policy, 'unknown-table');
+    assert.equal(res.error.errno, 1109);
+    assert.equal(
+      res.error.message,
+      "percona.response-time: not supported on mysql 5.7.44: no QUERY_RESPONSE_TIME plugin loaded (Unknown table 'QUERY_RESPONSE_TIME' in information_schema)",
+    );
     assert.deepEqual(res.error.zero, [
       { name: 'p99', value: 0, type: MetricType.Gauge },
       { name: 'p50', value: 0, type: MetricType.Gauge },
     ]);
-    assert.deepEqual(await c.collect('l', NO_SIGNAL), { values: [] }, 'stop');
     assert.equal(db.queries.length, 1);
   });
 

@@ -1,6 +1,5 @@
 /**
- * percona.response-time — query latency percentiles from the QUERY_RESPONSE_TIME plugin
- * (spec domains.md §2.13).
+ * percona.response-time — query latency percentiles from the QUERY_RESPONSE_TIME plugin.
  *
  * The plugin (Percona Server 5.7; MariaDB's `query_response_time` plugin) keeps a small
  * log-scale histogram in `INFORMATION_SCHEMA.QUERY_RESPONSE_TIME`: per bucket its upper
@@ -10,11 +9,11 @@
  * reached goes to meta. After reading it flushes the histogram
  * (`SET GLOBAL query_response_time_flush=1`, option `flush`).
  *
- * Flavors: MySQL 8.0+ (Percona Server 8 included) has no such plugin; MariaDB and MySQL 5.7
- * have it only when it is loaded (MariaDB: `INSTALL SONAME 'query_response_time'` and
- * `query_response_time_stats=ON`). Without it the query fails with 1109. If the plan names
- * the `unknown-table` policy, that error goes through it as in Blip; otherwise the domain
- * reports "not supported" once (§0.7) and stops.
+ * Flavors (see the source table): MySQL 8.0+ (Percona Server 8 included) has no such
+ * plugin; MariaDB and MySQL 5.7 have it only when it is loaded (MariaDB: `INSTALL SONAME
+ * 'query_response_time'` and `query_response_time_stats=ON`). Without it the query fails
+ * with 1109. Either way the domain reports "not supported" once and stops, unless the plan
+ * sets the `unknown-table` policy, which then governs the error as in Blip.
  */
 import type {
   CollectResult,
@@ -23,18 +22,17 @@ import type {
   CollectorHelp,
   CollectorRegistration,
 } from '../../core/collector.js';
-import { CollectError } from '../../core/collector.js';
+import type { CollectError } from '../../core/collector.js';
 import type { Db, Row, ServerInfo } from '../../core/db.js';
-import { errorMessage } from '../../core/errors.js';
+import { errnoOf } from '../../core/errors.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
-import { versionAtLeast } from '../../db/flavor.js';
+import { ER_UNKNOWN_TABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { parsePolicy, type ErrorPolicy } from '../../plan/policy.js';
-import { field, levelPlans, option, queryError } from '../common.js';
+import { field, mapLevels, option, queryError } from '../common.js';
 import { parsePercentiles, type Percentile } from '../percentiles.js';
-import { ER_UNKNOWN_TABLE, errnoOf, withCause } from '../pfs.js';
-import { unsupportedError } from '../sources.js';
+import { withCause } from '../pfs.js';
+import { sourceFor, unsupportedError } from '../sources.js';
 
 export const DOMAIN = 'percona.response-time';
 
@@ -43,7 +41,7 @@ export const QRT_QUERY =
 export const FLUSH_QUERY = 'SET GLOBAL query_response_time_flush=1';
 
 /** Policy name for error 1109 (no QUERY_RESPONSE_TIME table). */
-export const UNKNOWN_TABLE_POLICY = 'unknown-table';
+const UNKNOWN_TABLE_POLICY = 'unknown-table';
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -96,17 +94,6 @@ export interface QrtBucket {
 }
 
 /**
- * Per-flavor table: MySQL 8.0+ never has the plugin (removed upstream, and from Percona
- * Server 8). MariaDB and older MySQL may have it loaded, so their query decides.
- */
-export function qrtSupport(info: ServerInfo): string | undefined {
-  if (info.flavor === 'mysql' && versionAtLeast(info, 8)) {
-    return 'MySQL 8.0 and later have no QUERY_RESPONSE_TIME plugin';
-  }
-  return undefined;
-}
-
-/**
  * Pure: the plugin's rows → buckets. TIME and TOTAL are right-aligned text: trimmed, then
  * parsed; text that is no number throws Blip's `<level>: qrt: …` error.
  */
@@ -148,7 +135,7 @@ export function qrtPercentile(buckets: readonly QrtBucket[], q: number): [number
 
 /**
  * Pure part of collect(): buckets → one gauge per percentile, µs. No queries since the last
- * flush (N = 0) → nothing (Recommended; Blip reports NaN).
+ * flush (N = 0) → nothing (Blip reports NaN).
  */
 export function qrtValues(
   buckets: readonly QrtBucket[],
@@ -168,9 +155,6 @@ interface LevelState {
   percentiles: Percentile[];
   realPercentiles: boolean;
   flush: boolean;
-  /** The plan's `unknown-table` policy when it names one (then applied rather than §0.7). */
-  unknownTablePolicy: ErrorPolicy | undefined;
-  stopped: boolean;
 }
 
 export class PerconaResponseTimeCollector implements Collector {
@@ -178,84 +162,69 @@ export class PerconaResponseTimeCollector implements Collector {
   readonly #db: Db;
   #levels = new Map<string, LevelState>();
   #info: ServerInfo | undefined;
+  /** The source table's answer: why the plugin cannot exist here, or how to load it. */
+  #unsupported: string | undefined;
+  #hint = '';
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      const policy = dp.errors[UNKNOWN_TABLE_POLICY];
-      levels.set(level, {
-        percentiles: parsePercentiles(dp.metrics),
-        realPercentiles: option(dp, 'real-percentiles') !== 'no',
-        flush: option(dp, 'flush') !== 'no',
-        unknownTablePolicy: policy === undefined ? undefined : parsePolicy(policy),
-        stopped: false,
-      });
-    }
-    this.#levels = levels;
-    if (levels.size > 0) this.#info = await this.#db.serverInfo({ signal });
+    this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
+      percentiles: parsePercentiles(dp.metrics),
+      realPercentiles: option(dp, 'real-percentiles') !== 'no',
+      flush: option(dp, 'flush') !== 'no',
+    }));
+    if (this.#levels.size === 0) return;
+    const info = await this.#db.serverInfo({ signal });
+    this.#info = info;
+    const choice = sourceFor(DOMAIN, info);
+    this.#unsupported = 'unsupported' in choice ? choice.unsupported : undefined;
+    this.#hint = 'source' in choice ? (choice.hint ?? '') : '';
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
     const st = this.#levels.get(level);
     const info = this.#info;
-    if (st === undefined || st.stopped || info === undefined) return { values: [] };
-    const reason = qrtSupport(info);
-    if (reason !== undefined && st.unknownTablePolicy === undefined) {
-      return { values: [], error: unsupportedError(DOMAIN, info, reason) };
+    if (st === undefined || info === undefined) return { values: [] };
+    if (this.#unsupported !== undefined) {
+      return { values: [], error: noPluginError(info, st, this.#unsupported) };
     }
 
     let rows: Row[];
     try {
       rows = await this.#db.query(QRT_QUERY, [], { signal });
     } catch (err) {
-      return { values: [], error: this.#queryFailed(st, info, err) };
+      if (errnoOf(err) !== ER_UNKNOWN_TABLE) return { values: [], error: queryError(err) };
+      return { values: [], error: noPluginError(info, st, withCause(this.#hint, err), err) };
     }
     let values: MetricValue[];
     try {
       values = qrtValues(parseQrtRows(level, rows), st.percentiles, st.realPercentiles);
     } catch (err) {
-      return { values: [], error: new CollectError(errorMessage(err), { cause: err }) };
+      return { values: [], error: queryError(err) };
     }
 
     if (st.flush) {
       try {
         await this.#db.query(FLUSH_QUERY, [], { signal });
       } catch (err) {
-        // Recommended over Blip (which drops the values): they are valid, keep them.
-        return { values, error: new CollectError(`flush failed: ${errorMessage(err)}`, { cause: err }) };
+        // Blip drops the values here, yet they are valid: keep them.
+        return { values, error: queryError(err, { what: 'flush' }) };
       }
     }
     return { values };
   }
+}
 
-  #queryFailed(st: LevelState, info: ServerInfo, err: unknown): CollectError {
-    if (errnoOf(err) !== ER_UNKNOWN_TABLE) return queryError(err);
-    if (st.unknownTablePolicy === undefined) {
-      return unsupportedError(
-        DOMAIN,
-        info,
-        withCause(
-          info.flavor === 'mariadb'
-            ? "plugin query_response_time not loaded (INSTALL SONAME 'query_response_time')"
-            : 'no QUERY_RESPONSE_TIME plugin loaded',
-          err,
-        ),
-        err,
-      );
-    }
-    if (st.unknownTablePolicy.retry === 'stop') st.stopped = true;
-    // Blip: `zero` emits every configured percentile as 0 (the engine adds them).
-    return new CollectError(errorMessage(err), {
-      policy: UNKNOWN_TABLE_POLICY,
-      errno: ER_UNKNOWN_TABLE,
-      zero: st.percentiles.map((p) => ({ name: p.name, value: 0, type: MetricType.Gauge })),
-      cause: err,
-    });
-  }
+/**
+ * No QUERY_RESPONSE_TIME table: "not supported", unless the plan sets the `unknown-table`
+ * policy, which then governs it as in Blip (`zero` emits every percentile as 0).
+ */
+function noPluginError(info: ServerInfo, st: LevelState, reason: string, cause?: unknown): CollectError {
+  const zero = st.percentiles.map((p) => ({ name: p.name, value: 0, type: MetricType.Gauge }));
+  return unsupportedError(DOMAIN, info, reason, cause, { policy: UNKNOWN_TABLE_POLICY, zero });
 }
 
 export const registration: CollectorRegistration = {

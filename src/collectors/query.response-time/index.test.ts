@@ -4,14 +4,9 @@ import { CollectError } from '../../core/collector.js';
 import type { DbError, Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import { parseServerVersion } from '../../db/flavor.js';
+import { sourceFor } from '../sources.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
-import {
-  QueryResponseTimeCollector,
-  help,
-  histogramSupport,
-  percentileQuery,
-  percentileValue,
-} from './index.js';
+import { DOMAIN, QueryResponseTimeCollector, help, percentileQuery, percentileValue } from './index.js';
 
 /**
  * A MySQL 8.0 events_statements_histogram_global result set, in the server's shape: bucket
@@ -87,21 +82,22 @@ async function prepared(
 }
 
 void describe('query.response-time source by flavor', () => {
-  void it('only MySQL 8.0.1+ has the histogram', () => {
-    assert.deepEqual(histogramSupport(parseServerVersion('8.0.1')), { supported: true });
-    assert.deepEqual(histogramSupport(parseServerVersion('8.4.3')), { supported: true });
-    assert.deepEqual(histogramSupport(parseServerVersion('9.1.0')), { supported: true });
-    assert.deepEqual(histogramSupport(parseServerVersion('8.0.0-dmr')), {
-      supported: false,
-      reason: 'performance_schema.events_statements_histogram_global exists only in MySQL 8.0.1 and later',
+  void it('only MySQL 8.0.1+ has the histogram (source table)', () => {
+    const source = (v: string) => sourceFor(DOMAIN, parseServerVersion(v));
+    const yes = { source: 'events_statements_histogram_global' };
+    assert.deepEqual(source('8.0.1'), yes);
+    assert.deepEqual(source('8.4.3'), yes);
+    assert.deepEqual(source('9.1.0'), yes);
+    assert.deepEqual(source('8.0.0-dmr'), {
+      unsupported:
+        'performance_schema.events_statements_histogram_global exists only in MySQL 8.0.1 and later',
     });
-    assert.equal(histogramSupport(parseServerVersion('5.7.44-log')).supported, false);
-    assert.deepEqual(histogramSupport(parseServerVersion('10.11.19-MariaDB-0+deb12u1-log')), {
-      supported: false,
-      reason: 'MariaDB has no performance_schema.events_statements_histogram_global (MySQL 8.0.1+ only)',
+    assert.ok('unsupported' in source('5.7.44-log'));
+    assert.deepEqual(source('10.11.19-MariaDB-0+deb12u1-log'), {
+      unsupported: 'MariaDB has no performance_schema.events_statements_histogram_global (MySQL 8.0.1+ only)',
     });
     // A version that could not be read: the query decides.
-    assert.equal(histogramSupport(parseServerVersion('weird')).supported, true);
+    assert.deepEqual(source('weird'), yes);
   });
 
   void it('prints q with 6 decimals', () => {
@@ -203,14 +199,14 @@ void describe('query.response-time on recorded MySQL 8 histograms', () => {
     );
   });
 
-  void it('truncate failures follow the truncate-timeout policy', async () => {
+  void it('truncate failures are typed truncate-timeout errors, zeroed values ready for a zero policy', async () => {
     let failTruncate = true;
     const db = new FakeDb('8.0.36', (sql) => {
       if (sql !== TRUNCATE) return answer(HISTOGRAM, sql);
       if (failTruncate) throw dbErr('Lock wait timeout exceeded; try restarting transaction', 1205);
       return [];
     });
-    const c = await prepared(db, ['p99'], {}, { 'truncate-timeout': 'report,zero' });
+    const c = await prepared(db, ['p99']);
     const first = await c.collect('l', NO_SIGNAL);
     assert.deepEqual(
       first.values.map((v) => v.value),
@@ -219,12 +215,15 @@ void describe('query.response-time on recorded MySQL 8 histograms', () => {
     assert.ok(first.error instanceof CollectError);
     assert.equal(first.error.policy, 'truncate-timeout');
     assert.equal(first.error.errno, 1205);
+    assert.deepEqual(first.error.zero, []);
     const second = await c.collect('l', NO_SIGNAL);
-    assert.deepEqual(second.values, [{ name: 'p99', value: 0, type: MetricType.Gauge }]); // row 3: zeroed, meta gone
+    assert.deepEqual(second.values, []); // row 3: dropped unless the policy zeroes them
+    assert.equal(second.error?.policy, 'truncate-timeout');
+    assert.deepEqual(second.error?.zero, [{ name: 'p99', value: 0, type: MetricType.Gauge }]); // meta gone
     failTruncate = false;
-    assert.deepEqual(await c.collect('l', NO_SIGNAL), {
-      values: [{ name: 'p99', value: 0, type: MetricType.Gauge }],
-    }); // row 4
+    const third = await c.collect('l', NO_SIGNAL); // row 4: nothing to report, same values choice
+    assert.deepEqual([third.values, third.error?.message], [[], '']);
+    assert.deepEqual(third.error?.zero, [{ name: 'p99', value: 0, type: MetricType.Gauge }]);
     assert.equal((await c.collect('l', NO_SIGNAL)).values[0]?.value, 100); // row 1
   });
 
@@ -273,32 +272,18 @@ void describe('query.response-time where the table does not exist', () => {
     assert.deepEqual(db.queries, []);
   });
 
-  void it('a plan naming table-not-exist gets Blip handling: zero emits the percentile being read', async () => {
+  void it('names the table-not-exist policy, so a plan setting it governs the error (zero: the percentile being read)', async () => {
     const db = new FakeDb('5.7.44', () => {
       throw NO_TABLE;
     });
-    const c = await prepared(db, ['p99', 'p999'], {}, { 'table-not-exist': 'ignore,zero,retry' });
+    const c = await prepared(db, ['p99', 'p999']);
     const res = await c.collect('l', NO_SIGNAL);
     assert.deepEqual(res.values, []);
     assert.ok(res.error instanceof CollectError);
-    assert.equal(res.error.unsupported, false);
+    assert.equal(res.error.unsupported, true);
     assert.equal(res.error.policy, 'table-not-exist');
-    assert.equal(res.error.errno, 1146);
     assert.deepEqual(res.error.zero, [{ name: 'p99', value: 0, type: MetricType.Gauge }]);
-    assert.equal(db.queries.length, 1, 'stops at the first failing percentile');
-    // retry: it keeps trying
-    await c.collect('l', NO_SIGNAL);
-    assert.equal(db.queries.length, 2);
-  });
-
-  void it('table-not-exist with stop: the level collects nothing more', async () => {
-    const db = new FakeDb('10.11.19-MariaDB', () => {
-      throw NO_TABLE;
-    });
-    const c = await prepared(db, ['p99'], {}, { 'table-not-exist': 'ignore,drop,stop' });
-    assert.equal((await c.collect('l', NO_SIGNAL)).error?.policy, 'table-not-exist');
-    assert.deepEqual(await c.collect('l', NO_SIGNAL), { values: [] });
-    assert.equal(db.queries.length, 1);
+    assert.deepEqual(db.queries, [], 'the source table already knows: no query');
   });
 
   void it('a MySQL 8 that answers 1146 anyway is reported as not supported, with the server text', async () => {
@@ -308,6 +293,8 @@ void describe('query.response-time where the table does not exist', () => {
     const c = await prepared(db, ['p99']);
     const res = await c.collect('l', NO_SIGNAL);
     assert.equal(res.error?.unsupported, true);
+    assert.equal(res.error?.policy, 'table-not-exist');
+    assert.equal(res.error?.errno, 1146);
     assert.equal(
       res.error?.message,
       "query.response-time: not supported on mysql 8.0.36: no performance_schema.events_statements_histogram_global (Table 'performance_schema.events_statements_histogram_global' doesn't exist)",

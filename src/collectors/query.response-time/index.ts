@@ -1,6 +1,6 @@
 /**
  * query.response-time — statement latency percentiles from the performance_schema statement
- * histogram (spec domains.md §2.12).
+ * histogram.
  *
  * MySQL 8.0.1+ keeps a global histogram of statement latencies in
  * `performance_schema.events_statements_histogram_global`: one row per bucket with its upper
@@ -10,10 +10,10 @@
  * table is truncated (option `truncate-table`) so the next interval measures only new
  * statements; truncate failures follow the `truncate-timeout` policy (see truncate.ts).
  *
- * Flavors: the table exists only on MySQL 8.0.1+. Elsewhere (MariaDB, MySQL 5.7) the
- * domain cannot work. If the plan names the `table-not-exist` policy under `errors:`, the
- * query is run anyway and the 1146 goes through that policy as in Blip (so `zero` still
- * emits a 0); otherwise the domain reports "not supported" once (§0.7) and stops.
+ * Flavors: the table exists only on MySQL 8.0.1+ (see the source table). Elsewhere, and
+ * whenever the query fails with 1146, the domain reports "not supported" once and stops —
+ * unless the plan sets the `table-not-exist` policy, which then governs the error as in
+ * Blip (so `ignore,drop,stop` silences it and `zero` still emits a 0).
  */
 import type {
   CollectResult,
@@ -22,25 +22,18 @@ import type {
   CollectorHelp,
   CollectorRegistration,
 } from '../../core/collector.js';
-import { CollectError } from '../../core/collector.js';
+import type { CollectError } from '../../core/collector.js';
 import type { Db, Row, ServerInfo } from '../../core/db.js';
-import { errorMessage } from '../../core/errors.js';
+import { errnoOf } from '../../core/errors.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
-import { versionAtLeast } from '../../db/flavor.js';
+import { ER_NO_SUCH_TABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { parsePolicy, type ErrorPolicy } from '../../plan/policy.js';
-import { field, levelPlans, option, queryError } from '../common.js';
+import { field, mapLevels, option, queryError } from '../common.js';
 import { parsePercentiles, type Percentile } from '../percentiles.js';
-import { ER_NO_SUCH_TABLE, errnoOf, withCause } from '../pfs.js';
-import { unsupportedError } from '../sources.js';
-import {
-  DEFAULT_TRUNCATE_TIMEOUT_MS,
-  TRUNCATE_POLICY,
-  TruncatePolicy,
-  parseTruncateTimeout,
-  tryTruncate,
-} from '../truncate.js';
+import { withCause } from '../pfs.js';
+import { sourceFor, unsupportedError } from '../sources.js';
+import { LevelTruncate, TRUNCATE_POLICY, truncateHow, type TruncateHow } from '../truncate.js';
 
 export const DOMAIN = 'query.response-time';
 
@@ -48,7 +41,7 @@ export const DOMAIN = 'query.response-time';
 export const TABLE = 'events_statements_histogram_global';
 
 /** Policy name for error 1146 on the percentile query. */
-export const NO_TABLE_POLICY = 'table-not-exist';
+const NO_TABLE_POLICY = 'table-not-exist';
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -101,24 +94,6 @@ export const help: CollectorHelp = {
   ],
 };
 
-/** Whether this server has the histogram table; the reason when it has not. */
-export type HistogramSupport = { supported: true } | { supported: false; reason: string };
-
-/**
- * Per-flavor table (style.md habit 6): only MySQL 8.0.1+ has the histogram. A MySQL whose
- * version could not be read is given the benefit of the doubt (its query then decides).
- */
-export function histogramSupport(info: ServerInfo): HistogramSupport {
-  if (info.flavor === 'mariadb') {
-    return { supported: false, reason: `MariaDB has no performance_schema.${TABLE} (MySQL 8.0.1+ only)` };
-  }
-  const unknown = info.version.every((n) => n === 0);
-  if (!unknown && !versionAtLeast(info, 8, 0, 1)) {
-    return { supported: false, reason: `performance_schema.${TABLE} exists only in MySQL 8.0.1 and later` };
-  }
-  return { supported: true };
-}
-
 /** The query for one percentile; q printed with 6 decimals as Blip does (`0.999000`). */
 export function percentileQuery(q: number): string {
   return `SELECT ROUND(bucket_quantile * 100, 1) AS p, ROUND(bucket_timer_high / 1000000, 3) AS us FROM performance_schema.${TABLE} WHERE bucket_quantile >= ${q.toFixed(6)} ORDER BY bucket_number LIMIT 1`;
@@ -127,7 +102,7 @@ export function percentileQuery(q: number): string {
 /**
  * Pure part of collect(): the row a percentile query returned → its value (µs) with the
  * real percentile as meta. No row (histogram empty right after a truncate) → nothing, no
- * error (Recommended; Blip fails with "no rows").
+ * error (Blip fails with "no rows").
  */
 export function percentileValue(
   p: Percentile,
@@ -149,13 +124,7 @@ export function percentileValue(
 interface LevelState {
   percentiles: Percentile[];
   realPercentiles: boolean;
-  truncate: boolean;
-  truncateTimeoutMs: number;
-  /** The plan's `table-not-exist` policy when it names one (then applied rather than §0.7). */
-  noTablePolicy: ErrorPolicy | undefined;
-  truncatePolicy: TruncatePolicy;
-  /** table-not-exist with `stop` was hit. */
-  stopped: boolean;
+  truncate: LevelTruncate;
 }
 
 export class QueryResponseTimeCollector implements Collector {
@@ -163,42 +132,35 @@ export class QueryResponseTimeCollector implements Collector {
   readonly #db: Db;
   #levels = new Map<string, LevelState>();
   #info: ServerInfo | undefined;
-  #support: HistogramSupport = { supported: true };
+  #how: TruncateHow = 'truncate';
+  /** Why the source table says this server has no histogram. */
+  #unsupported: string | undefined;
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      const truncate = option(dp, 'truncate-table') !== 'no';
-      const noTable = dp.errors[NO_TABLE_POLICY];
-      levels.set(level, {
-        percentiles: parsePercentiles(dp.metrics),
-        realPercentiles: option(dp, 'real-percentiles') !== 'no',
-        truncate,
-        // Parsed only when truncating, like Blip: an odd value is harmless otherwise.
-        truncateTimeoutMs: truncate
-          ? parseTruncateTimeout(dp.options['truncate-timeout'])
-          : DEFAULT_TRUNCATE_TIMEOUT_MS,
-        noTablePolicy: noTable === undefined ? undefined : parsePolicy(noTable),
-        truncatePolicy: new TruncatePolicy(dp.errors[TRUNCATE_POLICY]),
-        stopped: false,
-      });
-    }
-    this.#levels = levels;
-    if (levels.size === 0) return;
-    this.#info = await this.#db.serverInfo({ signal });
-    this.#support = histogramSupport(this.#info);
+    this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
+      percentiles: parsePercentiles(dp.metrics),
+      realPercentiles: option(dp, 'real-percentiles') !== 'no',
+      truncate: new LevelTruncate(dp, true),
+    }));
+    this.#unsupported = undefined;
+    if (this.#levels.size === 0) return;
+    const info = await this.#db.serverInfo({ signal });
+    this.#info = info;
+    this.#how = truncateHow(info);
+    const choice = sourceFor(DOMAIN, info);
+    if ('unsupported' in choice) this.#unsupported = choice.unsupported;
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
     const st = this.#levels.get(level);
-    if (st === undefined || st.stopped || st.truncatePolicy.stopped) return { values: [] };
     const info = this.#info;
-    if (!this.#support.supported && st.noTablePolicy === undefined && info !== undefined) {
-      return { values: [], error: unsupportedError(DOMAIN, info, this.#support.reason) };
+    if (st === undefined || info === undefined) return { values: [] };
+    if (this.#unsupported !== undefined) {
+      return { values: [], error: noTableError(info, st, this.#unsupported) };
     }
 
     const values: MetricValue[] = [];
@@ -207,37 +169,31 @@ export class QueryResponseTimeCollector implements Collector {
       try {
         rows = await this.#db.query(percentileQuery(p.q), [], { signal });
       } catch (err) {
-        return { values: [], error: this.#queryFailed(st, p, err) };
+        if (errnoOf(err) !== ER_NO_SUCH_TABLE) return { values: [], error: queryError(err) };
+        const reason = withCause(`no performance_schema.${TABLE}`, err);
+        return { values: [], error: noTableError(info, st, reason, p, err) };
       }
       const v = percentileValue(p, rows[0], st.realPercentiles);
       if (v !== undefined) values.push(v);
     }
 
-    if (!st.truncate || info === undefined) return { values };
-    const truncateErr = await tryTruncate(this.#db, TABLE, {
-      timeoutMs: st.truncateTimeoutMs,
-      flavor: info.flavor,
-      signal,
-    });
-    return st.truncatePolicy.apply(values, truncateErr);
+    return st.truncate.after(this.#db, TABLE, values, this.#how, signal);
   }
+}
 
-  /** A percentile query failed: 1146 goes to table-not-exist (or §0.7); others fail the domain. */
-  #queryFailed(st: LevelState, p: Percentile, err: unknown): CollectError {
-    if (errnoOf(err) !== ER_NO_SUCH_TABLE) return queryError(err);
-    if (st.noTablePolicy === undefined && this.#info !== undefined) {
-      return unsupportedError(DOMAIN, this.#info, withCause(`no performance_schema.${TABLE}`, err), err);
-    }
-    // Blip: `stop` stops this level; `zero` emits only the percentile being read, as 0 (the
-    // engine adds `zero` and applies the report part).
-    if (st.noTablePolicy?.retry === 'stop') st.stopped = true;
-    return new CollectError(errorMessage(err), {
-      policy: NO_TABLE_POLICY,
-      errno: ER_NO_SUCH_TABLE,
-      zero: [{ name: p.name, value: 0, type: MetricType.Gauge }],
-      cause: err,
-    });
-  }
+/**
+ * No histogram table: "not supported", unless the plan sets the `table-not-exist` policy,
+ * which then governs it as in Blip (`zero` emits the percentile being read as 0).
+ */
+function noTableError(
+  info: ServerInfo,
+  st: LevelState,
+  reason: string,
+  p: Percentile | undefined = st.percentiles[0],
+  cause?: unknown,
+): CollectError {
+  const zero = p === undefined ? [] : [{ name: p.name, value: 0, type: MetricType.Gauge }];
+  return unsupportedError(DOMAIN, info, reason, cause, { policy: NO_TABLE_POLICY, zero });
 }
 
 export const registration: CollectorRegistration = {

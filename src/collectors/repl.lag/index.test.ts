@@ -4,8 +4,10 @@ import type { Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import type { StatusWriter } from '../../core/status.js';
 import { parseServerVersion } from '../../db/flavor.js';
+import { absentReason, sourceFor } from '../sources.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import {
+  DOMAIN,
   PFS_SQL,
   ReplLagCollector,
   checkSameOptions,
@@ -14,7 +16,6 @@ import {
   parseLagOptions,
   parseNetworkLatency,
   pfsLagValues,
-  pfsSupport,
   trxNo,
 } from './index.js';
 
@@ -238,8 +239,8 @@ void describe('repl.lag options', () => {
     );
   });
 
-  void it('pfs flavor table: MySQL 8.0+ only', () => {
-    const ok = (v: string) => pfsSupport(parseServerVersion(v)).ok;
+  void it('pfs writer, per the source table: MySQL 8.0+ only', () => {
+    const ok = (v: string) => absentReason(sourceFor(DOMAIN, parseServerVersion(v)), 'pfs') === undefined;
     assert.equal(ok('8.0.36'), true);
     assert.equal(ok('8.4.2'), true);
     assert.equal(ok('5.7.44'), false);

@@ -1,5 +1,5 @@
 /**
- * repl.lag — replication lag in milliseconds (spec domains.md §2.6, heartbeat.md §5).
+ * repl.lag — replication lag in milliseconds.
  *
  * Two sources ("writers"):
  * - `blip`: the heartbeat table. A background HeartbeatReader (src/heartbeat/reader.ts)
@@ -7,37 +7,38 @@
  *   reports its latest lag as `current` with meta `source` = the followed src_id.
  * - `pfs`: MySQL 8.0+ Performance Schema replication tables; `current`, `backlog` and
  *   `worker_usage` per channel (group `channel`).
- * `auto` (default) picks pfs when its query runs, else blip. The choice comes from an
- * explicit flavor table first (pfsSupport): MariaDB and MySQL 5.7 lack the tables/columns,
- * so auto means blip there without a trial query.
+ * `auto` (default) picks pfs when its query runs, else blip. The source table decides first:
+ * MariaDB and MySQL 5.7 lack the tables/columns, so auto means blip there without a trial
+ * query.
  *
- * sonde choices over Blip (Recommended in the spec): options must be identical on every
+ * sonde choices over Blip: options must be identical on every
  * level that collects the domain and apply on all of them; repl-check is applied by the
  * heartbeat reader; network-latency accepts integer milliseconds and durations; NULLs,
  * `ANONYMOUS` and tagged GTIDs in the pfs rows never crash; a channel whose workers never
  * applied anything reports nothing instead of "now" as lag; the coordinator table is
  * LEFT JOINed so single-threaded replicas (replica_parallel_workers=0) still report.
  */
-import {
+import type {
   CollectError,
-  type CollectResult,
-  type Collector,
-  type CollectorContext,
-  type CollectorHelp,
-  type CollectorRegistration,
+  CollectResult,
+  Collector,
+  CollectorContext,
+  CollectorHelp,
+  CollectorRegistration,
 } from '../../core/collector.js';
-import type { Db, Row, ServerInfo } from '../../core/db.js';
+import type { Db, Row } from '../../core/db.js';
 import { errorMessage } from '../../core/errors.js';
 import type { Events } from '../../core/events.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import type { StatusWriter } from '../../core/status.js';
-import { describeServer, versionAtLeast } from '../../db/flavor.js';
 import { parseValue } from '../../db/values.js';
 import { DEFAULT_NETWORK_LATENCY_MS, HeartbeatReader, REPL_CHECK_NAME } from '../../heartbeat/reader.js';
 import { DEFAULT_HEARTBEAT_TABLE } from '../../heartbeat/table.js';
 import { parseDuration } from '../../util/duration.js';
+import { isYes } from '../../util/text.js';
 import { field, levelPlans, queryError } from '../common.js';
+import { absentReason, sourceFor, unsupportedError } from '../sources.js';
 
 export const DOMAIN = 'repl.lag';
 
@@ -150,10 +151,6 @@ export interface LagOptions {
 }
 
 /** Blip's boolean options: true, yes, enable, enabled (any case). */
-function bool(v: string | undefined): boolean {
-  return ['true', 'yes', 'enable', 'enabled'].includes((v ?? '').trim().toLowerCase());
-}
-
 /**
  * `network-latency`: integer milliseconds (`50`, what Blip parses) or a duration (`50ms`,
  * what Blip's docs show); empty → 50. Anything else is an error rather than a silent 50.
@@ -194,8 +191,8 @@ export function parseLagOptions(options: Record<string, string>): LagOptions {
     sourceId: options['source-id'] ?? '',
     sourceRole: options['source-role'] ?? '',
     replCheck,
-    reportNoHeartbeat: bool(options['report-no-heartbeat']),
-    reportNotAReplica: bool(options['report-not-a-replica']),
+    reportNoHeartbeat: isYes(options['report-no-heartbeat'] ?? ''),
+    reportNotAReplica: isYes(options['report-not-a-replica'] ?? ''),
     defaultChannelName: options['default-channel-name'] ?? '',
     networkLatencyMs: parseNetworkLatency(options['network-latency']),
   };
@@ -219,34 +216,7 @@ export function checkSameOptions(levels: readonly [string, Record<string, string
 }
 
 /**
- * Flavor table for the pfs writer: which servers have the Performance Schema replication
- * tables with the LAST_APPLIED_TRANSACTION_* columns.
- *
- * | server | pfs |
- * |---|---|
- * | MySQL ≥ 8.0 (or version unknown) | yes (trial query decides) |
- * | MySQL < 8.0 | no: no LAST_APPLIED_TRANSACTION_* columns |
- * | MariaDB | no: no replication_connection_status table |
- */
-export function pfsSupport(info: ServerInfo): { ok: true } | { ok: false; reason: string } {
-  if (info.flavor === 'mariadb') {
-    return {
-      ok: false,
-      reason: 'no performance_schema replication_connection_status table; use writer blip',
-    };
-  }
-  const unknown = info.version.every((n) => n === 0);
-  if (!unknown && !versionAtLeast(info, 8, 0, 0)) {
-    return {
-      ok: false,
-      reason: 'performance_schema lacks the LAST_APPLIED_TRANSACTION columns before 8.0; use writer blip',
-    };
-  }
-  return { ok: true };
-}
-
-/**
- * The pfs query: one row per applier worker. As the spec's query, except that the
+ * The pfs query: one row per applier worker. As Blip's query, except that the
  * coordinator is LEFT JOINed and the SQL thread state falls back to
  * replication_applier_status: a single-threaded replica has no coordinator row.
  */
@@ -293,8 +263,8 @@ function intOf(text: string | null | undefined): number {
 }
 
 /**
- * Pure part of the pfs writer: worker rows → `current`, `backlog`, `worker_usage` per channel
- * (domains.md §2.6). `lastQueued` remembers LAST_QUEUED_TRANSACTION per channel between
+ * Pure part of the pfs writer: worker rows → `current`, `backlog`, `worker_usage` per channel.
+ * `lastQueued` remembers LAST_QUEUED_TRANSACTION per channel between
  * collections and is updated here.
  */
 export function pfsLagValues(
@@ -383,8 +353,8 @@ export class ReplLagCollector implements Collector {
   /** The writer in use after prepare: auto resolved. */
   #writer: 'blip' | 'pfs' | undefined;
   #reader: HeartbeatReader | undefined;
-  /** Set when the configured source cannot work on this server (§0.7). */
-  #unsupported: string | undefined;
+  /** Set when the configured writer cannot work on this server. */
+  #unsupported: CollectError | undefined;
   readonly #lastQueued = new Map<string, string>();
 
   constructor(ctx: CollectorContext) {
@@ -436,29 +406,7 @@ export class ReplLagCollector implements Collector {
       }
     }
 
-    let writer: 'blip' | 'pfs';
-    if (opts.writer === 'blip') {
-      writer = 'blip';
-    } else {
-      const info = await this.#db.serverInfo({ signal });
-      const support = pfsSupport(info);
-      if (opts.writer === 'auto') {
-        writer = support.ok && (await this.#pfsRuns(signal)) ? 'pfs' : 'blip';
-      } else {
-        writer = 'pfs';
-        if (!support.ok) {
-          this.#unsupported = `${DOMAIN}: not supported on ${describeServer(info)}: writer pfs: ${support.reason}`;
-        } else {
-          try {
-            await this.#db.query(PFS_SQL, [], { signal });
-          } catch (err) {
-            throw new Error(`writer pfs: Performance Schema query failed: ${errorMessage(err)}`, {
-              cause: err,
-            });
-          }
-        }
-      }
-    }
+    const writer = opts.writer === 'blip' ? 'blip' : await this.#pfsWriter(opts.writer, signal);
     this.#writer = writer;
 
     if (writer === 'blip') {
@@ -478,6 +426,27 @@ export class ReplLagCollector implements Collector {
     }
   }
 
+  /**
+   * Writer `auto` or `pfs`: the source table says whether this server has the pfs tables
+   * (`auto` then tries the query and falls back to blip); an explicit `pfs` where they
+   * cannot exist makes the domain "not supported".
+   */
+  async #pfsWriter(writer: 'auto' | 'pfs', signal: AbortSignal): Promise<'blip' | 'pfs'> {
+    const info = await this.#db.serverInfo({ signal });
+    const absent = absentReason(sourceFor(DOMAIN, info), 'pfs');
+    if (writer === 'auto') return absent === undefined && (await this.#pfsRuns(signal)) ? 'pfs' : 'blip';
+    if (absent !== undefined) {
+      this.#unsupported = unsupportedError(DOMAIN, info, `writer pfs: ${absent}`);
+      return 'pfs';
+    }
+    try {
+      await this.#db.query(PFS_SQL, [], { signal });
+    } catch (err) {
+      throw new Error(`writer pfs: Performance Schema query failed: ${errorMessage(err)}`, { cause: err });
+    }
+    return 'pfs';
+  }
+
   async #pfsRuns(signal: AbortSignal): Promise<boolean> {
     try {
       await this.#db.query(PFS_SQL, [], { signal });
@@ -492,7 +461,7 @@ export class ReplLagCollector implements Collector {
     const opts = this.#opts;
     if (!this.#levels.has(level) || opts === undefined) return { values: [] };
     if (this.#unsupported !== undefined) {
-      return { values: [], error: new CollectError(this.#unsupported, { unsupported: true }) };
+      return { values: [], error: this.#unsupported };
     }
     if (this.#writer === 'pfs') return this.#collectPfs(opts, signal);
 

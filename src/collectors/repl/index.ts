@@ -1,39 +1,35 @@
 /**
- * repl — is this replica replicating? (spec domains.md §2.5)
+ * repl — is this replica replicating?
  *
  * One metric, `running` (gauge): 1 when both replica threads run and the SQL thread has no
  * error, 0 when replication is stopped, connecting or broken, −1 (or dropped, per
  * `report-not-a-replica`) when the server is not a replica. Meta `source` = the source host.
  *
- * The statement comes from an explicit flavor/version table (style.md habit 6): MySQL
- * 8.0.22 renamed the command and its columns (`SHOW REPLICA STATUS`, `Replica_*`,
- * `Source_Host`) and 8.4 removed the old one; MariaDB keeps `SHOW SLAVE STATUS` and its
- * `Slave_*`/`Master_Host` columns (even for its own `SHOW REPLICA STATUS` alias). Rows are
+ * The statement comes from the source table (sources.ts): MySQL 8.0.22 renamed the command
+ * and its columns (`SHOW REPLICA STATUS`, `Replica_*`, `Source_Host`) and 8.4 removed the
+ * old one; MariaDB keeps `SHOW SLAVE STATUS` and its `Slave_*`/`Master_Host` columns (even for its own `SHOW REPLICA STATUS` alias). Rows are
  * read with both spellings accepted, so a surprising server still parses.
  *
  * Limitation (as Blip): only the last row is used. MySQL multi-channel replicas return one
  * row per channel; MariaDB multi-source connections other than the default one are only
  * visible through `SHOW ALL SLAVES STATUS`, which this domain does not read.
  */
-import {
-  CollectError,
-  type CollectResult,
-  type Collector,
-  type CollectorContext,
-  type CollectorHelp,
-  type CollectorRegistration,
+import type {
+  CollectResult,
+  Collector,
+  CollectorContext,
+  CollectorHelp,
+  CollectorRegistration,
 } from '../../core/collector.js';
 import type { Db, Row, ServerInfo } from '../../core/db.js';
-import { errorMessage } from '../../core/errors.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
-import { versionAtLeast } from '../../db/flavor.js';
+import { ER_SPECIFIC_ACCESS_DENIED } from '../../db/errnos.js';
+import { isYes } from '../../util/text.js';
 import { field, levelPlans, option, queryError } from '../common.js';
+import { sourceFor } from '../sources.js';
 
 export const DOMAIN = 'repl';
-
-/** MySQL/MariaDB ER_SPECIFIC_ACCESS_DENIED_ERROR: lacking REPLICATION CLIENT / SLAVE MONITOR. */
-export const ER_SPECIFIC_ACCESS_DENIED = 1227;
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -75,20 +71,22 @@ export interface ReplicaStatusSource {
   columns: 'replica' | 'slave';
 }
 
+/** The statement and column spelling of each source key the source table gives for repl. */
+const STATEMENTS: Readonly<Record<string, ReplicaStatusSource>> = {
+  'show-replica-status': { sql: 'SHOW REPLICA STATUS', columns: 'replica' },
+  'show-slave-status': { sql: 'SHOW SLAVE STATUS', columns: 'slave' },
+};
+
 /**
- * The flavor/version table for replica status:
- *
- * | server | statement | columns |
- * |---|---|---|
- * | MySQL ≥ 8.0.22 (8.1+, 8.4, 9.x) | SHOW REPLICA STATUS | Replica_IO_Running, Replica_SQL_Running, Source_Host |
- * | MySQL < 8.0.22, or version unknown | SHOW SLAVE STATUS | Slave_IO_Running, Slave_SQL_Running, Master_Host |
- * | MariaDB (any) | SHOW SLAVE STATUS | Slave_IO_Running, Slave_SQL_Running, Master_Host |
+ * The statement that reads replica status on this server (the source table decides: MySQL
+ * 8.0.22+ `SHOW REPLICA STATUS` with Replica_* / Source_Host columns; older MySQL, unknown
+ * versions and MariaDB `SHOW SLAVE STATUS` with Slave_* / Master_Host columns).
  */
 export function replicaStatusSource(info: ServerInfo): ReplicaStatusSource {
-  if (info.flavor === 'mysql' && versionAtLeast(info, 8, 0, 22)) {
-    return { sql: 'SHOW REPLICA STATUS', columns: 'replica' };
-  }
-  return { sql: 'SHOW SLAVE STATUS', columns: 'slave' };
+  const choice = sourceFor(DOMAIN, info);
+  const statement = 'source' in choice ? STATEMENTS[choice.source] : undefined;
+  if (statement === undefined) throw new Error(`repl: no statement for ${JSON.stringify(choice)}`);
+  return statement;
 }
 
 /** A column under either spelling (`Replica_IO_Running` or `Slave_IO_Running`). */
@@ -109,7 +107,7 @@ export function runningOf(row: Row): number {
 }
 
 /** The source host of one status row (`Source_Host` or `Master_Host`). */
-export function sourceOf(row: Row): string {
+function sourceOf(row: Row): string {
   return either(row, 'Source_Host', 'Master_Host') ?? '';
 }
 
@@ -124,11 +122,6 @@ export function replValues(rows: readonly Row[], reportNotAReplica: boolean): Me
   return [
     { name: 'running', value: runningOf(row), type: MetricType.Gauge, meta: { source: sourceOf(row) } },
   ];
-}
-
-/** Blip's boolean options: true, yes, enable, enabled (any case). */
-export function boolOption(value: string): boolean {
-  return ['true', 'yes', 'enable', 'enabled'].includes(value.trim().toLowerCase());
 }
 
 /** Values for the `zero` part of the access-denied policy (fresh objects each time). */
@@ -159,7 +152,7 @@ export class ReplCollector implements Collector {
       for (const m of dp.metrics) {
         if (m.toLowerCase() !== 'running') throw new Error(`invalid metric: ${m}; valid metrics: running`);
       }
-      levels.set(level, boolOption(option(dp, 'report-not-a-replica')));
+      levels.set(level, isYes(option(dp, 'report-not-a-replica')));
     }
     this.#levels = levels;
     if (levels.size > 0) this.#source = replicaStatusSource(await this.#db.serverInfo({ signal }));
@@ -172,19 +165,8 @@ export class ReplCollector implements Collector {
     try {
       rows = await this.#db.query(this.#source.sql, [], { signal });
     } catch (err) {
-      const errno = (err as { errno?: unknown } | null)?.errno;
-      if (errno === ER_SPECIFIC_ACCESS_DENIED) {
-        return {
-          values: [],
-          error: new CollectError(errorMessage(err), {
-            policy: 'access-denied',
-            errno,
-            zero: zeroValues(),
-            cause: err,
-          }),
-        };
-      }
-      return { values: [], error: queryError(err) };
+      // 1227 maps to the access-denied policy (help); its `zero` reports running = 0.
+      return { values: [], error: queryError(err, { zero: zeroValues() }) };
     }
     return { values: replValues(rows, report) };
   }

@@ -1,5 +1,5 @@
 /**
- * size.binlog — total size of the binary logs from `SHOW BINARY LOGS` (spec domains.md §2.7).
+ * size.binlog — total size of the binary logs from `SHOW BINARY LOGS`.
  *
  * One metric, `bytes`: the File_size column summed over every log file. The statement is
  * the same everywhere but its shape is not: MariaDB and MySQL before 8.0.14 return two
@@ -11,25 +11,20 @@
  * --log-bin) and `access-denied` (1227, no REPLICATION CLIENT / BINLOG MONITOR privilege).
  * With `zero`, both emit `bytes` = 0.
  */
-import {
+import type {
   CollectError,
-  type CollectResult,
-  type CollectorHelp,
-  type CollectorRegistration,
+  CollectResult,
+  CollectorHelp,
+  CollectorRegistration,
 } from '../../core/collector.js';
-import type { Row, ServerInfo } from '../../core/db.js';
+import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
-import { versionAtLeast } from '../../db/flavor.js';
+import { ER_NO_BINARY_LOGGING, ER_SPECIFIC_ACCESS_DENIED } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
 import { field, queryError } from '../common.js';
 import { PerLevelQueryCollector, type LevelQuery } from '../per-level-query.js';
 
 export const DOMAIN = 'size.binlog';
-
-/** ER_NO_BINARY_LOGGING: "You are not using binary logging". */
-export const ER_NO_BINARY_LOGGING = 1381;
-/** ER_SPECIFIC_ACCESS_DENIED_ERROR: a privilege such as REPLICATION CLIENT is missing. */
-export const ER_SPECIFIC_ACCESS_DENIED = 1227;
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -59,16 +54,6 @@ export const help: CollectorHelp = {
 export const SQL = 'SHOW BINARY LOGS';
 
 /**
- * The columns `SHOW BINARY LOGS` returns, per flavor and version (for docs and tests; the
- * parser does not depend on it).
- */
-export function binlogColumns(info: ServerInfo): string[] {
-  if (info.flavor === 'mysql' && versionAtLeast(info, 8, 0, 14))
-    return ['Log_name', 'File_size', 'Encrypted'];
-  return ['Log_name', 'File_size'];
-}
-
-/**
  * Pure part of collect(): the sum of File_size over the rows. The column is found by name
  * (any case), else taken as the second column. Unparsable sizes are skipped; no rows → 0.
  */
@@ -86,16 +71,12 @@ export function binlogBytes(rows: readonly Row[]): number {
 /** What `zero` emits for this domain. */
 const ZERO: MetricValue[] = [{ name: 'bytes', value: 0, type: MetricType.Gauge }];
 
-const POLICY_BY_ERRNO: ReadonlyMap<number, string> = new Map([
-  [ER_NO_BINARY_LOGGING, 'binlog-not-enabled'],
-  [ER_SPECIFIC_ACCESS_DENIED, 'access-denied'],
-]);
-
 export class SizeBinlogCollector extends PerLevelQueryCollector<LevelQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'show-binary-logs';
 
   // No options and no metric list: a level either collects the domain or not. The statement
-  // is the same on every flavor; only its column count differs (binlogColumns).
+  // is the same on every flavor; only its column count differs (see binlogBytes).
   protected buildQuery(): LevelQuery {
     return { sql: SQL };
   }
@@ -104,17 +85,9 @@ export class SizeBinlogCollector extends PerLevelQueryCollector<LevelQuery> {
     return { values: [{ name: 'bytes', value: binlogBytes(rows), type: MetricType.Gauge }] };
   }
 
-  /** 1381 and 1227 are governed by the binlog-not-enabled and access-denied policies. */
+  /** 1381 and 1227 map to the binlog-not-enabled and access-denied policies (help). */
   protected override queryFailure(err: unknown): CollectError {
-    const e = queryError(err);
-    const policy = e.errno === undefined ? undefined : POLICY_BY_ERRNO.get(e.errno);
-    if (policy === undefined) return e;
-    return new CollectError(e.message, {
-      policy,
-      zero: ZERO,
-      ...(e.errno === undefined ? {} : { errno: e.errno }),
-      cause: err,
-    });
+    return queryError(err, { zero: ZERO });
   }
 }
 

@@ -1,6 +1,5 @@
 /**
- * size.database — bytes per schema (data + indexes) from information_schema.TABLES
- * (spec domains.md §2.8).
+ * size.database — bytes per schema (data + indexes) from information_schema.TABLES.
  *
  * The server sums and filters: `include` / `exclude` (exact names, or LIKE patterns with
  * `like: yes`) become a bound WHERE condition, so one row per schema comes back. `total`
@@ -114,6 +113,7 @@ export function databaseValues(rows: readonly Row[], total: TotalMode): MetricVa
 
 export class SizeDatabaseCollector extends PerLevelQueryCollector<DatabaseQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'tables';
 
   protected buildQuery(dp: DomainPlan): DatabaseQuery {
     // Raw options: names in include/exclude are case-sensitive, so no option() here.

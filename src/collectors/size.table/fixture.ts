@@ -10,9 +10,9 @@
 import type { MariaDB } from '../../../test/helpers/mariadb.js';
 
 /** Bytes per row of a fixture MyISAM table. */
-export const MYISAM_ROW_BYTES = 15;
+const MYISAM_ROW_BYTES = 15;
 /** index_length of a MyISAM table without indexes. */
-export const MYISAM_INDEX_BYTES = 1024;
+const MYISAM_INDEX_BYTES = 1024;
 
 /** Size of a fixture MyISAM table with `rows` rows. */
 export function myisamBytes(rows: number): number {
@@ -33,13 +33,13 @@ export const MYISAM_TABLES: readonly { db: string; tbl: string; rows: number }[]
 ];
 
 /** InnoDB tables: db, table, rows (sizes come from InnoDB statistics). */
-export const INNODB_TABLES: readonly { db: string; tbl: string; rows: number }[] = [
+const INNODB_TABLES: readonly { db: string; tbl: string; rows: number }[] = [
   { db: 'shop', tbl: 'customers', rows: 3000 },
   { db: 'app', tbl: 'events', rows: 500 },
 ];
 
 /** Views: reported by size.table with 0 bytes, worth nothing in size.database. */
-export const VIEWS: readonly { db: string; tbl: string }[] = [
+const VIEWS: readonly { db: string; tbl: string }[] = [
   { db: 'shop', tbl: 'v_orders' },
   { db: 'views_only', tbl: 'v_one' },
 ];

@@ -1,6 +1,5 @@
 /**
- * size.table — bytes per table (data + indexes) from information_schema.TABLES
- * (spec domains.md §2.9).
+ * size.table — bytes per table (data + indexes) from information_schema.TABLES.
  *
  * Protecting the database: the include/exclude filter is a bound WHERE condition (see
  * filter.ts), and the `limit` option (sonde's, default {@link DEFAULT_LIMIT}) caps the rows
@@ -114,7 +113,7 @@ export function buildTableQuery(options: Readonly<Record<string, string>>): Tabl
   return {
     sql,
     params: cond?.params ?? [],
-    // Effective default no: only the exact value yes enables it (domains.md §2.9).
+    // Effective default no: only the exact value yes enables it (as in Blip).
     total: (options.total ?? '').trim().toLowerCase() === 'yes',
     limit,
   };
@@ -149,6 +148,7 @@ export function tableValues(rows: readonly Row[], total: boolean, limit: number)
 
 export class SizeTableCollector extends PerLevelQueryCollector<TableQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'tables';
 
   protected buildQuery(dp: DomainPlan): TableQuery {
     // Raw options: table names are case-sensitive. A bad token or limit refuses the plan.

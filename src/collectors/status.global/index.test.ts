@@ -4,7 +4,7 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { type PooledDb } from '../../db/pool.js';
 import { parseValue } from '../../db/values.js';
 import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
-import { NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import { GAUGES, StatusGlobalCollector, help, statusValues } from './index.js';
 
 const byName = (values: MetricValue[]) => new Map(values.map((v) => [v.name, v]));
@@ -58,6 +58,45 @@ void describe('status.global from given rows', () => {
       help.options.map((o) => [o.name, o.default, Object.keys(o.values ?? {})]),
       [['all', 'no', ['yes', 'no']]],
     );
+  });
+});
+
+void describe('status.global for the mysqld_exporter emulation', () => {
+  const ROWS = [
+    { Variable_name: 'Threads_connected', Value: '2' },
+    { Variable_name: 'wsrep_cluster_status', Value: 'non-Primary' },
+    { Variable_name: 'Slave_running', Value: 'off' },
+    { Variable_name: 'wsrep_local_state_uuid', Value: 'abc-123' },
+    { Variable_name: 'Ssl_cipher', Value: 'TLS_AES_256_GCM_SHA384' },
+  ];
+  const plan = planOf({ l: { 'status.global': { options: { all: 'yes' } } } });
+
+  void it('reads keywords as mysqld_exporter does and hands back the kept text values', async () => {
+    const db = new FakeDb('10.11.6-MariaDB', () => ROWS.map((r) => ({ ...r })));
+    const keepText = new Set(['wsrep_local_state_uuid']);
+    const c = new StatusGlobalCollector({ monitorId: 'm', db, exporterReading: { keepText } });
+    await c.prepare(plan, NO_SIGNAL);
+    assert.deepEqual(await c.collect('l', NO_SIGNAL), {
+      values: [
+        { name: 'threads_connected', value: 2, type: MetricType.Gauge },
+        { name: 'wsrep_cluster_status', value: 0, type: MetricType.CumulativeCounter },
+        { name: 'slave_running', value: 0, type: MetricType.CumulativeCounter },
+      ],
+      text: { wsrep_local_state_uuid: 'abc-123' },
+    });
+    assert.deepEqual(
+      db.queries.map((q) => q.sql),
+      ['SHOW GLOBAL STATUS'],
+    );
+  });
+
+  void it('reads values as Blip does without it: case-sensitive keywords, no text', async () => {
+    const db = new FakeDb('10.11.6-MariaDB', () => ROWS.map((r) => ({ ...r })));
+    const c = new StatusGlobalCollector({ monitorId: 'm', db });
+    await c.prepare(plan, NO_SIGNAL);
+    assert.deepEqual(await c.collect('l', NO_SIGNAL), {
+      values: [{ name: 'threads_connected', value: 2, type: MetricType.Gauge }],
+    });
   });
 });
 

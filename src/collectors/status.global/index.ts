@@ -1,8 +1,7 @@
 /**
- * status.global — global status variables from `SHOW GLOBAL STATUS` (spec domains.md §2.1).
+ * status.global — global status variables from `SHOW GLOBAL STATUS`.
  *
- * This is the worked example for writing a collector (style.md habit 11). A collector is
- * four things:
+ * This is the worked example for writing a collector. A collector is four things:
  *
  * 1. **help** — static data: what the domain is, which options it takes (with allowed
  *    values and the *effective* default), which metrics/meta/groups/errors it declares.
@@ -11,12 +10,15 @@
  * 2. **create(ctx)** — a factory: one instance per monitor per plan activation, holding
  *    `ctx.db` (the monitor's pool) and whatever prepare() works out.
  * 3. **prepare(plan)** — called once with the *whole* plan. Read this domain's DomainPlan
- *    in each level and turn options/metrics into ready-to-run per-level state. Throw to
- *    refuse the plan (the engine prefixes the plan/level/domain).
+ *    in each level and turn options/metrics into ready-to-run per-level state. Ask the
+ *    source table (sources.ts) which source this server gets — never compare flavors or
+ *    versions in the collector. Throw to refuse the plan (the engine prefixes the
+ *    plan/level/domain).
  * 4. **collect(level, signal)** — one level, one interval: query, parse, return
  *    MetricValues. Pass `signal` to every query so the engine's deadline KILLs it. Return
  *    query failures as `{ values: [], error }` rather than throwing: errors are data and
- *    the engine applies the plan's error policy.
+ *    the engine applies the plan's error policy (never read the plan's `errors:` here;
+ *    declare policies in help and return a CollectError carrying the errno or policy).
  *
  * Values are always text from the db layer; parse them with parseValue() and skip what
  * does not parse (no `Number(text)`). Then add the folder to builtin.ts — that is all.
@@ -27,12 +29,14 @@ import type {
   CollectorContext,
   CollectorHelp,
   CollectorRegistration,
+  ExporterReading,
 } from '../../core/collector.js';
-import type { Db } from '../../core/db.js';
+import type { Db, Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
-import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, queryError } from '../common.js';
+import { upstreamValues } from '../../db/values.js';
+import { mapLevels, option, queryError, variableValues } from '../common.js';
+import { prepareSource } from '../sources.js';
 
 export const DOMAIN = 'status.global';
 
@@ -53,7 +57,7 @@ export const GAUGES: ReadonlySet<string> = new Set([
   'max_used_connections',
 ]);
 
-/** Static help: options with allowed values and effective defaults (domains.md §3). */
+/** Static help: options with allowed values and effective defaults. */
 export const help: CollectorHelp = {
   domain: DOMAIN,
   description: 'Global status variables (SHOW GLOBAL STATUS)',
@@ -83,55 +87,60 @@ interface LevelState {
   names: ReadonlySet<string>;
 }
 
-/** Pure part of collect(): SHOW GLOBAL STATUS rows → metric values, in server order. */
-export function statusValues(
-  rows: readonly Record<string, string | null>[],
-  state: LevelState,
-): MetricValue[] {
-  const values: MetricValue[] = [];
-  for (const row of rows) {
-    const name = (field(row, 'Variable_name') ?? '').toLowerCase();
-    if (name === '' || (!state.all && !state.names.has(name))) continue;
-    const value = parseValue(field(row, 'Value') ?? null);
-    if (value === undefined) continue; // text such as Ssl_cipher: not a metric, skipped silently
-    values.push({ name, value, type: GAUGES.has(name) ? MetricType.Gauge : MetricType.CumulativeCounter });
-  }
-  return values;
+const typeOf = (name: string): MetricType =>
+  GAUGES.has(name) ? MetricType.Gauge : MetricType.CumulativeCounter;
+
+/**
+ * Pure part of collect(): SHOW GLOBAL STATUS rows → metric values, in server order. Text
+ * such as Ssl_cipher is not a metric and is skipped silently.
+ */
+export function statusValues(rows: readonly Row[], state: LevelState): MetricValue[] {
+  return variableValues(rows, typeOf, state.all ? undefined : (name) => state.names.has(name));
 }
+
+/** The statement of each source key the source table gives for this domain. */
+const STATEMENTS: Readonly<Record<string, string>> = { 'show-global-status': 'SHOW GLOBAL STATUS' };
 
 export class StatusGlobalCollector implements Collector {
   readonly domain = DOMAIN;
   readonly #db: Db;
+  readonly #exporter: ExporterReading | undefined;
   /** level name → state; a level missing here does not collect this domain. */
   #levels = new Map<string, LevelState>();
+  #sql = 'SHOW GLOBAL STATUS';
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
+    this.#exporter = ctx.exporterReading;
   }
 
-  async prepare(plan: Plan, _signal?: AbortSignal): Promise<void> {
-    // Nothing to check on the server: SHOW GLOBAL STATUS needs no privilege and exists
-    // everywhere. Listed names the server lacks are simply never reported.
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      levels.set(level, {
-        all: option(dp, 'all') === 'yes',
-        names: new Set(dp.metrics.map((m) => m.toLowerCase())),
-      });
-    }
-    this.#levels = levels;
+  async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
+    // SHOW GLOBAL STATUS needs no privilege and exists everywhere: the source table gives it
+    // without asking the server. Listed names the server lacks are simply never reported.
+    this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
+      all: option(dp, 'all') === 'yes',
+      names: new Set(dp.metrics.map((m) => m.toLowerCase())),
+    }));
+    if (this.#levels.size === 0) return;
+    const { sources } = await prepareSource(this.#db, DOMAIN, signal);
+    const sql = STATEMENTS[sources[0] ?? ''];
+    if (sql === undefined) throw new Error(`${DOMAIN}: no statement for source ${sources.join(',')}`);
+    this.#sql = sql;
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
     const state = this.#levels.get(level);
     if (state === undefined || (!state.all && state.names.size === 0)) return { values: [] };
-    let rows;
+    let rows: Row[];
     try {
-      rows = await this.#db.query('SHOW GLOBAL STATUS', [], { signal });
+      rows = await this.#db.query(this.#sql, [], { signal });
     } catch (err) {
       return { values: [], error: queryError(err) };
     }
-    return { values: statusValues(rows, state) };
+    if (this.#exporter === undefined) return { values: statusValues(rows, state) };
+    const text: Record<string, string> = {};
+    upstreamValues(rows, this.#exporter.keepText, text);
+    return { values: statusValues(rows, state), text };
   }
 }
 

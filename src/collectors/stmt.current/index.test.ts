@@ -273,7 +273,7 @@ void describe('stmt.current against MariaDB without performance_schema', () => {
 
   const plan: Plan = planOf({ l: { 'stmt.current': { metrics: ['slowest', 'slow'] } } });
 
-  void it('prepares fine and answers every collect with the §0.7 error, never querying the table', async () => {
+  void it('prepares fine and answers every collect with the not-supported error, never querying the table', async () => {
     const c = new StmtCurrentCollector({ monitorId: 'm', db });
     await c.prepare(plan, NO_SIGNAL);
     const res = await c.collect('l', NO_SIGNAL);

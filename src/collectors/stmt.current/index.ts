@@ -1,5 +1,5 @@
 /**
- * stmt.current — statements running right now (spec domains.md §2.14).
+ * stmt.current — statements running right now.
  *
  * Reads performance_schema.EVENTS_STATEMENTS_CURRENT: one row per thread, the statement in
  * progress when END_EVENT_ID is NULL. TIMER_WAIT (picoseconds, time elapsed so far for a
@@ -10,7 +10,7 @@
  * consumer (with its parents `global_instrumentation` and `thread_instrumentation`) is
  * enabled. MySQL has all of that on by default; MariaDB has performance_schema OFF by
  * default and the consumer off even when it is on, where Blip silently reports zeros.
- * prepare() checks both and, when something is off, the domain answers with the §0.7
+ * prepare() checks both and, when something is off, the domain answers with the
  * "not supported" error naming what to enable.
  */
 import type {
@@ -22,12 +22,13 @@ import type {
   CollectorRegistration,
 } from '../../core/collector.js';
 import type { Db, Row, ServerInfo } from '../../core/db.js';
+import { errnoOf } from '../../core/errors.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
+import { ER_UNKNOWN_SYSTEM_VARIABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
 import { parseDuration } from '../../util/duration.js';
-import { field, levelPlans } from '../common.js';
-import { queryFailed } from '../query-failed.js';
+import { field, mapLevels, queryError } from '../common.js';
 import { sourceFor, unsupportedError } from '../sources.js';
 
 export const DOMAIN = 'stmt.current';
@@ -39,14 +40,11 @@ export const PFS_ON_SQL = 'SELECT @@performance_schema AS pfs';
 export const CONSUMERS_SQL =
   "SELECT NAME, ENABLED FROM performance_schema.setup_consumers WHERE NAME IN ('global_instrumentation', 'thread_instrumentation', 'events_statements_current')";
 
-export const DEFAULT_SLOW_THRESHOLD = '1.0s';
+const DEFAULT_SLOW_THRESHOLD = '1.0s';
 
 /** The metrics this domain can report, in the order they are emitted. */
-export const STMT_METRICS = ['slowest', 'slow'] as const;
-export type StmtMetric = (typeof STMT_METRICS)[number];
-
-/** ER_UNKNOWN_SYSTEM_VARIABLE: a server built without performance_schema. */
-const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
+const STMT_METRICS = ['slowest', 'slow'] as const;
+type StmtMetric = (typeof STMT_METRICS)[number];
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -127,12 +125,12 @@ export function stmtValues(rows: readonly Row[], level: StmtLevel): MetricValue[
  * Why statements cannot be seen on this server, or undefined when they can (or when the
  * checks themselves fail: then collect() tries and reports whatever the query says).
  */
-export async function stmtUnavailable(db: Db, signal: AbortSignal): Promise<string | undefined> {
+async function stmtUnavailable(db: Db, signal: AbortSignal): Promise<string | undefined> {
   let rows: Row[];
   try {
     rows = await db.query(PFS_ON_SQL, [], { signal });
   } catch (err) {
-    if ((err as { errno?: unknown } | null)?.errno === ER_UNKNOWN_SYSTEM_VARIABLE) {
+    if (errnoOf(err) === ER_UNKNOWN_SYSTEM_VARIABLE) {
       return 'the server has no performance_schema (built without it)';
     }
     return undefined;
@@ -169,11 +167,9 @@ export class StmtCurrentCollector implements Collector {
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, StmtLevel>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) levels.set(level, stmtLevel(dp));
-    this.#levels = levels;
+    this.#levels = mapLevels(plan, DOMAIN, (dp) => stmtLevel(dp));
     this.#unsupported = undefined;
-    if (levels.size === 0) return;
+    if (this.#levels.size === 0) return;
     const info: ServerInfo = await this.#db.serverInfo({ signal });
     const choice = sourceFor(DOMAIN, info);
     const reason = 'unsupported' in choice ? choice.unsupported : await stmtUnavailable(this.#db, signal);
@@ -188,7 +184,7 @@ export class StmtCurrentCollector implements Collector {
     try {
       rows = await this.#db.query(STMT_SQL, [], { signal });
     } catch (err) {
-      return { values: [], error: queryFailed(STMT_SQL, err) };
+      return { values: [], error: queryError(err, { what: STMT_SQL }) };
     }
     return { values: stmtValues(rows, state) };
   }

@@ -1,5 +1,5 @@
 /**
- * tls — whether the server accepts TLS connections (spec domains.md §2.11).
+ * tls — whether the server accepts TLS connections.
  *
  * Two sources, picked from the source table by flavor and version:
  * - `have_ssl`: `SELECT @@have_ssl` → `YES` 1, `DISABLED`/`NO` 0 (MySQL up to 8.3, MariaDB);
@@ -18,11 +18,12 @@ import type {
   CollectorRegistration,
 } from '../../core/collector.js';
 import type { Db, Row, ServerInfo } from '../../core/db.js';
+import { errnoOf } from '../../core/errors.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
+import { ER_NO_SUCH_TABLE, ER_UNKNOWN_SYSTEM_VARIABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans } from '../common.js';
-import { queryFailed } from '../query-failed.js';
+import { field, levelPlans, queryError } from '../common.js';
 import { sourceFor, sourceList, unsupportedError } from '../sources.js';
 
 export const DOMAIN = 'tls';
@@ -32,11 +33,6 @@ export type TlsSource = 'have_ssl' | 'tls_channel_status';
 export const HAVE_SSL_SQL = 'SELECT @@have_ssl';
 export const TLS_CHANNEL_SQL =
   "SELECT VALUE FROM performance_schema.tls_channel_status WHERE CHANNEL='mysql_main' AND PROPERTY='Enabled'";
-
-/** ER_UNKNOWN_SYSTEM_VARIABLE: `@@have_ssl` on MySQL 8.4+. */
-const ER_UNKNOWN_SYSTEM_VARIABLE = 1193;
-/** ER_NO_SUCH_TABLE: no performance_schema.tls_channel_status (before MySQL 8.0.21, MariaDB). */
-const ER_NO_SUCH_TABLE = 1146;
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
@@ -70,18 +66,13 @@ export function tlsValue(source: TlsSource, rows: readonly Row[]): MetricValue |
   const row = rows[0];
   let value: number;
   if (source === 'have_ssl') {
-    // YES → 1, DISABLED/NO → 0 (§0.2); anything unexpected counts as "not enabled".
+    // YES → 1, DISABLED/NO → 0 (parseValue); anything unexpected counts as "not enabled".
     value = row === undefined ? 0 : (parseValue(Object.values(row)[0] ?? null) ?? 0);
   } else {
     if (row === undefined) return undefined;
     value = field(row, 'VALUE') === 'Yes' ? 1 : 0;
   }
   return { name: 'enabled', value, type: MetricType.Bool };
-}
-
-function errnoOf(err: unknown): number | undefined {
-  const errno = (err as { errno?: unknown } | null)?.errno;
-  return typeof errno === 'number' ? errno : undefined;
 }
 
 export class TlsCollector implements Collector {
@@ -133,12 +124,12 @@ export class TlsCollector implements Collector {
       } catch (err) {
         const missing =
           errnoOf(err) === (source === 'have_ssl' ? ER_UNKNOWN_SYSTEM_VARIABLE : ER_NO_SUCH_TABLE);
-        if (!missing) return { values: [], error: queryFailed('tls.enabled', err) };
+        if (!missing) return { values: [], error: queryError(err, { what: 'tls.enabled' }) };
         if (this.#sources.length > 1) {
           this.#sources.shift(); // e.g. have_ssl removed (MySQL 8.4+): the next source from now on
           continue;
         }
-        if (source === 'have_ssl') return { values: [], error: queryFailed('tls.enabled', err) };
+        if (source === 'have_ssl') return { values: [], error: queryError(err, { what: 'tls.enabled' }) };
         this.#unsupported = unsupportedError(
           DOMAIN,
           info,

@@ -36,7 +36,7 @@ void describe('trx from given rows', () => {
     );
   });
 
-  void it('on MySQL 8 runs the §2.10 query and reports its value', async () => {
+  void it('on MySQL 8 runs the Blip query and reports its value', async () => {
     const db = new FakeDb('8.0.36', () => [{ t: '42' }]);
     const c = new TrxCollector({ monitorId: 'm', db });
     await c.prepare(planOf({ fast: { trx: { metrics: ['oldest'] } } }), NO_SIGNAL);

@@ -1,5 +1,5 @@
 /**
- * trx — age of the oldest open InnoDB transaction (spec domains.md §2.10).
+ * trx — age of the oldest open InnoDB transaction.
  *
  * One cheap query over information_schema.INNODB_TRX (needs PROCESS): the difference
  * between now and the earliest `trx_started`, in whole seconds, 0 when nothing is open.
@@ -7,7 +7,7 @@
  * that began or ended in the last 0.1 s may not be seen yet (the age itself is exact: NOW()
  * is evaluated per query).
  * The source is the same on every flavor; it still goes through the source table so a
- * future server without INNODB_TRX gets the §0.7 error instead of a failure per interval.
+ * future server without INNODB_TRX gets "not supported" once instead of a failure per interval.
  */
 import type {
   CollectError,
@@ -19,13 +19,12 @@ import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field } from '../common.js';
-import { queryFailed } from '../query-failed.js';
+import { field, queryError } from '../common.js';
 import { PerLevelQueryCollector, type LevelQuery } from '../per-level-query.js';
 
 export const DOMAIN = 'trx';
 
-/** The query of §2.10, verbatim: seconds since the oldest trx_started, 0 without one. */
+/** Blip's query, verbatim: seconds since the oldest trx_started, 0 without one. */
 export const TRX_SQL =
   'SELECT COALESCE(UNIX_TIMESTAMP(NOW()) - UNIX_TIMESTAMP(MIN(trx_started)), 0) t FROM information_schema.innodb_trx';
 
@@ -66,6 +65,7 @@ export function trxValues(rows: readonly Row[]): MetricValue[] {
 
 export class TrxCollector extends PerLevelQueryCollector<LevelQuery> {
   readonly domain = DOMAIN;
+  protected readonly source = 'innodb_trx';
 
   protected buildQuery(dp: DomainPlan): LevelQuery {
     checkTrxMetrics(dp.metrics);
@@ -77,7 +77,7 @@ export class TrxCollector extends PerLevelQueryCollector<LevelQuery> {
   }
 
   protected override queryFailure(err: unknown): CollectError {
-    return queryFailed(TRX_SQL, err);
+    return queryError(err, { what: TRX_SQL });
   }
 }
 

@@ -73,6 +73,63 @@ void describe('var.global queries and rows', () => {
     ]);
   });
 
+  void it('source pfs on MySQL 5.7.5: the source table knows it is absent and says so', async () => {
+    const db = new FakeDb('5.7.5', () => {
+      throw Object.assign(new Error("Table 'performance_schema.global_variables' doesn't exist"), {
+        errno: 1146,
+      });
+    });
+    const c = new VarGlobalCollector({ monitorId: 'm', db });
+    await assert.rejects(
+      c.prepare(planOf({ l: { 'var.global': { metrics: ['x'], options: { source: 'pfs' } } } }), NO_SIGNAL),
+      /^Error: source pfs is not supported on mysql 5\.7\.5: performance_schema\.global_variables exists only in MySQL 5\.7\.6 and later \(Table/,
+    );
+  });
+
+  void it('auto tries only the sources the table lists: no pfs on MariaDB', async () => {
+    const db = new FakeDb('10.11.6-MariaDB', (sql) => {
+      if (sql.startsWith('SELECT @@GLOBAL'))
+        throw Object.assign(new Error('Unknown system variable'), { errno: 1193 });
+      return [{ Variable_name: 'max_connections', Value: '10' }];
+    });
+    const c = new VarGlobalCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { 'var.global': { metrics: ['max_connections', 'nope'] } } }), NO_SIGNAL);
+    assert.equal(c.sourceFor('l'), 'show');
+    assert.ok(!db.queries.some((q) => q.sql.includes('performance_schema')));
+  });
+
+  void it('for the mysqld_exporter emulation, reads keywords as it does from every source and keeps text', async () => {
+    const keepText = new Set(['version', 'version_comment']);
+    const db = new FakeDb('8.0.36', (sql) =>
+      sql.startsWith('SELECT @@GLOBAL')
+        ? [{ v0: 'ON', v1: '8.0.36', v2: '151' }]
+        : [
+            { Variable_name: 'read_only', Value: 'off' },
+            { Variable_name: 'version', Value: '8.0.36' },
+            { Variable_name: 'version_comment', Value: 'MySQL Community Server - GPL' },
+          ],
+    );
+    const c = new VarGlobalCollector({ monitorId: 'm', db, exporterReading: { keepText } });
+    await c.prepare(
+      planOf({
+        sel: { 'var.global': { metrics: ['read_only', 'version', 'max_connections'] } },
+        all: { 'var.global': { options: { all: 'yes' } } },
+      }),
+      NO_SIGNAL,
+    );
+    assert.deepEqual(await c.collect('sel', NO_SIGNAL), {
+      values: [
+        { name: 'read_only', value: 1, type: MetricType.Gauge },
+        { name: 'max_connections', value: 151, type: MetricType.Gauge },
+      ],
+      text: { version: '8.0.36' },
+    });
+    assert.deepEqual(await c.collect('all', NO_SIGNAL), {
+      values: [{ name: 'read_only', value: 0, type: MetricType.Gauge }],
+      text: { version: '8.0.36', version_comment: 'MySQL Community Server - GPL' },
+    });
+  });
+
   void it('declares source and all with their effective defaults', () => {
     assert.deepEqual(
       help.options.map((o) => [o.name, o.default, Object.keys(o.values ?? {})]),

@@ -1,13 +1,16 @@
 /**
- * var.global — global system variables as gauges (spec domains.md §2.2).
+ * var.global — global system variables as gauges.
  *
- * Three sources, chosen per level in prepare():
+ * Three sources, chosen per level in prepare() (`auto` tries them in the source table's
+ * order for the server):
  * - `select`: `SELECT @@GLOBAL.a AS v0, @@GLOBAL.b AS v1, …` — one column per variable
- *   (Recommended over Blip's CONCAT_WS, which shifts values when one is NULL or has commas);
+ *   (Blip's CONCAT_WS shifts values when one is NULL or has commas);
  * - `pfs`: performance_schema.global_variables (MySQL only; MariaDB has no such table);
  * - `show`: `SHOW GLOBAL VARIABLES WHERE variable_name IN (…)`.
  * `all: yes` (without an explicit source) reads every variable with `SHOW GLOBAL VARIABLES`.
  * Names are always reported lowercase; values that are not numbers (sql_mode…) are skipped.
+ * For the mysqld_exporter emulation (`exporterReading`), keyword values (`ON`, `off`…) are
+ * read as mysqld_exporter reads them and the kept text values are handed back as text.
  */
 import type {
   CollectResult,
@@ -15,14 +18,16 @@ import type {
   CollectorContext,
   CollectorHelp,
   CollectorRegistration,
+  ExporterReading,
 } from '../../core/collector.js';
 import type { Db, Row, ServerInfo } from '../../core/db.js';
 import { errorMessage } from '../../core/errors.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { describeServer } from '../../db/flavor.js';
-import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, placeholders, queryError } from '../common.js';
+import { upstreamValues } from '../../db/values.js';
+import { field, levelPlans, option, placeholders, queryError, variableValues } from '../common.js';
+import { absentReason, sourceFor, sourceList, type SourceChoice } from '../sources.js';
 
 export const DOMAIN = 'var.global';
 
@@ -107,32 +112,44 @@ export function buildVarQuery(source: VarSource | 'all', metrics: readonly strin
   }
 }
 
-/** Pure part of collect(): rows of a VarQuery → gauges. */
-export function varValues(q: VarQuery, rows: readonly Row[]): MetricValue[] {
-  const values: MetricValue[] = [];
-  const push = (name: string, text: string | null | undefined) => {
-    const value = parseValue(text ?? null);
-    if (name !== '' && value !== undefined) values.push({ name, value, type: MetricType.Gauge });
-  };
+/** Rows of any source as `Variable_name`/`Value` rows, the shape SHOW GLOBAL VARIABLES has. */
+function varRows(q: VarQuery, rows: readonly Row[]): Row[] {
   if (q.source === 'select') {
     const row = rows[0];
-    if (row === undefined) return values;
-    q.names.forEach((name, i) => push(name, field(row, `v${i}`)));
-    return values;
+    if (row === undefined) return [];
+    return q.names.map((name, i) => ({ Variable_name: name, Value: field(row, `v${i}`) ?? null }));
   }
-  const [nameCol, valueCol] =
-    q.source === 'pfs' ? ['variable_name', 'variable_value'] : ['Variable_name', 'Value'];
-  for (const row of rows) push((field(row, nameCol) ?? '').toLowerCase(), field(row, valueCol));
-  return values;
+  if (q.source !== 'pfs') return [...rows];
+  return rows.map((row) => ({
+    Variable_name: field(row, 'variable_name') ?? '',
+    Value: field(row, 'variable_value') ?? null,
+  }));
+}
+
+const gauge = (): MetricType => MetricType.Gauge;
+
+/** Pure part of collect(): rows of a VarQuery → gauges. */
+export function varValues(q: VarQuery, rows: readonly Row[]): MetricValue[] {
+  return variableValues(varRows(q, rows), gauge);
+}
+
+const isVarSource = (s: string): s is VarSource => s === 'select' || s === 'pfs' || s === 'show';
+
+/** The server and the source table's choice for it, asked once per prepare. */
+interface TableAnswer {
+  info: ServerInfo;
+  choice: SourceChoice;
 }
 
 export class VarGlobalCollector implements Collector {
   readonly domain = DOMAIN;
   readonly #db: Db;
+  readonly #exporter: ExporterReading | undefined;
   #levels = new Map<string, VarQuery>();
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
+    this.#exporter = ctx.exporterReading;
   }
 
   /** Run q once; resolves to undefined on success or the error. */
@@ -147,63 +164,70 @@ export class VarGlobalCollector implements Collector {
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     const levels = new Map<string, VarQuery>();
-    let info: ServerInfo | undefined;
-    const serverInfo = async () => (info ??= await this.#db.serverInfo({ signal }));
+    let answer: Promise<TableAnswer> | undefined;
+    const ask = (): Promise<TableAnswer> =>
+      (answer ??= this.#db
+        .serverInfo({ signal })
+        .then((info) => ({ info, choice: sourceFor(DOMAIN, info) })));
 
     for (const [level, dp] of levelPlans(plan, DOMAIN)) {
       const source = option(dp, 'source');
       const explicit = source !== '' && source !== 'auto';
-
-      // 2) all: yes without an explicit source → every variable.
+      // all: yes without an explicit source → every variable.
       if (!explicit && option(dp, 'all') === 'yes') {
         levels.set(level, buildVarQuery('all', []));
         continue;
       }
       if (dp.metrics.length === 0) throw new Error('no metrics specified');
-
-      // 1) explicit source: exactly that one, and it must work now.
-      if (explicit) {
-        if (source !== 'select' && source !== 'pfs' && source !== 'show')
-          throw new Error(`invalid source: ${source}`);
-        const q = buildVarQuery(source, dp.metrics);
-        const err = await this.#trial(q, signal);
-        if (err !== undefined) {
-          const si = await serverInfo().catch(() => undefined);
-          if (source === 'pfs' && si?.flavor === 'mariadb') {
-            throw new Error(
-              `source pfs is not supported on ${describeServer(si)}: no performance_schema.global_variables table (${errorMessage(err)})`,
-            );
-          }
-          throw new Error(`source ${source} failed: ${errorMessage(err)}`);
-        }
-        levels.set(level, q);
-        continue;
-      }
-
-      // 3) auto: first source whose trial query works. MariaDB has no pfs table: skip it.
-      const flavor = (await serverInfo()).flavor;
-      const candidates: VarSource[] = flavor === 'mariadb' ? ['select', 'show'] : ['select', 'pfs', 'show'];
-      let lastErr: unknown;
-      let chosen: VarQuery | undefined;
-      for (const candidate of candidates) {
-        signal.throwIfAborted();
-        let q: VarQuery;
-        try {
-          q = buildVarQuery(candidate, dp.metrics);
-        } catch (err) {
-          lastErr = err; // a name select cannot take: try the next source
-          continue;
-        }
-        lastErr = await this.#trial(q, signal);
-        if (lastErr === undefined) {
-          chosen = q;
-          break;
-        }
-      }
-      if (chosen === undefined) throw new Error(`auto source failed, last error: ${errorMessage(lastErr)}`);
-      levels.set(level, chosen);
+      const q = explicit
+        ? await this.#explicit(source, dp.metrics, ask, signal)
+        : await this.#auto(dp.metrics, await ask(), signal);
+      levels.set(level, q);
     }
     this.#levels = levels;
+  }
+
+  /**
+   * An explicit source: exactly that one, and it must work now. When it fails where the
+   * source table says the server lacks it, the error says so.
+   */
+  async #explicit(
+    source: string,
+    metrics: readonly string[],
+    ask: () => Promise<TableAnswer>,
+    signal: AbortSignal,
+  ): Promise<VarQuery> {
+    if (!isVarSource(source)) throw new Error(`invalid source: ${source}`);
+    const q = buildVarQuery(source, metrics);
+    const err = await this.#trial(q, signal);
+    if (err === undefined) return q;
+    const answer = await ask().catch(() => undefined);
+    const absent = answer === undefined ? undefined : absentReason(answer.choice, source);
+    if (answer !== undefined && absent !== undefined) {
+      throw new Error(
+        `source ${source} is not supported on ${describeServer(answer.info)}: ${absent} (${errorMessage(err)})`,
+      );
+    }
+    throw new Error(`source ${source} failed: ${errorMessage(err)}`);
+  }
+
+  /** `auto`: the first source, in the source table's order, whose trial query works. */
+  async #auto(metrics: readonly string[], answer: TableAnswer, signal: AbortSignal): Promise<VarQuery> {
+    const candidates = 'source' in answer.choice ? sourceList(answer.choice.source) : [];
+    let lastErr: unknown = new Error(`no source for ${describeServer(answer.info)}`);
+    for (const candidate of candidates.filter(isVarSource)) {
+      signal.throwIfAborted();
+      let q: VarQuery;
+      try {
+        q = buildVarQuery(candidate, metrics);
+      } catch (err) {
+        lastErr = err; // a name select cannot take: try the next source
+        continue;
+      }
+      lastErr = await this.#trial(q, signal);
+      if (lastErr === undefined) return q;
+    }
+    throw new Error(`auto source failed, last error: ${errorMessage(lastErr)}`);
   }
 
   /** The source prepare() chose for a level (for status and tests). */
@@ -220,7 +244,11 @@ export class VarGlobalCollector implements Collector {
     } catch (err) {
       return { values: [], error: queryError(err) };
     }
-    return { values: varValues(q, rows) };
+    if (this.#exporter === undefined) return { values: varValues(q, rows) };
+    const text: Record<string, string> = {};
+    const named = varRows(q, rows);
+    upstreamValues(named, this.#exporter.keepText, text);
+    return { values: variableValues(named, gauge), text };
   }
 }
 

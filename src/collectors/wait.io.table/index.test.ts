@@ -83,7 +83,7 @@ void describe('wait.io.table queries and rows', () => {
     ]);
   });
 
-  void it('with performance_schema off the domain is not supported (§0.7)', async () => {
+  void it('with performance_schema off the domain is not supported', async () => {
     const db = new FakeDb('10.11.19-MariaDB', (sql) =>
       sql.startsWith('SELECT @@performance_schema') ? [{ pfs: '0' }] : [],
     );

@@ -1,6 +1,6 @@
 /**
  * wait.io.table — table I/O wait counts and timers from
- * performance_schema.table_io_waits_summary_by_table (spec domains.md §2.15).
+ * performance_schema.table_io_waits_summary_by_table.
  *
  * One row per table the server has seen I/O on: COUNT_* and SUM/MIN/AVG/MAX_TIMER_* for all
  * I/O and split by read/write/fetch/insert/update/delete (35 columns). Each selected column
@@ -15,9 +15,10 @@
  *
  * Flavors: every MySQL, and MariaDB, have the table, but it only fills with
  * `performance_schema=ON` (MariaDB's default is OFF). With it off the domain reports
- * "not supported" once (§0.7) instead of silently reporting nothing.
+ * "not supported" once instead of silently reporting nothing.
  */
 import type {
+  CollectError,
   CollectResult,
   Collector,
   CollectorContext,
@@ -28,17 +29,11 @@ import type { Db, Row, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, queryError } from '../common.js';
+import { field, mapLevels, option, queryError } from '../common.js';
 import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
 import { performanceSchemaEnabled } from '../pfs.js';
-import { unsupportedError } from '../sources.js';
-import {
-  DEFAULT_TRUNCATE_TIMEOUT_MS,
-  TRUNCATE_POLICY,
-  TruncatePolicy,
-  parseTruncateTimeout,
-  tryTruncate,
-} from '../truncate.js';
+import { prepareSource, unsupportedError } from '../sources.js';
+import { LevelTruncate, TRUNCATE_POLICY, truncateHow, type TruncateHow } from '../truncate.js';
 
 export const DOMAIN = 'wait.io.table';
 
@@ -172,9 +167,7 @@ export function waitIoValues(
 
 interface LevelState {
   query: WaitIoQuery | undefined;
-  truncate: boolean;
-  truncateTimeoutMs: number;
-  truncatePolicy: TruncatePolicy;
+  truncate: LevelTruncate;
 }
 
 export class WaitIoTableCollector implements Collector {
@@ -182,47 +175,40 @@ export class WaitIoTableCollector implements Collector {
   readonly #db: Db;
   #levels = new Map<string, LevelState>();
   #info: ServerInfo | undefined;
-  /** Set when performance_schema is off: the §0.7 reason. */
-  #unsupported: string | undefined;
+  #how: TruncateHow = 'truncate';
+  /** Set when the domain cannot work here (performance_schema off). */
+  #unsupported: CollectError | undefined;
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    const levels = new Map<string, LevelState>();
-    for (const [level, dp] of levelPlans(plan, DOMAIN)) {
-      const truncate = option(dp, 'truncate-table') !== 'no';
-      levels.set(level, {
-        query: buildWaitIoQuery(
-          option(dp, 'all') === 'yes',
-          dp.metrics,
-          dp.options.include,
-          dp.options.exclude,
-        ),
-        truncate,
-        truncateTimeoutMs: truncate
-          ? parseTruncateTimeout(dp.options['truncate-timeout'])
-          : DEFAULT_TRUNCATE_TIMEOUT_MS,
-        truncatePolicy: new TruncatePolicy(dp.errors[TRUNCATE_POLICY]),
-      });
+    this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
+      query: buildWaitIoQuery(
+        option(dp, 'all') === 'yes',
+        dp.metrics,
+        dp.options.include,
+        dp.options.exclude,
+      ),
+      truncate: new LevelTruncate(dp, true),
+    }));
+    if (this.#levels.size === 0) return;
+    const prepared = await prepareSource(this.#db, DOMAIN, signal);
+    const info = prepared.info ?? (await this.#db.serverInfo({ signal }));
+    this.#info = info;
+    this.#how = truncateHow(info);
+    this.#unsupported = prepared.unsupported;
+    if ((await performanceSchemaEnabled(this.#db, signal)) === false) {
+      const reason = 'performance_schema is disabled (start the server with performance_schema=ON)';
+      this.#unsupported ??= unsupportedError(DOMAIN, info, reason);
     }
-    this.#levels = levels;
-    if (levels.size === 0) return;
-    this.#info = await this.#db.serverInfo({ signal });
-    const on = await performanceSchemaEnabled(this.#db, signal);
-    this.#unsupported =
-      on === false
-        ? 'performance_schema is disabled (start the server with performance_schema=ON)'
-        : undefined;
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
     const st = this.#levels.get(level);
-    const info = this.#info;
-    if (st === undefined || info === undefined || st.truncatePolicy.stopped) return { values: [] };
-    if (this.#unsupported !== undefined)
-      return { values: [], error: unsupportedError(DOMAIN, info, this.#unsupported) };
+    if (st === undefined || this.#info === undefined) return { values: [] };
+    if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
     if (st.query === undefined) return { values: [] }; // no valid column listed
 
     let rows: Row[];
@@ -231,15 +217,9 @@ export class WaitIoTableCollector implements Collector {
     } catch (err) {
       return { values: [], error: queryError(err) };
     }
-    const type = st.truncate ? MetricType.DeltaCounter : MetricType.CumulativeCounter;
+    const type = st.truncate.enabled ? MetricType.DeltaCounter : MetricType.CumulativeCounter;
     const values = waitIoValues(rows, st.query.columns, type);
-    if (!st.truncate) return { values };
-    const truncateErr = await tryTruncate(this.#db, TABLE, {
-      timeoutMs: st.truncateTimeoutMs,
-      flavor: info.flavor,
-      signal,
-    });
-    return st.truncatePolicy.apply(values, truncateErr);
+    return st.truncate.after(this.#db, TABLE, values, this.#how, signal);
   }
 }
 
