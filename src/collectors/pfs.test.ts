@@ -139,50 +139,40 @@ void describe('performance_schema domains on a stock MariaDB, through the engine
     assert.equal(status['error:status.global'], undefined);
   });
 
-  // Both need the engine to let a plan's policy govern an unsupported error that names it
-  // (CollectError.policy set and present in the plan's errors:); until then the engine
-  // reports such an error once and stops the domain, whatever the plan says.
-  const ENGINE_TODO = 'engine: a policy named by the plan wins over unsupported';
+  // A plan's policy governs an unsupported error that names it (CollectError.policy set and
+  // present in the plan's errors:); without it the engine reports once and stops the domain.
 
-  void it(
-    'a plan naming table-not-exist keeps Blip handling: zero emits p99 = 0 every interval, silently',
-    { todo: ENGINE_TODO },
-    async () => {
-      const plan = planOf({
-        l: {
-          'query.response-time': {
-            metrics: ['p99', 'p999'],
-            errors: { 'table-not-exist': 'ignore,zero,retry' },
-          },
+  void it('a plan naming table-not-exist keeps Blip handling: zero emits p99 = 0 every interval, silently', async () => {
+    const plan = planOf({
+      l: {
+        'query.response-time': {
+          metrics: ['p99', 'p999'],
+          errors: { 'table-not-exist': 'ignore,zero,retry' },
         },
-      });
-      const { batches, events, status } = await run(plan, 2);
-      for (const b of batches) {
-        assert.deepEqual(b.values['query.response-time'], [{ name: 'p99', value: 0, type: 3 }]);
-      }
-      assert.deepEqual(events, []);
-      assert.equal(status['error:query.response-time'], undefined);
-    },
-  );
+      },
+    });
+    const { batches, events, status } = await run(plan, 2);
+    for (const b of batches) {
+      assert.deepEqual(b.values['query.response-time'], [{ name: 'p99', value: 0, type: 3 }]);
+    }
+    assert.deepEqual(events, []);
+    assert.equal(status['error:query.response-time'], undefined);
+  });
 
-  void it(
-    'table-not-exist: report reports the missing table every interval, as Blip does',
-    { todo: ENGINE_TODO },
-    async () => {
-      const plan = planOf({
-        l: {
-          'query.response-time': { metrics: ['p99'], errors: { 'table-not-exist': 'report,drop,retry' } },
-        },
-      });
-      const { events } = await run(plan, 2);
-      const info = await db.serverInfo();
-      assert.deepEqual(
-        events.filter((e) => e.startsWith('collector-error')),
-        [1, 2].map(
-          (n) =>
-            `collector-error: test/l/${n}/query.response-time: query.response-time: not supported on ${describeServer(info)}: MariaDB has no performance_schema.events_statements_histogram_global (MySQL 8.0.1+ only)`,
-        ),
-      );
-    },
-  );
+  void it('table-not-exist: report reports the missing table every interval, as Blip does', async () => {
+    const plan = planOf({
+      l: {
+        'query.response-time': { metrics: ['p99'], errors: { 'table-not-exist': 'report,drop,retry' } },
+      },
+    });
+    const { events } = await run(plan, 2);
+    const info = await db.serverInfo();
+    assert.deepEqual(
+      events.filter((e) => e.startsWith('collector-error')),
+      [1, 2].map(
+        (n) =>
+          `collector-error: test/l/${n}/query.response-time: query.response-time: not supported on ${describeServer(info)}: MariaDB has no performance_schema.events_statements_histogram_global (MySQL 8.0.1+ only)`,
+      ),
+    );
+  });
 });

@@ -152,12 +152,12 @@ export function zeroValues(values: readonly MetricValue[]): MetricValue[] {
  * | no  | ok     | as collected | none |
  * | no  | failed | as collected (a valid interval) | the truncate error, zero adds nothing |
  * | yes | failed | none | the truncate error, zero = the values with value 0 |
- * | yes | ok     | none | a silent one (empty message), zero = the values with value 0 |
+ * | yes | ok     | none | a quiet one (nothing to report), zero = the values with value 0 |
  *
  * In the last two rows the table was not emptied last time, so the values cover more than
  * one interval and their deltas would be wrong. The last row has nothing to report, yet the
- * policy must still decide between dropping and zeroing: an error with an empty message is
- * what the engine applies without reporting anything.
+ * policy must still decide between dropping and zeroing: a quiet error is what the engine
+ * applies without reporting anything.
  */
 export class TruncateTracker {
   #previousFailed = false;
@@ -173,9 +173,10 @@ export class TruncateTracker {
     this.#previousFailed = truncateErr !== undefined;
     if (!previousFailed) return truncateErr === undefined ? { values } : { values, error: truncateErr };
     const zero = zeroValues(values);
-    const error = new CollectError(truncateErr?.message ?? '', {
+    const error = new CollectError(truncateErr?.message ?? 'truncate worked again after a failure', {
       policy: TRUNCATE_POLICY,
       zero,
+      quiet: truncateErr === undefined,
       ...(truncateErr === undefined ? {} : { cause: truncateErr.cause }),
       ...(truncateErr?.errno === undefined ? {} : { errno: truncateErr.errno }),
     });

@@ -87,6 +87,11 @@ export class CollectError extends Error {
    * engine reports it once and stops collecting the domain until the plan is re-activated.
    */
   readonly unsupported: boolean;
+  /**
+   * Nothing to report, but the values are not valid as collected: the engine applies only
+   * the metric part of the policy (`drop`, or `zero` with the error's zero values).
+   */
+  readonly quiet: boolean;
   constructor(
     message: string,
     opts: {
@@ -95,6 +100,7 @@ export class CollectError extends Error {
       errno?: number;
       cause?: unknown;
       unsupported?: boolean;
+      quiet?: boolean;
     } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -103,6 +109,7 @@ export class CollectError extends Error {
     this.zero = opts.zero;
     this.errno = opts.errno;
     this.unsupported = opts.unsupported === true;
+    this.quiet = opts.quiet === true;
   }
 }
 

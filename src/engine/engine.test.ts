@@ -316,6 +316,55 @@ describe('Engine', () => {
       assert.equal(c.calls, 1);
     });
 
+    it('lets a policy the plan names govern an unsupported error instead of stopping the domain', async () => {
+      const c = new Scripted('repl', async () => ({
+        values: [],
+        error: new CollectError('repl: not supported here', {
+          unsupported: true,
+          policy: 'access-denied',
+          zero: [value('lag', 0)],
+        }),
+      }));
+      const { events, collect } = await setup(plan({ repl: { 'access-denied': 'ignore,zero,retry' } }), [c]);
+      const r1 = await collect(1);
+      const r2 = await collect(2);
+      assert.equal(c.calls, 2);
+      assert.deepEqual([valuesOf(r1).repl, valuesOf(r2).repl], [[value('lag', 0)], [value('lag', 0)]]);
+      assert.equal(events.filter((e) => e.startsWith('collector-error')).length, 0);
+    });
+
+    it('applies only drop or zero to a quiet error: never reported, never stops, not a failure', async () => {
+      const c = new Scripted('wait.io.table', async () => ({
+        values: [],
+        error: new CollectError('truncate worked again', {
+          policy: 'truncate-timeout',
+          zero: [value('count_insert', 0)],
+          quiet: true,
+        }),
+      }));
+      const { engine, events, collect } = await setup(
+        plan({ 'wait.io.table': { 'truncate-timeout': 'report,zero,stop' } }),
+        [c],
+      );
+      const r = await collect(1);
+      await collect(2);
+      assert.deepEqual(valuesOf(r)['wait.io.table'], [value('count_insert', 0)]);
+      assert.equal(c.calls, 2);
+      assert.equal(events.filter((e) => e.startsWith('collector-error')).length, 0);
+      assert.equal(engine.records().get('wait.io.table')?.ok, true);
+    });
+
+    it('maps a MySQL errno to the policy the collector declares, with the zero values the error carries', async () => {
+      const c = new Scripted('repl', async () => ({
+        values: [],
+        error: new CollectError('Access denied', { errno: 1227, zero: [value('running', 0)] }),
+      }));
+      const { status, collect } = await setup(plan({ repl: { 'access-denied': 'ignore,zero' } }), [c]);
+      const r = await collect(1);
+      assert.deepEqual(valuesOf(r).repl, [value('running', 0)]);
+      assert.equal(status.monitorStatus('m1')?.['error:repl'], undefined);
+    });
+
     it('an error without a policy is reported every time', async () => {
       const c = new Scripted('repl', async () => ({ values: [], error: new CollectError('odd') }));
       const { events, collect } = await setup(plan({ repl: {} }), [c]);

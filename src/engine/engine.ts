@@ -361,7 +361,7 @@ export class Engine {
     ms: number,
     at: number,
   ): void {
-    const failed = result.error !== undefined;
+    const failed = result.error !== undefined && !result.error.quiet;
     if (failed && this.#opts.reprepareAfterError === true) this.#unprepare(w.domain);
     if (run.fenced) {
       if (!state.open)

@@ -7,7 +7,8 @@
  * next time or stop the domain until the plan is activated again.
  *
  * An `unsupported` error (the server cannot serve the domain) is reported once and stops
- * the domain, whatever the plan says.
+ * the domain, unless it names a policy the plan sets: then that policy decides. A `quiet`
+ * error is never reported; only the metric part of its policy (drop or zero) applies.
  */
 import type { CollectorHelp, CollectResult } from '../core/collector.js';
 import type { MetricValue } from '../core/metrics.js';
@@ -56,7 +57,9 @@ export function applyPolicy(
 ): Applied {
   const err = result.error;
   if (err === undefined) return { values: result.values, error: '' };
-  if (err.unsupported) {
+  const dp = plan.levels[w.level]?.collect[w.domain];
+  const named = err.policy !== undefined && dp?.errors[err.policy] !== undefined;
+  if (err.unsupported && !named) {
     memory.stop(w.domain);
     return { values: result.values, error: err.message };
   }
@@ -66,11 +69,10 @@ export function applyPolicy(
       ? undefined
       : help?.errors.find((e) => e.errnos?.includes(err.errno ?? -1))?.name);
   // Not governed by a policy: reported every time, with whatever the collector kept.
-  if (name === undefined) return { values: result.values, error: err.message };
+  if (name === undefined) return { values: result.values, error: err.quiet ? '' : err.message };
 
-  const dp = plan.levels[w.level]?.collect[w.domain];
   const policy = parsePolicy(dp?.errors[name] ?? '');
-  if (policy.retry === 'stop') memory.stop(w.domain);
+  if (policy.retry === 'stop' && !err.quiet) memory.stop(w.domain);
   let values = result.values;
   if (policy.metric === 'zero') {
     const zero =
@@ -82,6 +84,7 @@ export function applyPolicy(
       }));
     values = [...values, ...zero];
   }
+  if (err.quiet) return { values, error: '' };
   const report =
     policy.report === 'report' || (policy.report === 'report-once' && memory.first(w.domain, name));
   if (!report) debug(`${w.domain}: ${name} error ignored by policy: ${err.message}`);

@@ -17,7 +17,7 @@
  *
  * innodb values carry meta `subsystem` (from the collector). For mysqld_exporter naming,
  * they may also carry `name` (NAME as the server spells it), `type` (TYPE column) and
- * `comment` (COMMENT column), see INNODB_META; exporter/source.ts adds them. Without them
+ * `comment` (COMMENT column), see INNODB_META; the innodb collector adds them when it reads for the exporter. Without them
  * the lowercase name, the Blip type and a generic HELP are used.
  */
 import { INNODB_META, MetricType, type MetricValue } from '../core/metrics.js';
@@ -352,7 +352,7 @@ export function chronosphereName(domain: string, metric: string): string | undef
 
 /**
  * The text (non-numeric) global variables and status values mysqld_exporter turns into
- * info families, lowercase names. exporter/source.ts captures them while collecting.
+ * info families, lowercase names. status.global and var.global keep them when they read for the exporter.
  */
 export const TEXT_VARIABLES: readonly string[] = [
   'innodb_version',
