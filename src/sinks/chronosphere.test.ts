@@ -156,7 +156,12 @@ describe('chronosphere options', () => {
     });
     assert.ok(sink instanceof RetrySink);
     assert.equal(sink.name, 'chronosphere');
-    assert.deepEqual(sink.config, { bufferSize: 5, sendTimeoutMs: 2000, sendRetryWaitMs: 10, backoffCapMs: 10 });
+    assert.deepEqual(sink.config, {
+      bufferSize: 5,
+      sendTimeoutMs: 2000,
+      sendRetryWaitMs: 10,
+      backoffCapMs: 10,
+    });
     assert.throws(() => parseChronosphereOptions({ 'buffer-size': '5' }), {
       message: 'invalid option: buffer-size',
     });

@@ -173,7 +173,7 @@ export interface ChronosphereDeps {
 /** Build the unwrapped `chronosphere` sink (the registration wraps it in Retry). */
 export function createChronosphereSink(opts: ChronosphereOptions, deps: ChronosphereDeps): Sink {
   const target: PostTarget = parseTarget(opts.url, 'chronosphere url');
-  const { status, events, monitorId, tags } = deps;
+  const { status, monitorId, tags } = deps;
   const out = deps.out ?? process.stdout;
 
   const fail = (text: string): Error => {

@@ -326,7 +326,10 @@ describe('datadog API mode', () => {
     await assert.doesNotReject(sink.send(metrics({ g: [{ name: 'a', value: 1, type: G }] })));
     await until(() => c.events.errors.length >= 1);
     await sink.close?.();
-    assert.equal(c.events.errors[0], 'sink-send-error: datadog :500 Internal Server Error (HTTP status 500: oops)');
+    assert.equal(
+      c.events.errors[0],
+      'sink-send-error: datadog :500 Internal Server Error (HTTP status 500: oops)',
+    );
     assert.match(
       c.status.map.get('error:datadog-send') ?? '',
       /^at \S+: datadog :500 Internal Server Error \(HTTP status 500: oops\) \(1 buffered\)$/,

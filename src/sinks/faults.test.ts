@@ -170,7 +170,10 @@ describe('the POST layer closes every socket when the deadline or abort fires', 
       }));
       assert.equal(rx.accepted, N);
       for (const m of msgs) {
-        assert.match(m, /^POST http:\/\/127\.0\.0\.1:\d+\/x: (request timeout after 150 ms|request aborted: )/);
+        assert.match(
+          m,
+          /^POST http:\/\/127\.0\.0\.1:\d+\/x: (request timeout after 150 ms|request aborted: )/,
+        );
       }
     } finally {
       await rx.close();
@@ -269,7 +272,12 @@ describe('the POST layer closes every socket when the deadline or abort fires', 
     const fds = openFds();
     try {
       for (let i = 0; i < N; i++) {
-        const res = await httpPost({ url: `http://127.0.0.1:${rx.port}/x`, body: 'x', agent, timeoutMs: 2000 });
+        const res = await httpPost({
+          url: `http://127.0.0.1:${rx.port}/x`,
+          body: 'x',
+          agent,
+          timeoutMs: 2000,
+        });
         assert.equal(res.status, 500);
         assert.ok(rx.open() <= 1, `${rx.open()} sockets open`);
       }
@@ -285,7 +293,11 @@ describe('the POST layer closes every socket when the deadline or abort fires', 
 
   it('holds no descriptor after sends to a port that refuses', async () => {
     const port = await refusedPort();
-    const msgs = await assertNoLeak([], () => ({ url: `http://127.0.0.1:${port}/x`, body: 'x', timeoutMs: 2000 }));
+    const msgs = await assertNoLeak([], () => ({
+      url: `http://127.0.0.1:${port}/x`,
+      body: 'x',
+      timeoutMs: 2000,
+    }));
     for (const m of msgs) assert.match(m, /ECONNREFUSED/);
   });
 });
@@ -318,8 +330,15 @@ describe('retried sinks under faults', () => {
 
   it('holds at most one socket open to a hung CONNECT proxy and closes it with the sink', async () => {
     const proxy = await hangServer();
-    const c = sinkContext('datadog', { 'api-key-auth': 'api-s3cret', 'app-key-auth': 'app-s3cret', 'send-timeout': '100ms' });
-    const sink = datadogSinkRegistration().create({ ...c, httpProxy: `http://u:hunter2@127.0.0.1:${proxy.port}` });
+    const c = sinkContext('datadog', {
+      'api-key-auth': 'api-s3cret',
+      'app-key-auth': 'app-s3cret',
+      'send-timeout': '100ms',
+    });
+    const sink = datadogSinkRegistration().create({
+      ...c,
+      httpProxy: `http://u:hunter2@127.0.0.1:${proxy.port}`,
+    });
     const fds = openFds();
     try {
       // 4 s of collections every 100 ms: with a 100 ms send-timeout, about 6 attempts.
@@ -354,9 +373,15 @@ describe('retried sinks under faults', () => {
         await sink.send(collection(i));
         await sleep(100);
       }
-      assert.ok(c.events.errors.length >= 2 && c.events.errors.length <= 5, `${c.events.errors.length} lines`);
+      assert.ok(
+        c.events.errors.length >= 2 && c.events.errors.length <= 5,
+        `${c.events.errors.length} lines`,
+      );
       for (const e of c.events.errors) {
-        assert.match(e, /^sink-send-error: otlp :POST http:\/\/127\.0\.0\.1:\d+\/v1\/metrics: .*ECONNREFUSED/);
+        assert.match(
+          e,
+          /^sink-send-error: otlp :POST http:\/\/127\.0\.0\.1:\d+\/v1\/metrics: .*ECONNREFUSED/,
+        );
         assert.doesNotMatch(e, /s3cret/);
       }
       assert.equal(sink.dropped, 17);
@@ -376,7 +401,9 @@ describe('retried sinks under faults', () => {
     flaky.down = true;
     const c = sinkContext('otlp', { endpoint: `http://127.0.0.1:${hung.port}`, 'send-timeout': '2s' });
     const hanging = otlpSinkRegistration().create(c);
-    const cutting = otlpSinkRegistration().create(sinkContext('otlp', { endpoint: flaky.url, 'buffer-size': '100' }));
+    const cutting = otlpSinkRegistration().create(
+      sinkContext('otlp', { endpoint: flaky.url, 'buffer-size': '100' }),
+    );
     const fine = otlpSinkRegistration().create(sinkContext('otlp', { endpoint: good.url }));
     const sinks: Sink[] = [hanging, cutting, fine];
     good.requests.length = 0;

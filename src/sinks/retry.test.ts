@@ -128,7 +128,12 @@ class RecordStatus {
 describe('parseRetryOptions', () => {
   it('takes the defaults and passes every other key on', () => {
     const { config, rest } = parseRetryOptions({ 'api-key-auth': 'k', 'metric-prefix': 'p.' });
-    assert.deepEqual(config, { bufferSize: 60, sendTimeoutMs: 5000, sendRetryWaitMs: 200, backoffCapMs: 30000 });
+    assert.deepEqual(config, {
+      bufferSize: 60,
+      sendTimeoutMs: 5000,
+      sendRetryWaitMs: 200,
+      backoffCapMs: 30000,
+    });
     assert.deepEqual(rest, { 'api-key-auth': 'k', 'metric-prefix': 'p.' });
   });
 
@@ -139,7 +144,12 @@ describe('parseRetryOptions', () => {
       'send-retry-wait': '1.5s',
       url: 'x',
     });
-    assert.deepEqual(config, { bufferSize: 7, sendTimeoutMs: 90000, sendRetryWaitMs: 1500, backoffCapMs: 1500 });
+    assert.deepEqual(config, {
+      bufferSize: 7,
+      sendTimeoutMs: 90000,
+      sendRetryWaitMs: 1500,
+      backoffCapMs: 1500,
+    });
     assert.deepEqual(rest, { url: 'x' });
   });
 

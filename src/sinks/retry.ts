@@ -267,7 +267,11 @@ export class RetrySink implements Sink {
     this.#loop = this.#run()
       .catch((err: unknown) => {
         // #attempt handles inner errors itself; this only guards against a broken clock.
-        this.#opts.events.error('sink-send-error', this.#opts.monitorId, `${this.name} :${errorMessage(err)}`);
+        this.#opts.events.error(
+          'sink-send-error',
+          this.#opts.monitorId,
+          `${this.name} :${errorMessage(err)}`,
+        );
       })
       .finally(() => {
         this.#loop = undefined;
