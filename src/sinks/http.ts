@@ -143,7 +143,7 @@ function connectTunnel(
         resolve(socket);
       }
     });
-    req.once('error', (err) => {
+    req.on('error', (err) => {
       req.destroy();
       reject(signal.aborted ? abortReason(signal) : new Error(`proxy connect: ${err.message}`));
     });
@@ -213,7 +213,7 @@ async function route(
 export async function httpPost(req: HttpPostRequest): Promise<HttpResponse> {
   const target = new URL(req.url);
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    throw new Error(`unsupported URL scheme ${target.protocol} in ${req.url}`);
+    throw new Error(`unsupported URL scheme ${target.protocol} in ${withoutUserInfo(target, req.url)}`);
   }
   const body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
   const headers: Record<string, string> = { ...req.headers, 'Content-Length': String(body.length) };
@@ -277,7 +277,7 @@ function exchange(
           body: Buffer.concat(chunks).subarray(0, MAX_BODY),
         });
       });
-      res.once('error', fail);
+      res.on('error', fail);
       res.once('close', () => {
         if (!res.complete) fail(new Error('response ended before its body was complete'));
       });
@@ -292,7 +292,7 @@ function exchange(
       reject(err);
     }
     signal.addEventListener('abort', onAbort, { once: true });
-    r.once('error', fail);
+    r.on('error', fail);
     r.end(body);
   });
 }
