@@ -173,7 +173,7 @@ export interface ChronosphereDeps {
 /** Build the unwrapped `chronosphere` sink (the registration wraps it in Retry). */
 export function createChronosphereSink(opts: ChronosphereOptions, deps: ChronosphereDeps): Sink {
   const target: PostTarget = parseTarget(opts.url, 'chronosphere url');
-  const { status, events, monitorId, tags } = deps;
+  const { status, monitorId, tags } = deps;
   const out = deps.out ?? process.stdout;
 
   const fail = (text: string): Error => {
@@ -181,8 +181,8 @@ export function createChronosphereSink(opts: ChronosphereOptions, deps: Chronosp
       monitorKeyOf.sink(SINK_NAME),
       `error on last send at ${formatTimestampMs(new Date())}: ${text}`,
     );
-    // Blip's sink reports its own error too; Retry then reports it again.
-    events.error('sink-send-error', monitorId, `chronosphere :${text}`);
+    // Blip's sink logs its own error and Retry logs it again: two lines per attempt. Here
+    // the retry decorator's line (which names the sink) is the only one.
     return new Error(text);
   };
 

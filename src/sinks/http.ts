@@ -15,7 +15,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { errorMessage } from '../core/errors.js';
-import { untilAborted, withDeadline } from '../util/abort.js';
+import { abortReason, withDeadline } from '../util/abort.js';
 
 /** Upper bound for one request when the caller gives no `timeoutMs`. */
 export const DEFAULT_POST_TIMEOUT_MS = 30_000;
@@ -105,12 +105,18 @@ function defaultPort(u: URL): number {
   return u.protocol === 'https:' ? 443 : 80;
 }
 
-/** Open a CONNECT tunnel through `proxy` to host:port; resolves with the raw socket. */
+/**
+ * Open a CONNECT tunnel through `proxy` to host:port; resolves with the raw socket, which the
+ * caller then owns. Until then the CONNECT request owns the socket, and `signal` destroys it
+ * in every phase: connecting to the proxy, waiting for its answer, or an answer that comes
+ * after the abort.
+ */
 function connectTunnel(
   proxy: URL,
   host: string,
   port: number,
   ca: string | Buffer | undefined,
+  signal: AbortSignal,
 ): Promise<Duplex> {
   const authority = `${host.includes(':') ? `[${host}]` : host}:${port}`;
   return new Promise((resolve, reject) => {
@@ -121,17 +127,26 @@ function connectTunnel(
       method: 'CONNECT',
       path: authority,
       headers: { Host: authority, ...proxyAuth(proxy) },
+      // A socket of its own, never pooled: it becomes the tunnel or is destroyed.
+      agent: false,
+      signal,
       ...(ca !== undefined ? { ca } : {}),
     });
     req.once('connect', (res, socket) => {
-      if (res.statusCode !== 200) {
+      if (signal.aborted) {
+        socket.destroy();
+        reject(abortReason(signal));
+      } else if (res.statusCode !== 200) {
         socket.destroy();
         reject(new Error(`proxy refused CONNECT to ${authority}: HTTP ${res.statusCode ?? 0}`));
-        return;
+      } else {
+        resolve(socket);
       }
-      resolve(socket);
     });
-    req.once('error', (err) => reject(new Error(`proxy connect: ${err.message}`)));
+    req.on('error', (err) => {
+      req.destroy();
+      reject(signal.aborted ? abortReason(signal) : new Error(`proxy connect: ${err.message}`));
+    });
     req.end();
   });
 }
@@ -140,7 +155,8 @@ function connectTunnel(
 interface Route {
   mod: typeof http | typeof https;
   options: http.RequestOptions;
-  tunnel?: tls.TLSSocket;
+  /** The CONNECT socket and the TLS session over it: both destroyed when the POST ends. */
+  tunnel?: Duplex[];
 }
 
 /** How to reach `target`: directly, forwarded by the proxy, or through a CONNECT tunnel. */
@@ -173,7 +189,11 @@ async function route(
     if (req.agent) options.agent = req.agent;
     return { mod: isHttps ? https : http, options };
   }
-  const raw = await untilAborted(connectTunnel(proxy, target.hostname, defaultPort(target), req.ca), signal);
+  const raw = await connectTunnel(proxy, target.hostname, defaultPort(target), req.ca, signal);
+  if (signal.aborted) {
+    raw.destroy();
+    throw abortReason(signal);
+  }
   const tunnel = tls.connect({
     socket: raw,
     servername: target.hostname,
@@ -182,7 +202,7 @@ async function route(
   // No agent: node then takes the connection from createConnection. The socket already
   // speaks TLS, so the request itself goes out with the plain http module.
   options.createConnection = () => tunnel;
-  return { mod: http, options, tunnel };
+  return { mod: http, options, tunnel: [tunnel, raw] };
 }
 
 /**
@@ -193,19 +213,19 @@ async function route(
 export async function httpPost(req: HttpPostRequest): Promise<HttpResponse> {
   const target = new URL(req.url);
   if (target.protocol !== 'http:' && target.protocol !== 'https:') {
-    throw new Error(`unsupported URL scheme ${target.protocol} in ${req.url}`);
+    throw new Error(`unsupported URL scheme ${target.protocol} in ${withoutUserInfo(target, req.url)}`);
   }
   const body = typeof req.body === 'string' ? Buffer.from(req.body) : req.body;
   const headers: Record<string, string> = { ...req.headers, 'Content-Length': String(body.length) };
   if (req.authorization !== undefined) headers['Authorization'] = req.authorization;
   const ms = req.timeoutMs ?? DEFAULT_POST_TIMEOUT_MS;
   const deadline = withDeadline(req.signal, ms, `request timeout after ${ms} ms`);
-  let tunnel: tls.TLSSocket | undefined; // a CONNECT tunnel serves one request
+  let tunnel: Duplex[] = []; // a CONNECT tunnel serves one request
   try {
     if (deadline.signal.aborted) throw deadline.signal.reason;
     const r = await route(target, headers, req, deadline.signal);
-    tunnel = r.tunnel;
-    return await exchange(r.mod, { ...r.options, method: 'POST', signal: deadline.signal }, body);
+    tunnel = r.tunnel ?? [];
+    return await exchange(r.mod, { ...r.options, method: 'POST' }, body, deadline.signal);
   } catch (err) {
     let reason = errorMessage(err);
     if (deadline.signal.aborted) {
@@ -214,7 +234,7 @@ export async function httpPost(req: HttpPostRequest): Promise<HttpResponse> {
     }
     throw new Error(`POST ${withoutUserInfo(target, req.url)}: ${reason}`, { cause: err });
   } finally {
-    tunnel?.destroy();
+    for (const socket of tunnel) socket.destroy();
     deadline.done();
   }
 }
@@ -228,13 +248,19 @@ function withoutUserInfo(u: URL, raw: string): string {
   return shown.href;
 }
 
+/**
+ * Send one request and read its answer. `signal` destroys the request, its socket and the
+ * response in every phase (connecting, waiting for the answer, reading the body) and rejects
+ * at once with the abort reason; an answer cut short rejects too.
+ */
 function exchange(
   mod: typeof http | typeof https,
   options: http.RequestOptions,
   body: Uint8Array,
+  signal: AbortSignal,
 ): Promise<HttpResponse> {
   return new Promise((resolve, reject) => {
-    const r = mod.request(options, (res) => {
+    const r = mod.request({ ...options, signal }, (res) => {
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
@@ -243,6 +269,7 @@ function exchange(
         size += c.length;
       });
       res.once('end', () => {
+        signal.removeEventListener('abort', onAbort);
         resolve({
           status: res.statusCode ?? 0,
           headers: res.headers,
@@ -250,9 +277,22 @@ function exchange(
           body: Buffer.concat(chunks).subarray(0, MAX_BODY),
         });
       });
-      res.once('error', reject);
+      res.on('error', fail);
+      res.once('close', () => {
+        if (!res.complete) fail(new Error('response ended before its body was complete'));
+      });
     });
-    r.once('error', reject);
+    const onAbort = (): void => {
+      r.destroy();
+      fail(abortReason(signal));
+    };
+    function fail(err: Error): void {
+      signal.removeEventListener('abort', onAbort);
+      r.destroy();
+      reject(err);
+    }
+    signal.addEventListener('abort', onAbort, { once: true });
+    r.on('error', fail);
     r.end(body);
   });
 }

@@ -12,7 +12,7 @@ import {
   parseHeaderList,
   parseOtlpOptions,
 } from './otlp.js';
-import { captureServerPerSuite, recorder } from './receivers.fixture.js';
+import { captureServerPerSuite, recorder, until } from './receivers.fixture.js';
 import { RetrySink } from './retry.js';
 
 // The OTLP messages the receiver decodes, written here from opentelemetry-proto
@@ -420,11 +420,12 @@ describe('otlp sink against a local receiver', () => {
     assert.equal(sink.name, 'otlp');
     rx.answer({ status: 503, body: 'busy' });
     await sink.send(sample());
+    await until(() => rx.requests.length === 2 && sink.buffered === 0);
     await sink.idle();
     assert.equal(rx.requests.length, 2);
     assert.deepEqual(rx.requests[1]?.body, rx.requests[0]?.body);
     assert.deepEqual(r.errors, [
-      `sink-send-error db1 otlp receiver HTTP status 503 from ${rx.base}/v1/metrics: busy`,
+      `sink-send-error db1 otlp :otlp receiver HTTP status 503 from ${rx.base}/v1/metrics: busy`,
     ]);
     assert.match(r.keys.get('otlp') ?? '', /^last sent 8 metrics at /);
 

@@ -54,19 +54,57 @@ class Scripted implements Sink {
   }
 }
 
-/** Fake time: sleeps return at once and move the clock. */
-function fakeClock(): RetryClock & { t: number; sleeps: number[] } {
+/**
+ * Fake time: a sleep moves the clock and returns at once, or, while `hold` is set, waits for
+ * `release()` (or the sink's close). `onSleep` sees every sleep as it starts.
+ */
+function fakeClock(): RetryClock & {
+  t: number;
+  sleeps: number[];
+  hold: boolean;
+  onSleep: (ms: number) => void;
+  release(): void;
+} {
+  let pending: Array<() => void> = [];
   const c = {
     t: 0,
     sleeps: [] as number[],
+    hold: false,
+    onSleep: (_ms: number): void => undefined,
     now: () => c.t,
-    sleep: async (ms: number) => {
+    sleep: (ms: number, signal: AbortSignal): Promise<void> => {
       c.sleeps.push(ms);
-      c.t += ms;
+      c.onSleep(ms);
+      return new Promise<void>((resolve) => {
+        const done = (): void => {
+          c.t += ms;
+          resolve();
+        };
+        if (!c.hold || signal.aborted) return done();
+        pending.push(done);
+        signal.addEventListener('abort', done, { once: true });
+      });
+    },
+    release: (): void => {
+      const p = pending;
+      pending = [];
+      for (const f of p) f();
     },
   };
   return c;
 }
+
+/** Resolve once `cond` holds, checking after each turn of the event loop (at most 5 s). */
+async function until(cond: () => boolean): Promise<void> {
+  const end = Date.now() + 5000;
+  while (!cond()) {
+    if (Date.now() > end) throw new Error('condition not met in time');
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+/** Backoff jitter source that always lands on the middle: every wait is exactly its base. */
+const MIDDLE = (): number => 0.5;
 
 class RecordEvents implements Events {
   readonly errors: string[] = [];
@@ -90,18 +128,28 @@ class RecordStatus {
 describe('parseRetryOptions', () => {
   it('takes the defaults and passes every other key on', () => {
     const { config, rest } = parseRetryOptions({ 'api-key-auth': 'k', 'metric-prefix': 'p.' });
-    assert.deepEqual(config, { bufferSize: 60, sendTimeoutMs: 5000, sendRetryWaitMs: 200 });
+    assert.deepEqual(config, {
+      bufferSize: 60,
+      sendTimeoutMs: 5000,
+      sendRetryWaitMs: 200,
+      backoffCapMs: 30000,
+    });
     assert.deepEqual(rest, { 'api-key-auth': 'k', 'metric-prefix': 'p.' });
   });
 
-  it('reads and strips the three retry keys', () => {
+  it('reads and strips the three retry keys, and a send-retry-wait caps the backoff', () => {
     const { config, rest } = parseRetryOptions({
       'buffer-size': '7',
       'send-timeout': '1m30s',
       'send-retry-wait': '1.5s',
       url: 'x',
     });
-    assert.deepEqual(config, { bufferSize: 7, sendTimeoutMs: 90000, sendRetryWaitMs: 1500 });
+    assert.deepEqual(config, {
+      bufferSize: 7,
+      sendTimeoutMs: 90000,
+      sendRetryWaitMs: 1500,
+      backoffCapMs: 1500,
+    });
     assert.deepEqual(rest, { url: 'x' });
   });
 
@@ -136,7 +184,7 @@ describe('retry decorator', () => {
     const inner = new Scripted();
     const events = new RecordEvents();
     const clock = fakeClock();
-    const r = withRetry(inner, { monitorId: 'db1', events, clock, bufferSize: 3 });
+    const r = withRetry(inner, { monitorId: 'db1', events, clock, bufferSize: 3, random: MIDDLE });
 
     await r.send(mk('m1'));
     const c0 = await inner.call(0);
@@ -159,9 +207,9 @@ describe('retry decorator', () => {
       ['m1', 'm4', 'm3', 'm2'],
     );
     assert.equal(r.buffered, 0);
-    assert.deepEqual(events.errors, ['sink-send-error [db1] boom']);
-    // send-retry-wait before every attempt but the first of the drain
-    assert.deepEqual(clock.sleeps, [200, 200, 200]);
+    assert.deepEqual(events.errors, ['sink-send-error [db1] fake :boom']);
+    // the first backoff step after the failure, then send-retry-wait between good sends
+    assert.deepEqual(clock.sleeps, [500, 200, 200]);
   });
 
   it('follows the reference trace with buffer-size 4: m1 succeeds, removed from the bottom, then m3', async () => {
@@ -186,35 +234,63 @@ describe('retry decorator', () => {
     assert.equal(r.buffered, 0);
   });
 
-  it('retries a failing entry every send-retry-wait until send-timeout, then keeps it', async () => {
+  it('backs off 500 ms ×1.5 per failure up to the cap and logs one line per attempt, not per queued collection', async () => {
     const clock = fakeClock();
-    const at: number[] = [];
     const events = new RecordEvents();
+    let attempts = 0;
     const failer: Sink = {
       name: 'fake',
       send: async () => {
-        at.push(clock.t);
+        attempts++;
         throw new Error('down');
       },
     };
-    const r2 = withRetry(failer, {
-      monitorId: 'db1',
-      events,
-      clock,
-      sendTimeoutMs: 1000,
-      sendRetryWaitMs: 200,
+    const r = withRetry(failer, { monitorId: 'db1', events, clock, random: MIDDLE });
+    // Collections keep arriving while the sink fails: one between every two attempts.
+    let n = 0;
+    const closed = new Promise<void>((resolve) => {
+      clock.onSleep = () => {
+        n++;
+        if (n >= 14) void r.close().then(resolve);
+        else void r.send(mk(`m${n + 1}`));
+      };
     });
-    await r2.send(mk('m1'));
-    await r2.idle();
-    assert.deepEqual(at, [0, 200, 400, 600, 800]);
-    assert.equal(events.errors.length, 5);
-    assert.equal(r2.buffered, 1);
+    await r.send(mk('m1'));
+    await closed;
+    assert.deepEqual(
+      clock.sleeps,
+      [500, 750, 1125, 1688, 2531, 3797, 5695, 8543, 12814, 19222, 28833, 30000, 30000, 30000],
+    );
+    assert.equal(attempts, 14);
+    assert.equal(events.errors.length, attempts, 'one line per attempt');
+    assert.ok(events.errors.every((e) => e === 'sink-send-error [db1] fake :down'));
+  });
+
+  it('starts the backoff over after a good send', async () => {
+    const clock = fakeClock();
+    const results = [false, false, true, false];
+    const inner: Sink = {
+      name: 'fake',
+      send: async () => {
+        if (results.shift() === false) throw new Error('down');
+      },
+    };
+    const r = withRetry(inner, { monitorId: 'db1', events: NO_EVENTS, clock, random: MIDDLE, bufferSize: 5 });
+    clock.onSleep = () => {
+      if (clock.sleeps.length >= 4) clock.hold = true;
+    };
+    await r.send(mk('m1'));
+    await r.send(mk('m2'));
+    // m1 fails, waits 500; m2 fails, waits 750; succeeds, 200; m1 fails, waits 500 (held)
+    await until(() => clock.sleeps.length === 4);
+    assert.deepEqual(clock.sleeps.slice(0, 4), [500, 750, 200, 500]);
+    await r.close();
   });
 
   it('gives the inner send the deadline and abandons it at send-timeout', async () => {
     const events = new RecordEvents();
     const seen: AbortSignal[] = [];
-    // One honours the signal, one ignores it: neither may hold the drain past the deadline.
+    // One honours the signal, one ignores it: neither may hold the loop past the deadline.
     const honours: Sink = {
       name: 'a',
       send: (_m, signal) =>
@@ -230,19 +306,20 @@ describe('retry decorator', () => {
       await r.send(mk('m1'));
       await r.idle();
       const took = Date.now() - t0;
-      assert.ok(took >= 90, `drain ended after ${took} ms, before the deadline`);
-      assert.ok(took < 5000, `drain took ${took} ms`);
-      assert.equal(r.buffered, 1, 'the entry stays for the next send');
+      assert.ok(took >= 90, `attempt ended after ${took} ms, before the deadline`);
+      assert.ok(took < 5000, `attempt took ${took} ms`);
+      assert.equal(r.buffered, 1, 'the entry stays for the next attempt');
+      await r.close();
     }
     assert.equal(seen.length, 1);
     assert.equal(seen[0]?.aborted, true);
     assert.deepEqual(events.errors, [
-      'sink-send-error [db1] send-timeout 100ms exceeded',
-      'sink-send-error [db1] send-timeout 100ms exceeded',
+      'sink-send-error [db1] a :send-timeout 100ms exceeded',
+      'sink-send-error [db1] b :send-timeout 100ms exceeded',
     ]);
   });
 
-  it('waits send-retry-wait of real time between attempts', async () => {
+  it('waits the backoff step of real time after a failure', async () => {
     const times: number[] = [];
     const inner: Sink = {
       name: 'x',
@@ -255,17 +332,21 @@ describe('retry decorator', () => {
       monitorId: 'db1',
       events: NO_EVENTS,
       sendTimeoutMs: 10000,
-      sendRetryWaitMs: 60,
+      backoffCapMs: 60,
+      random: MIDDLE,
     });
     await r.send(mk('m1'));
+    await r.idle();
+    await until(() => r.buffered === 0);
     await r.idle();
     assert.equal(times.length, 2);
     const gap = (times[1] ?? 0) - (times[0] ?? 0);
     assert.ok(gap >= 55, `gap ${gap} ms`);
   });
 
-  it('loses only the oldest beyond buffer-size during an outage and delivers the rest newest first', async () => {
+  it('counts what falls off a full buffer, shows it in status, and delivers the rest newest first on recovery', async () => {
     const clock = fakeClock();
+    clock.hold = true;
     let up = false;
     const delivered: string[] = [];
     const inner: Sink = {
@@ -277,29 +358,60 @@ describe('retry decorator', () => {
     };
     const events = new RecordEvents();
     const status = new RecordStatus();
-    const r = withRetry(inner, {
-      monitorId: 'db1',
-      events,
-      status,
-      clock,
-      bufferSize: 3,
-      sendTimeoutMs: 1000,
-    });
-    for (const id of ['m1', 'm2', 'm3', 'm4', 'm5']) {
-      await assert.doesNotReject(r.send(mk(id)));
-      await r.idle();
-    }
+    const r = withRetry(inner, { monitorId: 'db1', events, status, clock, bufferSize: 3, random: MIDDLE });
+    await r.send(mk('m1'));
+    await r.idle(); // m1 failed; the loop waits out its first backoff step
+    for (const id of ['m2', 'm3', 'm4', 'm5']) await assert.doesNotReject(r.send(mk(id)));
     assert.equal(r.buffered, 3);
-    assert.equal(delivered.length, 0);
-    assert.match(status.map.get(retryErrorKey('x')) ?? '', /^at \S+: connection refused \(3 buffered\)$/);
-    assert.ok(events.errors.every((e) => e === 'sink-send-error [db1] connection refused'));
+    assert.equal(r.dropped, 2, 'm1 and m2 fell off');
+    assert.equal(events.errors.length, 1, 'queued collections log nothing while the loop backs off');
+    clock.release();
+    await until(() => events.errors.length === 2); // m5 failed
+    await r.idle();
+    assert.match(
+      status.map.get(retryErrorKey('x')) ?? '',
+      /^at \S+: x :connection refused \(3 buffered; 2 collections dropped since \S+\)$/,
+    );
+    assert.ok(events.errors.every((e) => e === 'sink-send-error [db1] x :connection refused'));
 
     up = true;
-    await r.send(mk('m6'));
-    await r.idle();
+    await r.send(mk('m6')); // m3 falls off
+    clock.hold = false;
+    clock.release();
+    await until(() => r.buffered === 0);
     assert.deepEqual(delivered, ['m6', 'm5', 'm4']);
     assert.equal(r.buffered, 0);
+    assert.equal(r.dropped, 3);
     assert.equal(status.map.has(retryErrorKey('x')), false, 'error key removed after a success');
+  });
+
+  it('shows the drop count in the sink key after the inner text and keeps it after recovery', async () => {
+    const status = new RecordStatus();
+    let up = false;
+    const ctx: SinkContext = {
+      sinkName: 'x',
+      monitorId: 'db1',
+      options: { 'buffer-size': '1', 'send-retry-wait': '1ms' },
+      tags: {},
+      status,
+      events: NO_EVENTS,
+    };
+    const r = createRetried(ctx, (c) => ({
+      name: 'x',
+      send: async () => {
+        c.status.set('x', 'sending metrics');
+        if (!up) throw new Error('down');
+        c.status.set('x', 'last sent 1 metrics at T');
+      },
+    }));
+    await r.send(mk('m1'));
+    await r.idle();
+    await r.send(mk('m2'));
+    assert.match(status.map.get('x') ?? '', /^sending metrics; 1 collections dropped since \S+$/);
+    up = true;
+    await until(() => r.buffered === 0);
+    assert.match(status.map.get('x') ?? '', /^last sent 1 metrics at T; 1 collections dropped since \S+$/);
+    await r.close();
   });
 
   it('stops at close: the running send is aborted and later sends are dropped', async () => {
@@ -336,6 +448,6 @@ describe('retry decorator', () => {
       return new Scripted();
     });
     assert.deepEqual(seen, { addr: 'a' });
-    assert.deepEqual(r.config, { bufferSize: 2, sendTimeoutMs: 1000, sendRetryWaitMs: 10 });
+    assert.deepEqual(r.config, { bufferSize: 2, sendTimeoutMs: 1000, sendRetryWaitMs: 10, backoffCapMs: 10 });
   });
 });

@@ -1,23 +1,28 @@
 /**
- * The retry decorator: a LIFO buffer in front of a network sink. Newest data
- * goes out first, older buffered collections follow while the send-timeout allows, and
- * while the backend is down the oldest entries beyond `buffer-size` fall off. `send` never
- * fails; inner errors become `sink-send-error` events and the status key `error:<name>-send`.
+ * The retry decorator: a LIFO buffer in front of a network sink. Newest data goes out
+ * first, older buffered collections follow, and while the backend is down the oldest
+ * entries beyond `buffer-size` fall off (counted, and shown in status). `send` never fails
+ * and never waits; inner errors become one `sink-send-error` event per attempt and the
+ * status key `error:<name>-send`.
  *
- *     send(m) ─► push m on the stack ─► (no drain running?) start a drain
- *     drain: L = now + send-timeout; loop { top entry; stop when none or L passed;
- *            sleep send-retry-wait except before the first attempt; inner.send(top, L);
- *            success → remove exactly that entry; failure → event, keep it }
+ *     send(m) ─► push m on the stack (count what falls off) ─► start the loop unless running
+ *     loop: while the stack is not empty and the sink is open {
+ *             wait (0 after an idle spell, send-retry-wait between two good sends,
+ *                   the next backoff step after a failure);
+ *             inner.send(top, deadline now + send-timeout);
+ *             success → remove exactly that entry, reset the backoff;
+ *             failure → one event, status text, keep the entry }
  *
- * Differences from Blip, on purpose (sonde's choices, or required by sonde's caller):
+ * Differences from Blip, on purpose:
  * - the retry options are stripped before the inner sink sees them (`parseRetryOptions`);
- * - the inner send gets the deadline L as an AbortSignal, and a send that ignores it is
- *   abandoned at L, so a hung request never blocks the drainer;
- * - `send` returns as soon as the entry is buffered and the drain runs in the background.
- *   sonde's level collector awaits each sink in turn from one worker, so a drain that took
- *   the whole send-timeout during an outage would back up its queue (which drops whole
- *   batches) and delay every other sink. Draining in the background keeps the loss to what
- *   the buffer itself drops: the oldest entries beyond buffer-size.
+ * - each inner send gets send-timeout as an AbortSignal, and a send that ignores it is
+ *   abandoned then, so a hung request never blocks the loop;
+ * - `send` returns as soon as the entry is buffered and the loop runs in the background,
+ *   so a failing sink never delays the monitor's other sinks nor its queue of collections;
+ * - after a failure the loop waits with exponential backoff (500 ms ×1.5, ±50 % jitter,
+ *   capped at 30 s, or at send-retry-wait when that is set) instead of retrying every
+ *   send-retry-wait, so a sink that keeps failing logs one line per backoff step; Blip's
+ *   fixed pace logs several lines a second per refusing sink.
  */
 import type { Events } from '../core/events.js';
 import { errorMessage } from '../core/errors.js';
@@ -26,7 +31,7 @@ import type { Sink, SinkContext } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { monitorKeyOf } from '../core/status-keys.js';
 import { untilAborted, withDeadline } from '../util/abort.js';
-import { sleep } from '../util/backoff.js';
+import { Backoff } from '../util/backoff.js';
 import { DeltaSink } from './delta.js';
 import { formatDuration, parseDuration } from '../util/duration.js';
 import { formatTimestampMs } from '../util/time.js';
@@ -38,17 +43,23 @@ export const RETRY_OPTION_KEYS: readonly string[] = ['buffer-size', 'send-timeou
 export interface RetryConfig {
   /** Stack capacity (entries = whole `Metrics`). */
   bufferSize: number;
-  /** Drain budget per send, and the inner send's deadline. */
+  /** Deadline of each inner send. */
   sendTimeoutMs: number;
-  /** Pause between two inner sends of one drain. */
+  /** Pause between two good inner sends while a backlog drains. */
   sendRetryWaitMs: number;
+  /** Longest wait after a failure: 30 s, or send-retry-wait when that option is set. */
+  backoffCapMs: number;
 }
 
-/** Defaults: `buffer-size: 60`, `send-timeout: 5s`, `send-retry-wait: 200ms`. */
+/** First wait after a failure; each further failure waits 1.5 times longer, up to the cap. */
+export const RETRY_BACKOFF_FIRST_MS = 500;
+
+/** Defaults: `buffer-size: 60`, `send-timeout: 5s`, `send-retry-wait: 200ms`, backoff cap 30 s. */
 export const RETRY_DEFAULTS: Readonly<RetryConfig> = {
   bufferSize: 60,
   sendTimeoutMs: 5000,
   sendRetryWaitMs: 200,
+  backoffCapMs: 30_000,
 };
 
 /**
@@ -79,8 +90,12 @@ export function parseRetryOptions(options: Record<string, string>): {
         } catch (err) {
           throw new Error(`invalid retry ${k}: ${errorMessage(err)}`);
         }
-        if (k === 'send-timeout') config.sendTimeoutMs = ms;
-        else config.sendRetryWaitMs = ms;
+        if (k === 'send-timeout') {
+          config.sendTimeoutMs = ms;
+        } else {
+          config.sendRetryWaitMs = ms;
+          config.backoffCapMs = ms;
+        }
         break;
       }
       default:
@@ -94,11 +109,31 @@ export function parseRetryOptions(options: Record<string, string>): {
 export interface RetryClock {
   /** Milliseconds, monotonic enough for deadlines. */
   now(): number;
-  /** Resolve after `ms`. */
-  sleep(ms: number): Promise<unknown>;
+  /** Resolve after `ms`, or early when `signal` aborts. */
+  sleep(ms: number, signal: AbortSignal): Promise<unknown>;
 }
 
-const REAL_CLOCK: RetryClock = { now: () => Date.now(), sleep: (ms) => sleep(ms) };
+/** Sleep on a timer that does not keep the process alive: a retry loop alone never should. */
+function unrefSleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) {
+      resolve();
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    timer.unref();
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}
+
+const REAL_CLOCK: RetryClock = { now: () => Date.now(), sleep: unrefSleep };
 
 /** Settings and plumbing of one retry decorator. Unset settings take RETRY_DEFAULTS. */
 export interface RetryOptions extends Partial<RetryConfig> {
@@ -106,7 +141,11 @@ export interface RetryOptions extends Partial<RetryConfig> {
   events: Events;
   /** Where `error:<name>-send` is written and removed. */
   status?: StatusWriter;
+  /** The inner sink's status writer, which shows the drop count in `<name>` (see {@link DropNoteStatus}). */
+  sinkStatus?: DropNoteStatus;
   clock?: RetryClock;
+  /** Jitter source of the backoff (0 ≤ x < 1); default Math.random. */
+  random?: () => number;
 }
 
 interface Entry {
@@ -116,6 +155,49 @@ interface Entry {
 /** Status key holding the last inner error until the next inner success. */
 export const retryErrorKey: (sinkName: string) => string = monitorKeyOf.sinkSendError;
 
+/**
+ * The status writer handed to the inner sink: passes every key through and appends the
+ * decorator's note (`<n> collections dropped since <ts>`) to the inner sink's `<name>` text,
+ * so the drop count stays visible after the sink recovers.
+ */
+export class DropNoteStatus implements StatusWriter {
+  readonly #base: StatusWriter;
+  readonly #key: string;
+  #last: string | undefined;
+  #note = '';
+
+  constructor(base: StatusWriter, sinkName: string) {
+    this.#base = base;
+    this.#key = monitorKeyOf.sink(sinkName);
+  }
+
+  set(key: string, value: string): void {
+    if (key !== this.#key) {
+      this.#base.set(key, value);
+      return;
+    }
+    this.#last = value;
+    this.#write();
+  }
+
+  delete(key: string): void {
+    if (key === this.#key) this.#last = undefined;
+    this.#base.delete(key);
+  }
+
+  /** Set the note and rewrite the `<name>` key with it. */
+  note(text: string): void {
+    this.#note = text;
+    this.#write();
+  }
+
+  #write(): void {
+    if (this.#last === undefined && this.#note === '') return;
+    const parts = [this.#last, this.#note].filter((p) => p !== undefined && p !== '');
+    this.#base.set(this.#key, parts.join('; '));
+  }
+}
+
 /** A sink wrapped by the retry decorator; `name` is the inner sink's. */
 export class RetrySink implements Sink {
   readonly name: string;
@@ -123,9 +205,19 @@ export class RetrySink implements Sink {
   readonly #cfg: RetryConfig;
   readonly #opts: RetryOptions;
   readonly #clock: RetryClock;
+  readonly #backoff: Backoff;
   /** Bottom (oldest) first, top (newest) last. */
   #stack: Entry[] = [];
-  #drain: Promise<void> | undefined;
+  #loop: Promise<void> | undefined;
+  /** Wait before the loop's next attempt. */
+  #wait = 0;
+  /** The last attempt failed: the loop is backing off. */
+  #failing = false;
+  /** True while the loop waits out a backoff step after a failure. */
+  #resting = false;
+  #settled: Array<() => void> = [];
+  #dropped = 0;
+  #droppedSince: Date | undefined;
   #closed = new AbortController();
 
   constructor(inner: Sink, options: RetryOptions) {
@@ -139,7 +231,10 @@ export class RetrySink implements Sink {
       bufferSize: options.bufferSize ?? RETRY_DEFAULTS.bufferSize,
       sendTimeoutMs: options.sendTimeoutMs ?? RETRY_DEFAULTS.sendTimeoutMs,
       sendRetryWaitMs: options.sendRetryWaitMs ?? RETRY_DEFAULTS.sendRetryWaitMs,
+      backoffCapMs: options.backoffCapMs ?? RETRY_DEFAULTS.backoffCapMs,
     };
+    const first = Math.min(RETRY_BACKOFF_FIRST_MS, this.#cfg.backoffCapMs);
+    this.#backoff = new Backoff(this.#cfg.backoffCapMs, first, 1.5, options.random);
   }
 
   /** Settings in effect. */
@@ -152,73 +247,115 @@ export class RetrySink implements Sink {
     return this.#stack.length;
   }
 
-  /** Buffer `metrics` and start a drain unless one is running. Never fails, never waits. */
+  /** Collections that fell off the bottom of a full buffer since the sink was made. */
+  get dropped(): number {
+    return this.#dropped;
+  }
+
+  /** Buffer `metrics` and start the loop unless it runs. Never fails, never waits. */
   async send(metrics: Metrics): Promise<void> {
     if (this.#closed.signal.aborted) return;
     this.#stack.push({ metrics });
-    // Full: the bottom (oldest) entry falls off.
-    while (this.#stack.length > this.#cfg.bufferSize) this.#stack.shift();
-    if (this.#drain) return; // the running drain will get to it
-    this.#drain = this.#run()
+    // Full: the bottom (oldest) entry falls off, and is counted.
+    if (this.#stack.length > this.#cfg.bufferSize) {
+      this.#dropped += this.#stack.length - this.#cfg.bufferSize;
+      this.#stack.splice(0, this.#stack.length - this.#cfg.bufferSize);
+      this.#droppedSince ??= new Date();
+      this.#opts.sinkStatus?.note(this.#dropNote());
+    }
+    if (this.#loop) return; // the running loop will get to it
+    this.#loop = this.#run()
       .catch((err: unknown) => {
-        // #run handles inner errors itself; this only guards against a broken clock.
-        this.#opts.events.error('sink-send-error', this.#opts.monitorId, errorMessage(err));
+        // #attempt handles inner errors itself; this only guards against a broken clock.
+        this.#opts.events.error(
+          'sink-send-error',
+          this.#opts.monitorId,
+          `${this.name} :${errorMessage(err)}`,
+        );
       })
       .finally(() => {
-        this.#drain = undefined;
+        this.#loop = undefined;
+        this.#wake();
       });
   }
 
-  /** Resolves once no drain is running (tests, shutdown). */
+  /**
+   * Resolves once nothing is in flight: the loop has emptied the buffer, or it is waiting
+   * out a backoff step after a failure (tests, shutdown).
+   */
   async idle(): Promise<void> {
-    while (this.#drain) await this.#drain;
+    while (this.#loop && !this.#resting) {
+      await new Promise<void>((resolve) => this.#settled.push(resolve));
+    }
   }
 
-  /** Stop draining (the running inner send is aborted), drop the buffer, close the inner sink. */
+  /** Stop the loop (the running inner send is aborted), drop the buffer, close the inner sink. */
   async close(): Promise<void> {
     this.#closed.abort(new Error('sink closed'));
-    await this.idle();
+    await this.#loop;
     this.#stack = [];
     await this.#inner.close?.();
   }
 
+  #wake(): void {
+    const waiting = this.#settled;
+    this.#settled = [];
+    for (const resolve of waiting) resolve();
+  }
+
+  /** `<n> collections dropped since <ts>`, or '' before the first drop. */
+  #dropNote(): string {
+    if (!this.#droppedSince) return '';
+    return `${this.#dropped} collections dropped since ${formatTimestampMs(this.#droppedSince)}`;
+  }
+
   async #run(): Promise<void> {
-    const { sendTimeoutMs, sendRetryWaitMs } = this.#cfg;
-    const clock = this.#clock;
-    const limit = clock.now() + sendTimeoutMs;
-    // The inner send's deadline: L, or shutdown.
+    const closed = this.#closed.signal;
+    while (this.#stack.length > 0 && !closed.aborted) {
+      if (this.#wait > 0) {
+        this.#resting = this.#failing;
+        if (this.#resting) this.#wake();
+        await this.#clock.sleep(this.#wait, closed);
+        this.#resting = false;
+        if (closed.aborted) break;
+      }
+      const entry = this.#stack.at(-1);
+      if (!entry) break;
+      this.#failing = !(await this.#attempt(entry));
+      if (this.#failing) {
+        this.#wait = this.#backoff.next();
+      } else {
+        this.#backoff.reset();
+        this.#wait = this.#cfg.sendRetryWaitMs;
+      }
+    }
+    // The buffer is empty: the next collection goes out at once.
+    if (!this.#failing) this.#wait = 0;
+  }
+
+  /** One inner send of `entry` under send-timeout; true on success. */
+  async #attempt(entry: Entry): Promise<boolean> {
+    const { sendTimeoutMs } = this.#cfg;
+    const errorKey = monitorKeyOf.sinkSendError(this.name);
     const deadline = withDeadline(
       this.#closed.signal,
       sendTimeoutMs,
       `send-timeout ${formatDuration(sendTimeoutMs)} exceeded`,
     );
-    const over = (): boolean => deadline.signal.aborted || clock.now() >= limit;
     try {
-      let first = true;
-      while (this.#stack.length > 0 && !over()) {
-        if (!first) {
-          await clock.sleep(sendRetryWaitMs);
-          if (over()) break;
-        }
-        first = false;
-        const entry = this.#stack.at(-1);
-        if (!entry) break;
-        try {
-          await untilAborted(this.#inner.send(entry.metrics, deadline.signal), deadline.signal);
-          // Remove that exact entry wherever it is now; gone if it was pushed off the bottom.
-          const i = this.#stack.indexOf(entry);
-          if (i >= 0) this.#stack.splice(i, 1);
-          this.#opts.status?.delete(monitorKeyOf.sinkSendError(this.name));
-        } catch (err) {
-          if (this.#closed.signal.aborted) break;
-          const text = errorMessage(err);
-          this.#opts.events.error('sink-send-error', this.#opts.monitorId, text);
-          this.#opts.status?.set(
-            monitorKeyOf.sinkSendError(this.name),
-            `at ${formatTimestampMs(new Date())}: ${text} (${this.#stack.length} buffered)`,
-          );
-        }
-      }
+      await untilAborted(this.#inner.send(entry.metrics, deadline.signal), deadline.signal);
+      // Remove that exact entry wherever it is now; gone if it was pushed off the bottom.
+      const i = this.#stack.indexOf(entry);
+      if (i >= 0) this.#stack.splice(i, 1);
+      this.#opts.status?.delete(errorKey);
+      return true;
+    } catch (err) {
+      if (this.#closed.signal.aborted) return false;
+      const text = `${this.name} :${errorMessage(err)}`;
+      this.#opts.events.error('sink-send-error', this.#opts.monitorId, text);
+      const notes = [`${this.#stack.length} buffered`, this.#dropNote()].filter((n) => n !== '');
+      this.#opts.status?.set(errorKey, `at ${formatTimestampMs(new Date())}: ${text} (${notes.join('; ')})`);
+      return false;
     } finally {
       deadline.done();
     }
@@ -233,10 +370,18 @@ export function withRetry(inner: Sink, options: RetryOptions): RetrySink {
 /**
  * The factory step for a retried sink: read and strip the retry options from `ctx.options`,
  * build the inner sink from the rest, wrap it. `build` sees the options without the retry
- * keys, so its own unknown-key check stays strict.
+ * keys, so its own unknown-key check stays strict, and a status writer that adds the drop
+ * count to its `<name>` text.
  */
 export function createRetried(ctx: SinkContext, build: (ctx: SinkContext) => Sink): RetrySink {
   const { config, rest } = parseRetryOptions(ctx.options);
-  const inner = build({ ...ctx, options: rest });
-  return withRetry(inner, { ...config, monitorId: ctx.monitorId, events: ctx.events, status: ctx.status });
+  const sinkStatus = new DropNoteStatus(ctx.status, ctx.sinkName);
+  const inner = build({ ...ctx, options: rest, status: sinkStatus });
+  return withRetry(inner, {
+    ...config,
+    monitorId: ctx.monitorId,
+    events: ctx.events,
+    status: ctx.status,
+    sinkStatus,
+  });
 }

@@ -215,10 +215,10 @@ monitors:
     assert.match(st['m1']?.['signalfx'] ?? '', /^last sent 3 metrics at /);
     assert.match(
       st['m3']?.['error:signalfx-send'] ?? '',
-      /^at \S+: invalid status code 401: \{"message":"invalid token"\} \(\d+ buffered\)$/,
+      /^at \S+: signalfx :invalid status code 401: \{"message":"invalid token"\} \(\d+ buffered\)$/,
     );
     assert.equal(st['m1']?.['error:signalfx-send'], undefined);
-    assert.match(agent.stderr(), /\[sink-send-error +\] \[m3\] ERROR: invalid status code 401/);
+    assert.match(agent.stderr(), /\[sink-send-error +\] \[m3\] ERROR: signalfx :invalid status code 401/);
   });
 
   it('datadog API: series through the proxy with both keys, tags, host resource, counters as deltas', () => {
