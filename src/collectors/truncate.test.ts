@@ -164,12 +164,12 @@ void describe('truncate outcomes as typed errors for the engine', () => {
     assert.equal(VALUES[0]?.value, 7, 'the collected values are not modified');
   });
 
-  void it('row 4: ok after a failure → no values and a silent error (empty message) with the zeroed values', () => {
+  void it('row 4: ok after a failure → no values and a quiet error with the zeroed values', () => {
     const t = new TruncateTracker();
     t.result(VALUES, fail());
     const res = t.result(VALUES, undefined);
     assert.deepEqual(res.values, []);
-    assert.equal(res.error?.message, '');
+    assert.equal(res.error?.quiet, true);
     assert.equal(res.error?.policy, TRUNCATE_POLICY);
     assert.deepEqual(res.error?.zero, ZEROED);
     assert.deepEqual(t.result(VALUES, undefined), { values: VALUES }, 'back to row 1');
@@ -219,7 +219,7 @@ void describe('truncate outcomes as typed errors for the engine', () => {
     assert.deepEqual(r3.error?.zero, ZEROED);
     db.fail = undefined;
     const r4 = await step();
-    assert.deepEqual([r4.values, r4.error?.message, r4.error?.zero], [[], '', ZEROED]);
+    assert.deepEqual([r4.values, r4.error?.quiet, r4.error?.zero], [[], true, ZEROED]);
     assert.deepEqual(await step(), { values: VALUES });
     assert.equal(db.calls.length, 5);
   });

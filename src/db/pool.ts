@@ -2,14 +2,22 @@
  * One small connection pool per monitor, on mysql2/promise.
  *
  * What this layer guarantees to collectors:
- * - at most 3 connections (2 for collectors, 1 for heartbeat and plan changing);
+ * - at most 3 connections, handed out by an abortable semaphore: a caller that gives up
+ *   waiting leaves the queue, so nothing piles up behind a server that stopped answering
+ *   (collectors take at most 2 at once, see the engine's limiter; the heartbeat and the
+ *   plan changer use the rest);
  * - every column comes back as text (NULL stays null), so values are parsed one way only
  *   (db/values.ts) and BIGINT UNSIGNED never loses digits before that;
  * - every new connection runs `SET SESSION lock_wait_timeout=5`, so a metadata lock can
  *   never hold a monitoring query for long;
  * - a query whose signal aborts or whose timeout passes is rejected at once and KILLed on
- *   the server from a separate short-lived connection; its pool connection is only reused
- *   after the statement has really ended, so the KILL can never hit a later statement;
+ *   the server from one side connection at a time (short connect timeout); its pool
+ *   connection is only reused after the statement has really ended, so the KILL can never
+ *   hit a later statement. When the side connection cannot even connect (a frozen or
+ *   unreachable server), no further KILL is tried until a statement succeeds again, and the
+ *   abandoned connection keeps its slot (for up to 5 minutes) instead of being replaced: a
+ *   server that stopped answering never gets more than the pool's 3 connections plus one
+ *   KILL attempt from a monitor;
  * - errors are DbError with the server errno/code/sqlState kept and the password scrubbed;
  * - on "access denied" (1045) while opening a connection, the credentials are reloaded
  *   once (shared by concurrent failures) and, if they changed, the connection is retried.
@@ -27,6 +35,7 @@ import { errnoOf, errorMessage } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
 import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
+import { Semaphore } from '../util/semaphore.js';
 
 /** Connections per monitor: 2 for collectors (at most 2 run at once), 1 for the rest. */
 export const POOL_SIZE = 3;
@@ -34,6 +43,10 @@ export const POOL_SIZE = 3;
 const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
 /** After a KILL QUERY, how long to wait for the statement to end before dropping its connection. */
 const KILL_SETTLE_MS = 5_000;
+/** Connect timeout of the KILL side connection. */
+const KILL_CONNECT_TIMEOUT_MS = 2_000;
+/** How long a statement that could not be KILLed keeps its connection and slot. */
+const QUARANTINE_MS = 300_000;
 const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
 
 /** Error codes this module sets on DbError for its own failures. */
@@ -135,6 +148,14 @@ class MysqlDb implements PooledDb {
   #info: Promise<ServerInfo> | undefined;
   #closed = false;
   readonly #retiredEnds = new Set<Promise<void>>();
+  /** Pool slots: at most POOL_SIZE statements hold a connection. */
+  readonly #slots = new Semaphore(POOL_SIZE);
+  /** The KILL side connection in use (one at a time). */
+  #killing: Promise<void> = Promise.resolve();
+  /** A KILL could not connect: none is tried until a statement succeeds again. */
+  #killBlocked = false;
+  /** Connections held after a failed KILL, each with the way to let it go at close(). */
+  readonly #quarantined = new Set<() => void>();
 
   constructor(spec: ConnectionSpec, opts: CreateDbOptions) {
     this.#opts = opts;
@@ -230,11 +251,12 @@ class MysqlDb implements PooledDb {
     return conn;
   }
 
-  /** Give a connection back (or drop it when it may be unusable). */
-  #release(conn: PoolConnection, gen: Generation, destroy: boolean): void {
+  /** Give a connection back (or drop it when it may be unusable), and its slot. */
+  #release(conn: PoolConnection, gen: Generation, destroy: boolean, slot?: () => void): void {
     gen.active--;
     if (destroy) conn.destroy();
     else conn.release();
+    slot?.();
     this.#maybeEndRetired(gen);
   }
 
@@ -279,16 +301,33 @@ class MysqlDb implements PooledDb {
     return true;
   }
 
-  /** A short-lived connection outside the pool, so a KILL never waits for a pool slot. */
-  async #killQuery(threadId: number): Promise<void> {
-    let conn: Connection | undefined;
-    try {
-      conn = await createConnection(connectionOptions(this.#gen.spec));
-      conn.on('error', () => undefined); // a late socket error must not crash the process
-      await conn.query(`KILL QUERY ${Math.trunc(threadId)}`);
-    } finally {
-      if (conn !== undefined) await conn.end().catch(() => conn?.destroy());
-    }
+  /**
+   * KILL QUERY from a short-lived side connection, so a KILL never waits for a pool slot.
+   * One at a time; refused at once while a previous KILL could not connect.
+   */
+  #killQuery(threadId: number): Promise<void> {
+    const run = this.#killing.then(async () => {
+      if (this.#killBlocked || this.#closed)
+        throw new Error('KILL skipped: the server did not answer the last one');
+      let conn: Connection | undefined;
+      try {
+        try {
+          conn = await createConnection({
+            ...connectionOptions(this.#gen.spec),
+            connectTimeout: KILL_CONNECT_TIMEOUT_MS,
+          });
+        } catch (err) {
+          this.#killBlocked = true;
+          throw err;
+        }
+        conn.on('error', () => undefined); // a late socket error must not crash the process
+        await conn.query(`KILL QUERY ${Math.trunc(threadId)}`);
+      } finally {
+        if (conn !== undefined) await conn.end().catch(() => conn?.destroy());
+      }
+    });
+    this.#killing = run.catch(() => undefined);
+    return run;
   }
 
   // ---- running statements -------------------------------------------------------------
@@ -325,19 +364,30 @@ class MysqlDb implements PooledDb {
       if (signal !== undefined && onAbort !== undefined) signal.removeEventListener('abort', onAbort);
     };
 
+    const gate = new AbortController();
+    void stop.then(() => gate.abort()); // a waiting caller leaves the slot queue at once
+    let slot: (() => void) | undefined;
     try {
-      // 1. Get a connection (may wait for a free slot, or open and authenticate one).
+      // 1. Take a slot, then a connection (may open and authenticate one).
+      try {
+        slot = await this.#slots.acquire(gate.signal);
+      } catch {
+        throw stopped ?? cancelledError(signal);
+      }
+      const held = slot;
       const acquiring = this.#acquire();
       const first = await Promise.race([acquiring.then((c) => ({ c })), stop]);
       if (first === 'stop') {
-        // Give the connection back whenever it arrives; nothing ran on it yet.
+        // Give the connection and the slot back whenever it arrives; nothing ran on it yet.
+        slot = undefined;
         acquiring.then(
-          ({ conn, gen }) => this.#release(conn, gen, false),
-          () => undefined,
+          ({ conn, gen }) => this.#release(conn, gen, false, held),
+          () => held(),
         );
         throw stopped ?? cancelledError(signal);
       }
       const { conn, gen } = first.c;
+      slot = undefined; // from here the connection's release gives the slot back
 
       // 2. Run the statement.
       const running = work(conn).then(
@@ -347,40 +397,60 @@ class MysqlDb implements PooledDb {
       const second = await Promise.race([running, stop]);
       if (second !== 'stop') {
         if (second.ok) {
-          this.#release(conn, gen, false);
+          this.#killBlocked = false; // the server answers again
+          this.#release(conn, gen, false, held);
           return second.value;
         }
         const err = this.#toDbError(second.error);
-        if (err.fatal === true) this.#info = undefined; // server may have restarted: re-detect
-        this.#release(conn, gen, err.fatal === true);
+        if (err.fatal === true)
+          this.#info = undefined; // server may have restarted: re-detect
+        else this.#killBlocked = false;
+        this.#release(conn, gen, err.fatal === true, held);
         throw err;
       }
 
       // 3. Cancelled while running: KILL it, release the connection once it is quiet.
-      void this.#settleKilled(conn, gen, running); // background cleanup; never rejects
+      void this.#settleKilled(conn, gen, running, held); // background cleanup; never rejects
       throw stopped ?? cancelledError(signal);
     } finally {
+      slot?.();
       cleanup();
     }
   }
 
-  async #settleKilled(conn: PoolConnection, gen: Generation, running: Promise<unknown>): Promise<void> {
+  /**
+   * After a statement was abandoned: KILL it and give the connection back once it is quiet
+   * (dropped if it does not end in time). When the KILL cannot run, the connection keeps its
+   * slot until the statement ends or QUARANTINE_MS passes, so no new connection is opened
+   * to a server that does not answer.
+   */
+  async #settleKilled(
+    conn: PoolConnection,
+    gen: Generation,
+    running: Promise<unknown>,
+    slot: () => void,
+  ): Promise<void> {
     let killed = false;
     try {
       await this.#killQuery(conn.threadId);
       killed = true;
     } catch {
-      // cannot KILL (server gone, no slot...): the connection is dropped below
+      // cannot KILL (server gone or frozen): wait for the statement below
     }
     let timer: NodeJS.Timeout | undefined;
+    let letGo: () => void = () => undefined;
     const ended = await Promise.race([
       running.then(() => true),
       new Promise<false>((resolve) => {
-        timer = setTimeout(() => resolve(false), KILL_SETTLE_MS);
+        letGo = () => resolve(false);
+        timer = setTimeout(letGo, killed ? KILL_SETTLE_MS : QUARANTINE_MS);
+        timer.unref(); // never keeps the process alive
+        this.#quarantined.add(letGo);
       }),
     ]);
     clearTimeout(timer);
-    this.#release(conn, gen, !(killed && ended));
+    this.#quarantined.delete(letGo);
+    this.#release(conn, gen, !(killed && ended), slot);
   }
 
   // ---- Db -----------------------------------------------------------------------------
@@ -415,6 +485,7 @@ class MysqlDb implements PooledDb {
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
+    for (const letGo of [...this.#quarantined]) letGo();
     await this.#gen.pool.end().catch(() => undefined);
     await Promise.all([...this.#retiredEnds]);
   }
