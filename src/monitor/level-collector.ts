@@ -57,6 +57,8 @@ export interface LevelCollectorContext {
   /** Tick period; 1000 ms except in tests that want a faster clock. */
   tickMs?: number;
   clock?: Clock;
+  /** Called after a collection without errors. */
+  onClean?(): void;
 }
 
 const QUEUE_CAPACITY = 10;
@@ -377,6 +379,7 @@ export class LevelCollector {
       current.end = this.#now();
       for (const o of result.outcomes)
         if (o.values.length > 0) (current.values[o.domain] ??= []).push(...o.values);
+      if (result.outcomes.every((o) => o.error === '')) this.#ctx.onClean?.();
     } catch (err) {
       // The engine contains collector failures; this is a bug guard so the loop survives.
       events.error('lco-collect-panic', monitorId, errorMessage(err));

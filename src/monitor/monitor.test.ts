@@ -4,7 +4,7 @@ import type { FinalMonitorConfig } from '../core/config.js';
 import { ConnectionSpec } from '../core/db.js';
 import { StatusRegistry } from '../status/registry.js';
 import { FakeClock } from '../util/fake-clock.fixture.js';
-import { FakeDb, RecordingEvents, RecordingSink, Scripted, twoLevels } from './centre.fixture.js';
+import { FakeDb, gauge, RecordingEvents, RecordingSink, Scripted, twoLevels } from './centre.fixture.js';
 import { Monitor, type MonitorDeps } from './monitor.js';
 
 const spec = () =>
@@ -18,7 +18,7 @@ const spec = () =>
   });
 
 /** A monitor wired to doubles: `failConnections` makes the first N buildConnection calls fail. */
-function setup(cfg: Partial<FinalMonitorConfig> = {}, failConnections = 0) {
+function setup(cfg: Partial<FinalMonitorConfig> = {}, failConnections = 0, down = { now: false }) {
   const clock = new FakeClock();
   const status = new StatusRegistry();
   const events = new RecordingEvents();
@@ -29,7 +29,11 @@ function setup(cfg: Partial<FinalMonitorConfig> = {}, failConnections = 0) {
   const deps: MonitorDeps = {
     events,
     help: () => undefined,
-    makeCollector: (d) => new Scripted(d),
+    makeCollector: (d) =>
+      new Scripted(d, async (call) => {
+        if (down.now) throw new Error('connect ECONNREFUSED 127.0.0.1:3306');
+        return { values: [gauge(d, call)] };
+      }),
     buildConnection: async () => {
       connects++;
       if (connects <= failConnections) throw new Error('cannot read password-file: no such file');
@@ -126,6 +130,30 @@ describe('Monitor', () => {
     assert.match(st().monitor ?? '', /^running since /);
     assert.equal(dbs.length, 2);
     assert.throws(() => monitor.start(), /already running/);
+    await monitor.stop();
+  });
+
+  it('prints at most one error line per backoff step while it keeps failing, and at once again after a clean collection', async () => {
+    const down = { now: false };
+    const { clock, monitor, events } = setup({}, 0, down);
+    monitor.start();
+    await clock.advance(1000);
+    down.now = true;
+    const errorLines = () => events.lines.filter((l) => /^(collector-error|engine-collect-error)/.test(l));
+    await clock.advance(30_000);
+    // 30 collections, each with 1 or 2 failing domains and a summary: about 75 lines without the gate.
+    const during = errorLines();
+    assert.ok(during.length >= 3 && during.length <= 6, `${during.length} lines: ${during.join(' | ')}`);
+    assert.match(during[1] ?? '', /\(\d+ more errors held back since \S+\)$/);
+    down.now = false;
+    await clock.advance(1000);
+    down.now = true;
+    await clock.advance(1000);
+    assert.equal(
+      errorLines().length,
+      during.length + 1,
+      'the first error after a clean collection prints at once',
+    );
     await monitor.stop();
   });
 });

@@ -17,6 +17,7 @@ import { aborted } from '../util/abort.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { Limiter } from '../engine/limiter.js';
+import { ErrorGate } from './error-gate.js';
 import { formatTimestamp } from '../util/time.js';
 import type { PlanRuntime } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
@@ -65,6 +66,8 @@ export interface MonitorDeps {
       /** Given in legacy mode only: then the exporter's engine writes the per-domain keys. */
       status?: StatusWriter;
       events: Events;
+      /** Called after a scrape without errors. */
+      onClean?(): void;
     }): ExporterSource & { close?(): Promise<void> };
     start(args: {
       monitorId: string;
@@ -103,6 +106,8 @@ export class Monitor {
   #exporter: ExporterHandle | undefined;
   #exporterSource: (ExporterSource & { close?(): Promise<void> }) | undefined;
   readonly #clock: Clock;
+  /** The monitor's events with its error lines under a backoff. */
+  readonly #events: ErrorGate;
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -111,6 +116,7 @@ export class Monitor {
     this.#status = status;
     this.#deps = deps;
     this.#clock = deps.clock ?? systemClock;
+    this.#events = new ErrorGate(deps.events, this.#clock);
   }
 
   #now(): Date {
@@ -157,6 +163,7 @@ export class Monitor {
           continue;
         }
         backoff.reset();
+        this.#events.reset();
         this.#status.delete(MonitorKey.monitorError);
         this.#status.set(
           MonitorKey.monitor,
@@ -199,7 +206,7 @@ export class Monitor {
     const text = errorMessage(err);
     this.#status.set(MonitorKey.monitorError, `error: ${text}`);
     this.#status.set(MonitorKey.monitor, `${step}, sleep and retry: ${text}`);
-    this.#deps.events.error('monitor-error', this.id, text);
+    this.#events.error('monitor-error', this.id, text);
     return false;
   }
 
@@ -243,7 +250,7 @@ export class Monitor {
   /** Build the connection spec and the pool (no connection yet); the error when it cannot. */
   async #makeDbSpec(): Promise<OwnedDb | Error> {
     const cfg = this.config;
-    const { events } = this.#deps;
+    const events = this.#events;
     this.#status.set(MonitorKey.monitor, 'making DB/DSN (not connecting)');
     try {
       const spec = await this.#deps.buildConnection(cfg);
@@ -269,7 +276,7 @@ export class Monitor {
         monitorId: this.id,
         db,
         status: this.#status,
-        events: this.#deps.events,
+        events: this.#events,
         freq: hb.freq,
         ...(hb.table ? { table: hb.table } : {}),
         ...(hb['source-id'] ? { sourceId: hb['source-id'] } : {}),
@@ -293,7 +300,7 @@ export class Monitor {
     const exporter = this.#deps.exporter;
     const ex = this.config.exporter;
     if (exporter === undefined || ex === undefined) return undefined;
-    const { events } = this.#deps;
+    const events = this.#events;
     this.#status.set(MonitorKey.monitor, 'starting exporter');
     let source: ExporterSource & { close?(): Promise<void> };
     try {
@@ -313,7 +320,8 @@ export class Monitor {
         cfg: this.config,
         limiter,
         events,
-        ...(legacy ? { status: this.#status } : {}),
+        // Legacy mode: only scrapes tell the monitor is healthy again (the level collector does otherwise).
+        ...(legacy ? { status: this.#status, onClean: () => this.#events.reset() } : {}),
       });
       this.#exporterSource = source;
     } catch (err) {
@@ -339,7 +347,7 @@ export class Monitor {
   /** Start the level collector, then the plan changer or the monitor's plan. */
   #startLevelCollector(db: Db, lookup: (name: string) => Plan, limiter: Limiter, signal: AbortSignal): void {
     const cfg = this.config;
-    const { events } = this.#deps;
+    const events = this.#events;
     this.#status.set(MonitorKey.monitor, 'starting level collector');
     const lco = new LevelCollector({
       monitorId: this.id,
@@ -353,6 +361,7 @@ export class Monitor {
       lookupPlan: async (name) => lookup(name),
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),
       limiter,
+      onClean: () => this.#events.reset(),
       ...(this.#deps.tickMs === undefined ? {} : { tickMs: this.#deps.tickMs }),
       clock: this.#clock,
     });

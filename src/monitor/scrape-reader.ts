@@ -55,6 +55,8 @@ export interface ScrapeReaderOptions {
   /** The monitor's collector cap, shared with its level collector. */
   limiter?: Limiter;
   clock?: Clock;
+  /** Called after a scrape without errors. */
+  onClean?(): void;
 }
 
 /** A scrape reader owns collectors: close() releases them. */
@@ -180,7 +182,9 @@ class Reader implements ScrapeReader {
     const ping = await pinging;
     this.#wasUp = typeof ping === 'number';
     if (typeof ping === 'string') return down(ping);
-    return this.#result(wanted, result.outcomes, start, ping);
+    const scraped = this.#result(wanted, result.outcomes, start, ping);
+    if (scraped.error === '') this.#opts.onClean?.();
+    return scraped;
   }
 
   /** The ScrapeResult in plan order; a domain without an outcome did not finish in time. */
