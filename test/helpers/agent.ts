@@ -81,8 +81,15 @@ export function writeConfig(yaml: string, name = 'sonde.yaml'): [string, string]
  */
 export async function startAgent(
   configYaml: string,
-  opts: { args?: string[]; env?: NodeJS.ProcessEnv; files?: Record<string, string> } = {},
+  opts: {
+    args?: string[];
+    env?: NodeJS.ProcessEnv;
+    files?: Record<string, string>;
+    /** Sent with every request the helper makes (e.g. `authorization` when api.token-file is set). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<Agent> {
+  const headers = opts.headers ?? {};
   const port = await freePort();
   const [dir, path] = writeConfig(configYaml.replaceAll('{{API}}', `127.0.0.1:${port}`));
   for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(dir, name), text);
@@ -105,11 +112,11 @@ export async function startAgent(
     stdout: () => out,
     stderr: () => err,
     async http(method, p) {
-      const res = await fetch(base + p, { method });
+      const res = await fetch(base + p, { method, headers });
       return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() };
     },
     async json<T>(p: string): Promise<T> {
-      const res = await fetch(base + p);
+      const res = await fetch(base + p, { headers });
       if (res.status !== 200) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
       return (await res.json()) as T;
     },
@@ -141,7 +148,7 @@ export async function startAgent(
       return code;
     },
   };
-  await agent.until('API up', async () => (await fetch(`${base}/status`)).ok, 20_000);
+  await agent.until('API up', async () => (await fetch(`${base}/status`, { headers })).ok, 20_000);
   return agent;
 }
 
