@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import type { MonitorControl } from '../core/control.js';
-import { TokenFile } from '../util/http-guard.js';
+import { connect, type Socket } from 'node:net';
+import { LISTENER_LIMITS, TokenFile } from '../util/http-guard.js';
 import { makeTlsFiles } from '../../test/helpers/tls.js';
 import { rawExchange } from '../../test/helpers/agent.js';
 import { buildApi, listenApi } from './api.js';
@@ -345,12 +346,45 @@ describe('API over TLS', () => {
   });
 });
 
+/** Open a connection and resolve once it is established. */
+function open(port: number): Promise<Socket> {
+  return new Promise((resolve, reject) => {
+    const sock = connect(port, '127.0.0.1', () => resolve(sock));
+    sock.on('error', reject);
+  });
+}
+
 describe('API limits', () => {
-  it('cuts off a client that sends its headers too slowly within 12 s, with a 408', async () => {
+  it('closes connections beyond the cap of 512 at once and serves again when they go', async () => {
+    const { port } = await serve();
+    const held: Socket[] = [];
+    try {
+      for (let i = 0; i < LISTENER_LIMITS.maxConnections; i++) held.push(await open(port));
+      // The server counts a connection once it accepted it: wait until all are counted.
+      const extra = await rawExchange(port, [`GET /status HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`], {
+        timeoutMs: 5_000,
+      });
+      assert.equal(extra.closed, true);
+      assert.equal(extra.answer, '');
+    } finally {
+      for (const s of held) s.destroy();
+    }
+    // The server notices the closed connections shortly; ask until it answers again.
+    let answer = '';
+    for (let i = 0; i < 100 && !answer.startsWith('HTTP/1.1 200 OK\r\n'); i++) {
+      if (i > 0) await new Promise((r) => setTimeout(r, 100));
+      const req = `GET /status HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`;
+      answer = (await rawExchange(port, [req])).answer;
+    }
+    assert.match(answer, /^HTTP\/1\.1 200 OK\r\n/);
+  });
+
+  it('cuts off a client that sends its headers too slowly within 12 s, with a 408', async (t) => {
     const { port } = await serve();
     const parts = ['GET /status HTTP/1.1\r\n', `Host: 127.0.0.1:${port}\r\n`];
     for (let i = 0; i < 40; i++) parts.push(`X-Slow-${i}: 1\r\n`);
     const slow = await rawExchange(port, parts, { gapMs: 500, timeoutMs: 25_000 });
+    t.diagnostic(`slow headers: closed after ${slow.elapsedMs} ms`);
     assert.equal(slow.closed, true);
     assert.ok(slow.elapsedMs < 12_000, `closed after ${slow.elapsedMs} ms`);
     assert.match(slow.answer, /^HTTP\/1\.1 408 Request Timeout\r\n/);
