@@ -36,6 +36,8 @@ import { PlanStore, printPlans } from '../plan/store.js';
 import type { HelpLookup } from '../plan/store.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
 import { buildApi, listenApi } from '../server/api.js';
+import type { ApiDeps } from '../server/api.js';
+import { TokenFile } from '../util/http-guard.js';
 import { builtinSinks } from '../sinks/builtin.js';
 import type { SinkRegistry } from '../sinks/registry.js';
 import { StatusRegistry } from '../status/registry.js';
@@ -329,11 +331,79 @@ function makeLoader(b: Boot): Loader {
   });
 }
 
+/** A file named by a config key, read at boot; an error names the key and the file. */
+function readKeyFile(key: string, path: string): Buffer {
+  try {
+    return readFileSync(path);
+  } catch (err) {
+    const code = err instanceof Error && 'code' in err ? String(err.code) : errorMessage(err);
+    throw new BootError(`${key}: cannot read ${path}: ${code}`);
+  }
+}
+
+/** `api.tls`: certificate and key (both or neither), and the optional client CA. */
+function apiTls(config: Config): ApiDeps['tls'] {
+  const tls = config.api?.tls;
+  if (tls === undefined) return undefined;
+  const { cert, key } = tls;
+  const clientCa = tls['client-ca'];
+  if (!cert && !key && !clientCa) return undefined;
+  if (!cert || !key) throw new BootError('api.tls: cert and key must both be set');
+  return {
+    cert: readKeyFile('api.tls.cert', cert),
+    key: readKeyFile('api.tls.key', key),
+    ...(clientCa ? { clientCa: readKeyFile('api.tls.client-ca', clientCa) } : {}),
+  };
+}
+
+/** The API's access settings: bind, allowed hosts, token and TLS. Unreadable files fail the boot. */
+function apiAccess(b: Boot): Pick<ApiDeps, 'bind' | 'allowedHosts' | 'token' | 'tls'> {
+  const api = b.config.api;
+  const tokenFile = api?.['token-file'];
+  let token: TokenFile | undefined;
+  if (tokenFile) {
+    try {
+      token = new TokenFile(tokenFile, 'api.token-file', {
+        onError: (msg) => b.events.error('server-api-error', '', msg),
+      });
+    } catch (err) {
+      throw new BootError(errorMessage(err));
+    }
+  }
+  const tls = apiTls(b.config);
+  return {
+    bind: api?.bind ?? DEFAULT_API_BIND,
+    allowedHosts: api?.['allowed-hosts'] ?? [],
+    ...(token ? { token } : {}),
+    ...(tls ? { tls } : {}),
+  };
+}
+
+/** Check every loaded monitor's exporter token file now, so that a bad one fails the boot. */
+function checkExporterTokens(loader: Loader): void {
+  for (const m of loader.configs()) {
+    const file = m.exporter?.['token-file'];
+    if (!m.exporter?.mode || !file) continue;
+    try {
+      new TokenFile(file, 'exporter.token-file');
+    } catch (err) {
+      throw new BootError(`monitor ${m.id}: ${errorMessage(err)}`);
+    }
+  }
+}
+
+/** What `GET /readyz` reports: why the agent is not ready yet, or undefined once it is. */
+interface Readiness {
+  why: string | undefined;
+}
+
 /** The HTTP API (not listening yet), or undefined when api.disable is set. */
-function makeApi(b: Boot, loader: Loader): ReturnType<typeof buildApi> | undefined {
+function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<typeof buildApi> | undefined {
   const { config, events } = b;
   if (config.api?.disable === true) return undefined;
   return buildApi({
+    ...apiAccess(b),
+    ready: () => readiness.why,
     control: loader,
     status: b.status,
     info: {
@@ -386,6 +456,7 @@ async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: 
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
+  checkExporterTokens(loader);
   if (opts.printMonitors) process.stdout.write(`${renderMonitorsYaml(loader.configs())}\n`);
   return { b, loader };
 }
@@ -438,8 +509,41 @@ function untilSignal(events: EventLog): Promise<void> {
   });
 }
 
+/** The most a graceful stop may take after the first signal. */
+const STOP_DEADLINE_MS = 5_000;
+
+/**
+ * After the first signal: exit 0 anyway when the graceful stop takes longer than the
+ * deadline (a hung query or sink), and at once on a second SIGTERM or SIGINT. Returns the
+ * disarming function for a stop that finished in time.
+ */
+function armHardStop(events: Events): () => void {
+  const force = (why: string): void => {
+    events.error('server-stopped', '', why);
+    process.exit(0);
+  };
+  const timer = setTimeout(
+    () => force(`graceful stop not done after ${STOP_DEADLINE_MS / 1000}s, exiting now`),
+    STOP_DEADLINE_MS,
+  );
+  timer.unref();
+  const again = (): void => force('second signal, exiting now');
+  process.once('SIGTERM', again);
+  process.once('SIGINT', again);
+  return () => {
+    clearTimeout(timer);
+    process.off('SIGTERM', again);
+    process.off('SIGINT', again);
+  };
+}
+
 /** Run: start the monitors and the API, then stop everything on a signal. */
-async function run(b: Boot, loader: Loader, api: ReturnType<typeof buildApi> | undefined): Promise<void> {
+async function run(
+  b: Boot,
+  loader: Loader,
+  api: ReturnType<typeof buildApi> | undefined,
+  readiness: Readiness,
+): Promise<void> {
   const { events, serverStatus, status } = b;
   reportStrayErrors(events);
   events.info('server-run', '');
@@ -451,14 +555,18 @@ async function run(b: Boot, loader: Loader, api: ReturnType<typeof buildApi> | u
   const bind = b.config.api?.bind ?? DEFAULT_API_BIND;
   const apiLoop = api ? listenUntilStopped(api, bind, events, () => stopping) : Promise.resolve();
   await loader.startAll();
+  readiness.why = undefined;
   serverStatus.set(ServerKey.server, `running since ${formatTimestamp(new Date())}`);
 
   await untilSignal(events);
   stopping = true;
+  readiness.why = 'shutting down';
   events.error('server-stopped', '', 'caught signal');
+  const disarm = armHardStop(events);
   await api?.close().catch(() => undefined);
   await apiLoop;
-  await loader.stopAll(5000);
+  await loader.stopAll(STOP_DEADLINE_MS);
+  disarm();
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -474,13 +582,14 @@ async function main(argv: string[]): Promise<number> {
   }
   const bootStart = Date.now();
   const { b, loader } = await boot(opts, collectors);
-  const api = makeApi(b, loader);
+  const readiness: Readiness = { why: 'starting monitors' };
+  const api = makeApi(b, loader, readiness);
   b.events.info(
     'boot-success',
     '',
     `booted in ${formatDuration(Date.now() - bootStart)}, loaded ${loader.size} monitors`,
   );
-  if (opts.run) await run(b, loader, api);
+  if (opts.run) await run(b, loader, api, readiness);
   return 0;
 }
 

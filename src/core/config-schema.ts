@@ -41,7 +41,13 @@ const mapValue = z.preprocess((v) => (v === null ? '' : scalarText(v)), z.string
 const strMap = z.record(z.string(), mapValue);
 const strList = z.array(mapValue);
 
-export const apiSchema = z.strictObject({ bind: opt(str), disable: opt(bool) });
+export const apiSchema = z.strictObject({
+  bind: opt(str),
+  disable: opt(bool),
+  'allowed-hosts': opt(strList),
+  'token-file': opt(str),
+  tls: opt(z.strictObject({ cert: opt(str), key: opt(str), 'client-ca': opt(str) })),
+});
 export const httpSchema = z.strictObject({ proxy: opt(str) });
 export const monitorLoaderSchema = z.strictObject({
   files: opt(strList),
@@ -61,7 +67,12 @@ export const awsSchema = z.strictObject({
   'disable-auto-region': opt(bool),
   'disable-auto-tls': opt(bool),
 });
-export const exporterSchema = z.strictObject({ mode: opt(str), plan: opt(str), flags: opt(strMap) });
+export const exporterSchema = z.strictObject({
+  mode: opt(str),
+  plan: opt(str),
+  flags: opt(strMap),
+  'token-file': opt(str),
+});
 export const heartbeatSchema = z.strictObject({
   freq: opt(str),
   'source-id': opt(str),

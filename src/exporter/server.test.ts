@@ -1,7 +1,11 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { rawExchange } from '../../test/helpers/agent.js';
 import type { ServerInfo } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
@@ -383,6 +387,53 @@ describe('exporter endpoint', () => {
     await h.close(); // idempotent
     assert.equal(rec.status.get('exporter'), 'stopped');
     await assert.rejects(get(h.address, '/metrics'), /ECONNREFUSED/);
+  });
+});
+
+describe('exporter protections', () => {
+  it('asks for the bearer token on every path when exporter.token-file is set', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sonde-exporter-token-'));
+    try {
+      const file = join(dir, 'token');
+      writeFileSync(file, 'scrape-token\n');
+      const source = new FakeSource(UP);
+      const { h } = await start(source, { tokenFile: file });
+      for (const path of ['/metrics', '/', '/nope']) {
+        const res = await get(h.address, path);
+        assert.equal(res.status, 401, path);
+        assert.equal(res.headers['www-authenticate'], 'Bearer');
+        assert.equal(res.headers['content-type'], 'text/plain; charset=utf-8');
+        assert.equal(res.body.toString(), 'unauthorized: missing or wrong bearer token\n');
+      }
+      const wrong = await get(h.address, '/metrics', { headers: { authorization: 'Bearer other' } });
+      assert.equal(wrong.status, 401);
+      assert.equal(source.calls.length, 0);
+      const ok = await get(h.address, '/metrics', { headers: { authorization: 'Bearer scrape-token' } });
+      assert.equal(ok.status, 200);
+      assert.equal(source.calls.length, 1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails to start with an error naming the key and the file when the token file is missing', async () => {
+    const file = join(tmpdir(), 'sonde-no-such-token-file');
+    await assert.rejects(start(new FakeSource(UP), { tokenFile: file }), {
+      message: `exporter.token-file: cannot read token file ${file}: ENOENT`,
+    });
+  });
+
+  it('cuts off a client that sends its headers too slowly within 12 s, keeping a long keep-alive', async () => {
+    const { h } = await start(new FakeSource(UP));
+    const port = Number(h.address.slice(h.address.lastIndexOf(':') + 1));
+    const parts = ['GET /metrics HTTP/1.1\r\n', `Host: ${h.address}\r\n`];
+    for (let i = 0; i < 40; i++) parts.push(`X-Slow-${i}: 1\r\n`);
+    const slow = await rawExchange(port, parts, { gapMs: 500, timeoutMs: 25_000 });
+    assert.equal(slow.closed, true);
+    assert.ok(slow.elapsedMs < 12_000, `closed after ${slow.elapsedMs} ms`);
+    assert.match(slow.answer, /^HTTP\/1\.1 408 Request Timeout\r\n/);
+    const res = await get(h.address, '/metrics');
+    assert.match(String(res.headers['keep-alive']), /timeout=65/);
   });
 });
 

@@ -26,6 +26,7 @@ import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/expor
 import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { withDeadline } from '../util/abort.js';
+import { LISTENER_LIMITS, TokenFile, answerClientError, listenerOptions } from '../util/http-guard.js';
 import { parseHostPort } from '../util/net.js';
 import { escapeHtml } from '../util/text.js';
 import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
@@ -102,7 +103,15 @@ export interface StartExporterArgs {
   source: ExporterSource;
   status: StatusWriter;
   events: Events;
+  /**
+   * `exporter.token-file`: every path then needs `Authorization: Bearer <token>`. A missing
+   * or empty file fails the start with an error naming the key and the file.
+   */
+  tokenFile?: string;
 }
+
+/** Idle time of a kept-alive connection: longer than Prometheus keeps its connections idle. */
+export const EXPORTER_KEEP_ALIVE_MS = 65_000;
 
 /** Self-metric state carried between scrapes (mysqld_exporter keeps it in the process). */
 class SelfMetrics {
@@ -269,12 +278,21 @@ class ScrapeHandler {
   }
 }
 
-/** The request router: the telemetry path, the landing page, 404 for the rest. */
-function router(args: StartExporterArgs, path: string): (req: IncomingMessage, res: ServerResponse) => void {
+/** The request router: the token, the telemetry path, the landing page, 404 for the rest. */
+function router(
+  args: StartExporterArgs,
+  path: string,
+  token: TokenFile | undefined,
+): (req: IncomingMessage, res: ServerResponse) => void {
   const { monitorId, events } = args;
   const scrapes = new ScrapeHandler(args);
   const landing = landingPage(monitorId, path);
   return (req, res) => {
+    if (token !== undefined && !token.check(req.headers.authorization)) {
+      const body = Buffer.from('unauthorized: missing or wrong bearer token\n');
+      send(res, req, 401, 'text/plain; charset=utf-8', body, { 'WWW-Authenticate': 'Bearer' });
+      return;
+    }
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://exporter');
@@ -325,8 +343,19 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
   const { monitorId, status, events } = args;
   const path = args.path === '' ? DEFAULT_PATH : args.path.startsWith('/') ? args.path : `/${args.path}`;
   const listen = args.listen === '' ? DEFAULT_LISTEN : args.listen;
-  const server: Server = createServer(router(args, path));
-  server.keepAliveTimeout = 65_000; // longer than Prometheus' idle connections, like Go's default
+  const token =
+    args.tokenFile === undefined || args.tokenFile === ''
+      ? undefined
+      : new TokenFile(args.tokenFile, 'exporter.token-file', {
+          onError: (msg) => events.error('server-api-error', monitorId, msg),
+        });
+  const server: Server = createServer(
+    { ...listenerOptions(), keepAliveTimeout: EXPORTER_KEEP_ALIVE_MS },
+    router(args, path, token),
+  );
+  server.keepAliveTimeout = EXPORTER_KEEP_ALIVE_MS;
+  server.maxConnections = LISTENER_LIMITS.maxConnections;
+  server.on('clientError', answerClientError);
   const address = await listenOn(server, listen);
   server.on('error', (err) => events.debug(`exporter ${monitorId}: ${errorMessage(err)}`));
   status.set(MonitorKey.exporter, `listening on ${address}`);

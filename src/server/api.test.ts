@@ -101,6 +101,8 @@ function setup(): { deps: ApiDeps; control: FakeControl; events: RecordingEvents
     status,
     info,
     events,
+    // Injected requests name `localhost:80`; a real listener is checked against its own port.
+    bind: '127.0.0.1:80',
     renderConfig: {
       yaml: () => 'api:\n  bind: 127.0.0.1:7522\nmysql:\n  password: ...\n',
       json: () => ({ api: { bind: '127.0.0.1:7522' }, mysql: { password: '...' } }),
@@ -118,16 +120,32 @@ describe('management API', () => {
     assert.deepEqual(res.json(), { db1: 'sonde:...@tcp(db1:3306)/', db2: '' });
   });
 
-  it('reloads with POST and with GET, answering 200 with an empty body', async () => {
+  it('reloads with POST, answering 200 with an empty body', async () => {
     const { deps, control } = setup();
+    const res = await buildApi(deps).inject({ method: 'POST', url: '/monitors/reload' });
+    assert.equal(res.statusCode, 200);
+    assert.equal(res.body, '');
+    assert.equal(res.headers['content-type'], undefined);
+    assert.deepEqual(control.calls, ['reload']);
+  });
+
+  it('refuses every method but POST on the state-changing paths with 405 and changes nothing', async () => {
+    const { deps, control, debug } = setup();
     const app = buildApi(deps);
-    for (const method of ['POST', 'GET'] as const) {
-      const res = await app.inject({ method, url: '/monitors/reload' });
-      assert.equal(res.statusCode, 200);
-      assert.equal(res.body, '');
-      assert.equal(res.headers['content-type'], undefined);
+    const paths = ['/monitors/reload', '/monitors/start?id=db2', '/monitors/stop?id=db1', '/debug'];
+    for (const url of paths) {
+      for (const method of ['GET', 'HEAD', 'PUT', 'DELETE', 'PATCH', 'OPTIONS'] as const) {
+        const res = await app.inject({ method, url });
+        assert.equal(res.statusCode, 405, `${method} ${url}`);
+        assert.equal(res.headers.allow, 'POST');
+        assert.equal(res.headers['content-type'], TEXT);
+        if (method !== 'HEAD') assert.equal(res.body, 'method not allowed\n');
+        assert.equal(res.headers['access-control-allow-origin'], undefined);
+      }
     }
-    assert.deepEqual(control.calls, ['reload', 'reload']);
+    assert.deepEqual(control.calls, []);
+    assert.deepEqual(debug, []);
+    assert.equal(control.loaded.get('db1')?.running, true);
   });
 
   it('answers 412 with the fixed text when stop-loss blocks a reload', async () => {
@@ -167,17 +185,14 @@ describe('management API', () => {
     assert.deepEqual(events.lines, ['error server-api-error [] driver said password=hunter2']);
   });
 
-  it('starts a stopped monitor with POST or GET: 200 and an empty body', async () => {
+  it('starts a stopped monitor with POST: 200 and an empty body', async () => {
     const { deps, control } = setup();
     const app = buildApi(deps);
     const res = await app.inject({ method: 'POST', url: '/monitors/start?id=db2' });
     assert.equal(res.statusCode, 200);
     assert.equal(res.body, '');
     assert.equal(control.loaded.get('db2')?.running, true);
-    await app.inject({ method: 'POST', url: '/monitors/stop?id=db2' });
-    const res2 = await app.inject({ method: 'GET', url: '/monitors/start?id=db2' });
-    assert.equal(res2.statusCode, 200);
-    assert.deepEqual(control.calls, ['start db2', 'stop db2', 'start db2']);
+    assert.deepEqual(control.calls, ['start db2']);
   });
 
   it('answers 409 `already running` when starting a running monitor', async () => {
@@ -320,13 +335,13 @@ describe('management API', () => {
     assert.deepEqual(monitors.json(), MONITOR_STATUS);
   });
 
-  it('toggles debug on GET /debug and answers the new state', async () => {
+  it('toggles debug on POST /debug and answers the new state', async () => {
     const { deps, debug } = setup();
     const app = buildApi(deps);
-    const on = await app.inject({ url: '/debug' });
+    const on = await app.inject({ method: 'POST', url: '/debug' });
     assert.equal(on.headers['content-type'], JSON_TYPE);
     assert.equal(on.body, '{"debugging":true}');
-    const off = await app.inject({ url: '/debug' });
+    const off = await app.inject({ method: 'POST', url: '/debug' });
     assert.equal(off.body, '{"debugging":false}');
     assert.deepEqual(debug, [true, false]);
   });
@@ -352,7 +367,7 @@ describe('management API', () => {
     assert.equal(del.body, 'method not allowed\n');
     const put = await app.inject({ method: 'PUT', url: '/monitors/stop?id=db1' });
     assert.equal(put.statusCode, 405);
-    assert.equal(put.headers.allow, 'POST, GET');
+    assert.equal(put.headers.allow, 'POST');
     const post = await app.inject({ method: 'POST', url: '/status' });
     assert.equal(post.statusCode, 405);
     assert.equal(post.headers.allow, 'GET, HEAD');
@@ -483,10 +498,10 @@ describe('listening', () => {
     sock.on('data', (d: Buffer) => (data += d.toString()));
     const ended = new Promise<void>((r) => sock.on('close', () => r()));
     // A slow stop is in flight on a keep-alive connection; a second request follows on it.
-    sock.write('POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n');
+    sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${addr}\r\nContent-Length: 0\r\n\r\n`);
     await new Promise((r) => setTimeout(r, 50));
     const closing = app.close();
-    sock.write('GET /status HTTP/1.1\r\nHost: x\r\n\r\n');
+    sock.write(`GET /status HTTP/1.1\r\nHost: ${addr}\r\n\r\n`);
     await new Promise((r) => setTimeout(r, 20));
     release();
     await closing;

@@ -1,5 +1,5 @@
 /**
- * The management HTTP API, documented in docs/api.md.
+ * The management HTTP API, documented in docs/api.md; its protections in docs/security.md.
  *
  * Blip routes by exact path with Go's http.ServeMux, answers errors with
  * `text/plain; charset=utf-8` bodies of one line plus `\n`, and `404 page not found` for
@@ -9,15 +9,24 @@
  * (bad URL encoding), client errors (malformed HTTP) and body parsing (bodies are ignored).
  */
 import { escapeHtml } from '../util/text.js';
-import { STATUS_CODES } from 'node:http';
-import type { Socket } from 'node:net';
+import { createServer as createHttpServer, STATUS_CODES } from 'node:http';
+import type { RequestListener, Server } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import Fastify from 'fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HTTPMethods } from 'fastify';
 import type { AgentInfo, MonitorControl } from '../core/control.js';
 import { SondeError, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { StatusReader } from '../core/status.js';
-import { parseHostPort } from '../util/net.js';
+import { parseHostPort, splitHostPort } from '../util/net.js';
+import {
+  LISTENER_LIMITS,
+  answerClientError,
+  crossSiteReason,
+  hostAllowed,
+  isWildcard,
+  listenerOptions,
+} from '../util/http-guard.js';
 
 /** What the API needs from the agent; the CLI wires the real pieces. */
 export interface ApiDeps {
@@ -31,7 +40,25 @@ export interface ApiDeps {
    * event `server-api-error`. Optional; without it they are only answered.
    */
   events?: Events;
+  /**
+   * `api.bind` as configured: its host is accepted in `Host` headers (with every IP literal
+   * when it names every interface), and its port stands for the listener's until it listens.
+   * Default `127.0.0.1:7522`.
+   */
+  bind?: string;
+  /** `api.allowed-hosts`: further `Host` values accepted, `name` or `name:port`. */
+  allowedHosts?: readonly string[];
+  /** `api.token-file`: when set, every path but the probes needs `Authorization: Bearer`. */
+  token?: { check(authorization: string | undefined): boolean };
+  /** `api.tls`: serve HTTPS; with `clientCa`, a client certificate it signed is required. */
+  tls?: { cert: Buffer; key: Buffer; clientCa?: Buffer };
+  /** Readiness for `GET /readyz`: undefined when ready, else why not. Default: ready. */
+  ready?: () => string | undefined;
 }
+
+export const DEFAULT_BIND = '127.0.0.1:7522';
+/** Idle time before a keep-alive connection to the API is closed. */
+export const API_KEEP_ALIVE_MS = 5_000;
 
 const TEXT = 'text/plain; charset=utf-8';
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -46,8 +73,11 @@ const STOP_LOSS_MESSAGE = 'Stop-loss prevented reloading; see sonde error log fo
  * status from the registry in core/errors.ts (SondeError.httpStatus).
  */
 const HTTP_BAD_REQUEST = 400;
+const HTTP_UNAUTHORIZED = 401;
+const HTTP_FORBIDDEN = 403;
 const HTTP_NOT_FOUND = 404;
 const HTTP_METHOD_NOT_ALLOWED = 405;
+const HTTP_MISDIRECTED = 421;
 const HTTP_INTERNAL = 500;
 const HTTP_UNAVAILABLE = 503;
 
@@ -107,8 +137,11 @@ interface Endpoint {
   handler: Handler;
 }
 
-/** GET is accepted beside POST on state-changing endpoints, so a browser or bare curl can drive them. */
-const CHANGE: HTTPMethods[] = ['POST', 'GET'];
+/**
+ * State-changing endpoints take POST only: a link, an image or a prefetch (all GET) must
+ * never start, stop, reload or toggle anything.
+ */
+const CHANGE: HTTPMethods[] = ['POST'];
 /** HEAD is answered for read-only GET endpoints (fastify exposes it from GET). */
 const READ: HTTPMethods[] = ['GET'];
 
@@ -164,6 +197,18 @@ function configHandler(renderConfig: ApiDeps['renderConfig']): Handler {
   };
 }
 
+/** The liveness and readiness probes: open without a token, GET and HEAD only. */
+const PROBES = new Set(['/healthz', '/readyz']);
+
+/** GET /readyz: `ready`, or 503 with the reason the agent gives. */
+function readyHandler(ready: ApiDeps['ready']): Handler {
+  return async (_req, reply) => {
+    const why = ready?.();
+    if (why !== undefined) return sendText(reply, HTTP_UNAVAILABLE, `not ready: ${why}`);
+    return sendText(reply, 200, 'ready');
+  };
+}
+
 function endpoints(deps: ApiDeps): Endpoint[] {
   const { control, status, info } = deps;
   const json =
@@ -201,6 +246,9 @@ function endpoints(deps: ApiDeps): Endpoint[] {
     { path: '/status/monitors', methods: READ, handler: json(() => status.monitors()) },
     // Not in Blip's API: toggles debug output and answers the new state.
     { path: '/debug', methods: CHANGE, handler: json(() => ({ debugging: info.toggleDebug() })) },
+    // Not in Blip's API: liveness and readiness probes.
+    { path: '/healthz', methods: READ, handler: async (_req, reply) => sendText(reply, 200, 'ok') },
+    { path: '/readyz', methods: READ, handler: readyHandler(deps.ready) },
   ];
 }
 
@@ -217,59 +265,107 @@ function fastifyStatus(err: unknown): number | undefined {
   return typeof s === 'number' && s >= 400 && s < 500 ? s : undefined;
 }
 
-/** Raw answer to a malformed HTTP request, in Go's words; the socket is then closed. */
-function clientError(_err: Error, socket: Socket): void {
-  if (socket.writable) {
-    socket.end(
-      'HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request',
-    );
-  } else {
-    socket.destroy();
-  }
+/**
+ * The API's HTTP(S) server with the listener limits: header and whole-request timeouts,
+ * a connection cap, a short keep-alive and, for TLS, a handshake timeout.
+ */
+function serverFactory(tls: ApiDeps['tls']): (handler: RequestListener) => Server {
+  return (handler) => {
+    const base = { ...listenerOptions(), keepAliveTimeout: API_KEEP_ALIVE_MS };
+    const server: Server =
+      tls === undefined
+        ? createHttpServer(base, handler)
+        : createHttpsServer(
+            {
+              ...base,
+              cert: tls.cert,
+              key: tls.key,
+              handshakeTimeout: LISTENER_LIMITS.handshakeTimeoutMs,
+              ...(tls.clientCa ? { ca: tls.clientCa, requestCert: true, rejectUnauthorized: true } : {}),
+            },
+            handler,
+          );
+    server.keepAliveTimeout = API_KEEP_ALIVE_MS;
+    server.maxConnections = LISTENER_LIMITS.maxConnections;
+    return server;
+  };
+}
+
+/** The port a request came in on: the socket's, else (injected requests) the configured one. */
+function localPort(req: FastifyRequest, bind: string): number {
+  const port = req.raw.socket.localPort;
+  if (typeof port === 'number' && port > 0) return port;
+  return Number(splitHostPort(bind).port ?? '0');
+}
+
+/** The address the server is bound to ('' before it listens). */
+function boundHost(app: FastifyInstance): string {
+  const addr = app.server.address();
+  return addr !== null && typeof addr === 'object' ? addr.address : '';
 }
 
 /**
- * Build the API (not listening). `app.inject()` works at once; `listenApi` binds it.
- * Fastify's logger stays off: sonde reports through its events, never per request.
+ * Checks made on every request before routing: shutting down (503), a `Host` that does not
+ * name this listener (421), a missing or wrong bearer token (401; the probes are open).
  */
-export function buildApi(deps: ApiDeps): FastifyInstance {
-  const app = Fastify({
-    logger: false,
-    clientErrorHandler: clientError,
-    // Fastify's own closing answer is a JSON 503; the preClose/onRequest hooks below say it in text.
-    return503OnClosing: false,
-    // Router-level failures such as a badly percent-encoded path (FST_ERR_BAD_URL).
-    frameworkErrors: (err, _req, reply) => {
-      const status = fastifyStatus(err) ?? HTTP_BAD_REQUEST;
-      void sendText(reply, status, STATUS_CODES[status] ?? 'Bad Request');
-    },
-  });
-
-  // Request bodies are never used: accept and drop any of them (a `curl -d ''` POST must
-  // not be refused with 415). Reading it as a buffer keeps keep-alive sockets clean.
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => {
-    done(null, undefined);
-  });
-
+function guardRequests(app: FastifyInstance, deps: ApiDeps): { close(): void } {
+  const bind = deps.bind ?? DEFAULT_BIND;
+  const bindHost = splitHostPort(bind).host;
+  const tls = deps.tls !== undefined;
   let closing = false;
-  app.addHook('preClose', async () => {
-    closing = true;
-  });
-  app.addHook('onRequest', async (_req, reply) => {
+  app.addHook('onRequest', async (req, reply) => {
     if (closing)
       return sendText(reply.header('connection', 'close'), HTTP_UNAVAILABLE, 'server is shutting down');
+    const listening = boundHost(app);
+    const rule = {
+      bindHost: isWildcard(bindHost) || isWildcard(listening) ? '' : bindHost,
+      allowed: deps.allowedHosts ?? [],
+    };
+    if (!hostAllowed(req.headers.host, rule, localPort(req, bind), tls)) {
+      const why = 'misdirected request: the Host header does not name this server (see api.allowed-hosts)';
+      return sendText(reply.header('connection', 'close'), HTTP_MISDIRECTED, why);
+    }
+    const path = req.url.split('?', 1)[0] ?? '';
+    if (deps.token !== undefined && !PROBES.has(path) && !deps.token.check(req.headers.authorization)) {
+      reply.header('www-authenticate', 'Bearer');
+      return sendText(reply, HTTP_UNAUTHORIZED, 'unauthorized: missing or wrong bearer token');
+    }
     return undefined;
   });
+  return {
+    close: () => {
+      closing = true;
+    },
+  };
+}
 
+/** Refuse a state-changing request sent by another site's page (403). */
+function refuseCrossSite(tls: boolean) {
+  return async (req: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const h = req.headers;
+    const origin = typeof h.origin === 'string' ? h.origin : undefined;
+    const site = h['sec-fetch-site'];
+    const why = crossSiteReason(
+      { origin, 'sec-fetch-site': typeof site === 'string' ? site : undefined, host: h.host },
+      tls,
+    );
+    return why === undefined ? undefined : sendText(reply, HTTP_FORBIDDEN, why);
+  };
+}
+
+/** Routes, the 405/404 answers and the error handler. */
+function addRoutes(app: FastifyInstance, deps: ApiDeps): void {
   const known = new Map<string, HTTPMethods[]>();
+  const crossSite = refuseCrossSite(deps.tls !== undefined);
   for (const ep of endpoints(deps)) {
     known.set(ep.path, ep.methods);
+    const changes = ep.methods.includes('POST');
     app.route({
       method: ep.methods,
       url: ep.path,
       // HEAD must not start, stop, reload or toggle anything.
-      exposeHeadRoute: !ep.methods.includes('POST'),
+      exposeHeadRoute: !changes,
+      ...(changes ? { onRequest: crossSite } : {}),
       handler: ep.handler,
     });
   }
@@ -292,7 +388,39 @@ export function buildApi(deps: ApiDeps): FastifyInstance {
     deps.events?.error('server-api-error', '', errorMessage(err));
     return sendText(reply, HTTP_INTERNAL, INTERNAL_ERROR);
   });
+}
 
+/**
+ * Build the API (not listening). `app.inject()` works at once; `listenApi` binds it.
+ * Fastify's logger stays off: sonde reports through its events, never per request.
+ */
+export function buildApi(deps: ApiDeps): FastifyInstance {
+  const app = Fastify({
+    logger: false,
+    serverFactory: serverFactory(deps.tls),
+    bodyLimit: LISTENER_LIMITS.bodyLimit,
+    clientErrorHandler: answerClientError,
+    // Fastify's own closing answer is a JSON 503; the preClose/onRequest hooks below say it in text.
+    return503OnClosing: false,
+    // Router-level failures such as a badly percent-encoded path (FST_ERR_BAD_URL).
+    frameworkErrors: (err, _req, reply) => {
+      const status = fastifyStatus(err) ?? HTTP_BAD_REQUEST;
+      void sendText(reply, status, STATUS_CODES[status] ?? 'Bad Request');
+    },
+  });
+
+  // Request bodies are never used: accept and drop any of them (a `curl -d ''` POST must
+  // not be refused with 415). Reading it as a buffer keeps keep-alive sockets clean.
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, _body, done) => {
+    done(null, undefined);
+  });
+
+  const guard = guardRequests(app, deps);
+  app.addHook('preClose', async () => {
+    guard.close();
+  });
+  addRoutes(app, deps);
   return app;
 }
 

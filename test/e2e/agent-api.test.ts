@@ -243,17 +243,20 @@ monitors:
     assert.equal(server.monitors, '4');
   });
 
-  it('toggles debug with SIGUSR1 and GET /debug', async () => {
+  it('toggles debug with SIGUSR1 and POST /debug, and refuses GET /debug', async () => {
     agent.proc.kill('SIGUSR1');
     await agent.until('SIGUSR1 acknowledged', async () =>
       agent.stderr().includes('SIGUSR1 has set sonde.Debugging to true\n'),
     );
-    const off = await call('GET', '/debug');
+    const refused = await call('GET', '/debug');
+    assert.equal(refused.status, 405);
+    assert.equal(refused.body, 'method not allowed\n');
+    const off = await call('POST', '/debug');
     assert.equal(off.status, 200);
     assert.deepEqual(JSON.parse(off.body), { debugging: false });
-    const on = await call('GET', '/debug');
+    const on = await call('POST', '/debug');
     assert.deepEqual(JSON.parse(on.body), { debugging: true });
-    await call('GET', '/debug');
+    await call('POST', '/debug');
   });
 
   it('never shows the password', async () => {

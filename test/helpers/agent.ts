@@ -5,6 +5,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
 import { freePort } from './mariadb.js';
 
@@ -80,8 +81,15 @@ export function writeConfig(yaml: string, name = 'sonde.yaml'): [string, string]
  */
 export async function startAgent(
   configYaml: string,
-  opts: { args?: string[]; env?: NodeJS.ProcessEnv; files?: Record<string, string> } = {},
+  opts: {
+    args?: string[];
+    env?: NodeJS.ProcessEnv;
+    files?: Record<string, string>;
+    /** Sent with every request the helper makes (e.g. `authorization` when api.token-file is set). */
+    headers?: Record<string, string>;
+  } = {},
 ): Promise<Agent> {
+  const headers = opts.headers ?? {};
   const port = await freePort();
   const [dir, path] = writeConfig(configYaml.replaceAll('{{API}}', `127.0.0.1:${port}`));
   for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(dir, name), text);
@@ -104,11 +112,11 @@ export async function startAgent(
     stdout: () => out,
     stderr: () => err,
     async http(method, p) {
-      const res = await fetch(base + p, { method });
+      const res = await fetch(base + p, { method, headers });
       return { status: res.status, type: res.headers.get('content-type') ?? '', body: await res.text() };
     },
     async json<T>(p: string): Promise<T> {
-      const res = await fetch(base + p);
+      const res = await fetch(base + p, { headers });
       if (res.status !== 200) throw new Error(`GET ${p}: ${res.status} ${await res.text()}`);
       return (await res.json()) as T;
     },
@@ -140,6 +148,58 @@ export async function startAgent(
       return code;
     },
   };
-  await agent.until('API up', async () => (await fetch(`${base}/status`)).ok, 20_000);
+  await agent.until('API up', async () => (await fetch(`${base}/status`, { headers })).ok, 20_000);
   return agent;
+}
+
+export interface RawExchange {
+  /** Everything the server sent back. */
+  answer: string;
+  /** Time from connecting until the connection closed (or until `timeoutMs`). */
+  elapsedMs: number;
+  /** False when the exchange was given up after `timeoutMs` with the connection still open. */
+  closed: boolean;
+}
+
+/**
+ * Talk to a listener over a plain TCP socket: send `parts` one after the other, `gapMs`
+ * apart (a slow client when the gap is long), and collect the answer until the server closes
+ * the connection or `timeoutMs` passes.
+ */
+export function rawExchange(
+  port: number,
+  parts: readonly (string | Buffer)[],
+  opts: { gapMs?: number; timeoutMs?: number; host?: string } = {},
+): Promise<RawExchange> {
+  return new Promise((resolvePromise) => {
+    const started = Date.now();
+    const sock = connect(port, opts.host ?? '127.0.0.1');
+    const chunks: Buffer[] = [];
+    let timer: NodeJS.Timeout | undefined;
+    let done = false;
+    const finish = (closed: boolean): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      clearTimeout(giveUp);
+      sock.destroy();
+      resolvePromise({
+        answer: Buffer.concat(chunks).toString('latin1'),
+        elapsedMs: Date.now() - started,
+        closed,
+      });
+    };
+    const giveUp = setTimeout(() => finish(false), opts.timeoutMs ?? 20_000);
+    sock.on('data', (d: Buffer) => chunks.push(d));
+    sock.on('close', () => finish(true));
+    sock.on('error', () => finish(true));
+    let i = 0;
+    const next = (): void => {
+      if (done || i >= parts.length) return;
+      const part = parts[i++];
+      if (part !== undefined && sock.writable) sock.write(part);
+      timer = setTimeout(next, opts.gapMs ?? 0);
+    };
+    sock.on('connect', next);
+  });
 }
