@@ -73,6 +73,8 @@ export interface MonitorDeps {
       monitorId: string;
       listen: string;
       path: string;
+      /** Bearer token file protecting the endpoint (exporter.token-file). */
+      tokenFile?: string;
       source: ExporterSource;
       status: StatusWriter;
       events: Events;
@@ -333,6 +335,7 @@ export class Monitor {
         monitorId: this.id,
         listen: ex.flags?.['web.listen-address'] || '127.0.0.1:9104',
         path: ex.flags?.['web.telemetry-path'] || '/metrics',
+        ...(ex['token-file'] ? { tokenFile: ex['token-file'] } : {}),
         source,
         status: this.#status,
         events,

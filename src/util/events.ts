@@ -105,7 +105,7 @@ export class EventLog implements Events {
     return this.#debugging;
   }
 
-  /** Turn debugging on or off (SIGUSR1 and GET /debug toggle it through this). */
+  /** Turn debugging on or off (SIGUSR1 and POST /debug toggle it through this). */
   setDebug(on: boolean): void {
     this.#debugging = on;
   }
