@@ -273,6 +273,47 @@ void describe('heartbeat reader: loop', () => {
     await reader.stop();
   });
 
+  void it('reports no lag once the last good read is older than one period plus 1 s, and says why', async () => {
+    const clock = { now: 1000 };
+    const status = recordingStatus();
+    const steps: (Row | Error)[] = [
+      hb('10:00:00.400', '10:00:00.000'),
+      new Error('Lock wait timeout exceeded'),
+    ];
+    let sleeps = 0;
+    let second!: () => void;
+    const failedOnce = new Promise<void>((r) => (second = r));
+    const reader = new HeartbeatReader({
+      monitorId: 'db2',
+      db: new FakeDb('10.11.6-MariaDB', () => {
+        const step = steps.shift() ?? new Error('Lock wait timeout exceeded');
+        if (step instanceof Error) throw step;
+        return [step];
+      }),
+      status,
+      clock: () => clock.now,
+      sleep: async () => {
+        sleeps++;
+        if (sleeps === 1) {
+          clock.now += 3500; // the next read fails 3.5 s after the good one (freq 2 s)
+          return true;
+        }
+        second();
+        return false;
+      },
+    });
+    reader.start();
+    await failedOnce;
+    assert.deepEqual(reader.current(), { lag: -1, source: '', replica: true });
+    assert.equal(
+      status.map.get('error:heartbeat-reader'),
+      'error: Lock wait timeout exceeded; lag not reported, last read 3.5s ago (retry in 1s)',
+    );
+    clock.now = 1000 + 2900; // within freq + 1 s of the good read the lag still stands
+    assert.equal(reader.current().lag, 350);
+    await reader.stop();
+  });
+
   void it('stop() ends a long sleep at once', async () => {
     const db = new FakeDb('10.11.6-MariaDB', () => []);
     const reader = new HeartbeatReader({ monitorId: 'm', db });

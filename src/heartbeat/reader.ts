@@ -31,6 +31,8 @@ export const READ_TIMEOUT_MS = 2_000;
 export const READ_ERROR_WAIT_MS = 1_000;
 /** Wait after "no heartbeat row" and after "not a replica". */
 export const NO_HEARTBEAT_WAIT_MS = 3_000;
+/** A lag is reported while the last good read is at most one heartbeat period plus this old. */
+export const STALE_GRACE_MS = 1_000;
 /** Default `network-latency` option, milliseconds. */
 export const DEFAULT_NETWORK_LATENCY_MS = 50;
 
@@ -191,6 +193,9 @@ export class HeartbeatReader {
   #replica = true;
   /** src_id of the last row read, for the source-change event. */
   #lastSrcId = '';
+  /** Clock of the last read that gave a lag, and the freq of that row. */
+  #readAt: number | undefined;
+  #readFreqMs = 0;
 
   /** Throws when the settings cannot make a query (bad table name, bad repl-check name). */
   constructor(args: HeartbeatReaderArgs) {
@@ -226,9 +231,18 @@ export class HeartbeatReader {
    */
   current(): HeartbeatLag {
     if (!this.#replica) return { lag: -1, source: '', replica: false };
-    if (this.#lag < 0) return { lag: -1, source: '', replica: true };
+    if (this.#lag < 0 || this.#stale()) return { lag: -1, source: '', replica: true };
     const grown = this.#lateSince === undefined ? 0 : Math.trunc(this.#clock() - this.#lateSince);
     return { lag: this.#lag + grown, source: this.#source, replica: true };
+  }
+
+  /**
+   * The last good read is too old to vouch for the lag: more than one heartbeat period plus
+   * STALE_GRACE_MS ago (reads keep failing: a locked table, a hung server). A lag that
+   * cannot be measured is not reported, rather than repeating an old value.
+   */
+  #stale(): boolean {
+    return this.#readAt !== undefined && this.#clock() - this.#readAt > this.#readFreqMs + STALE_GRACE_MS;
   }
 
   async #run(): Promise<void> {
@@ -246,8 +260,10 @@ export class HeartbeatReader {
       rows = await this.#db.query(this.query.sql, this.query.params, { signal, timeoutMs: READ_TIMEOUT_MS });
     } catch (err) {
       if (signal.aborted) return 0;
-      // Lag unchanged: one failed read says nothing about replication.
-      this.#status.set(MonitorKey.heartbeatReaderError, `error: ${errorMessage(err)} (retry in 1s)`);
+      // One failed read says nothing about replication: the lag stands until it is stale.
+      const since = this.#readAt === undefined ? 0 : Math.trunc(this.#clock() - this.#readAt);
+      const stale = this.#stale() ? `; lag not reported, last read ${formatDuration(since)} ago` : '';
+      this.#status.set(MonitorKey.heartbeatReaderError, `error: ${errorMessage(err)}${stale} (retry in 1s)`);
       return READ_ERROR_WAIT_MS;
     }
     const row = rows[0];
@@ -292,6 +308,8 @@ export class HeartbeatReader {
     this.#replica = true;
     this.#lag = lag;
     this.#lateSince = late ? this.#clock() : undefined;
+    this.#readAt = this.#clock();
+    this.#readFreqMs = freq;
     this.#source = srcId;
     this.#status.set(
       MonitorKey.heartbeatReader,
