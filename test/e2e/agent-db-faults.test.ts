@@ -1,0 +1,157 @@
+/**
+ * Database faults under the running agent, with figures:
+ * - the server killed for several seconds: the agent stays up, prints a bounded number of
+ *   error lines (one per backoff step, not one per domain per second), and collects again
+ *   within two intervals of the server's return;
+ * - the server frozen (SIGSTOP): queries are abandoned at their deadlines, and the sockets
+ *   the server holds for this agent stay within the pool (3) plus one KILL attempt instead
+ *   of piling up.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { startAgent, type Agent } from '../helpers/agent.js';
+
+const PASSWORD = 'Faults-42-pass';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Server-side TCP sockets on `port` (not the listener), from /proc/net/tcp and tcp6. */
+function serverSockets(port: number): number {
+  const hex = port.toString(16).toUpperCase().padStart(4, '0');
+  let n = 0;
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      const local = cols[1] ?? '';
+      const state = cols[3] ?? '';
+      if (local.endsWith(`:${hex}`) && state !== '0A') n++; // 0A = LISTEN
+    }
+  }
+  return n;
+}
+
+let db: MariaDB;
+let agent: Agent;
+
+/** ERROR lines on stderr so far. */
+const errorLines = (): string[] =>
+  agent
+    .stderr()
+    .split('\n')
+    .filter((l) => l.includes('ERROR:'));
+
+describe('agent under database faults', () => {
+  before(async () => {
+    db = await startMariaDB();
+    await db.createUser('sonde', PASSWORD, ['PROCESS ON *.*', 'SELECT ON *.*']);
+    agent = await startAgent(
+      `api:
+  bind: {{API}}
+mysql:
+  username: sonde
+  password: ${PASSWORD}
+plans:
+  files: [plan.yaml]
+monitors:
+  - id: m1
+    hostname: 127.0.0.1:${db.port}
+`,
+      {
+        files: {
+          'plan.yaml': [
+            'kpi:',
+            '  freq: 1s',
+            '  collect:',
+            '    status.global:',
+            '      metrics: [uptime, threads_connected]',
+            '    var.global:',
+            '      metrics: [max_connections]',
+            '    innodb:',
+            '      metrics: [lock_timeouts]',
+            '',
+          ].join('\n'),
+        },
+      },
+    );
+    await agent.until('collecting', async () => {
+      const s = await agent.monitorsStatus();
+      return s.m1?.['level-collect']?.startsWith('last collected') ? s : undefined;
+    });
+  });
+
+  after(async () => {
+    await agent?.stop();
+    await db?.stop();
+  });
+
+  it('killed for 8 s: a few error lines, not one per domain per second, and collecting again within 2 s of its return', async () => {
+    const linesBefore = errorLines().length;
+    await db.kill();
+    await sleep(8000);
+    const during = errorLines().slice(linesBefore);
+    // Three domains at 1 s for 8 s would be ~32 lines; one per backoff step (1, 2, 4 s) is ~4.
+    assert.ok(
+      during.length >= 1 && during.length <= 6,
+      `${during.length} error lines:\n${during.join('\n')}`,
+    );
+    const st = await agent.monitorsStatus();
+    assert.ok(st.m1?.['error:collect'] !== undefined, 'status shows the failing collections');
+
+    await db.restart();
+    const back = Date.now();
+    await agent.until(
+      'collecting again',
+      async () => {
+        const s = await agent.monitorsStatus();
+        return s.m1?.['error:collect'] === undefined && s.m1?.['error:status.global'] === undefined
+          ? s
+          : undefined;
+      },
+      10_000,
+    );
+    const resumedMs = Date.now() - back;
+    // Two intervals of the 1 s plan, plus the time the status poll itself takes.
+    assert.ok(resumedMs <= 2500, `collection resumed ${resumedMs} ms after the server returned`);
+    assert.equal((await agent.http('GET', '/status')).status, 200);
+  });
+
+  it('frozen for 15 s: abandoned queries do not pile up sockets on the server', async () => {
+    await agent.until('collecting', async () => {
+      const s = await agent.monitorsStatus();
+      return s.m1?.['error:collect'] === undefined ? s : undefined;
+    });
+    const base = serverSockets(db.port);
+    process.kill(db.pid, 'SIGSTOP');
+    let most = base;
+    try {
+      for (let i = 0; i < 15; i++) {
+        await sleep(1000);
+        most = Math.max(most, serverSockets(db.port));
+      }
+      assert.equal(
+        (await agent.http('GET', '/status')).status,
+        200,
+        'the agent answers while the server is frozen',
+      );
+    } finally {
+      process.kill(db.pid, 'SIGCONT');
+    }
+    // The pool's 3 connections plus one KILL attempt (the test's own root connection is a socket).
+    assert.ok(most <= base + 4, `server sockets: ${base} before, up to ${most} while frozen`);
+    await agent.until(
+      'collecting after the freeze',
+      async () => {
+        const s = await agent.monitorsStatus();
+        return s.m1?.['error:collect'] === undefined ? s : undefined;
+      },
+      30_000,
+    );
+  });
+});
