@@ -103,7 +103,7 @@ function stringList(node: unknown, what: string, limit: number, noun: string): s
 
 /** The keys of a level or domain body (unknown keys are simply never asked for). */
 function fields(node: unknown, what: string): Map<string, unknown> {
-  return isMap(node) ? new Map(mapPairs(node, what)) : new Map();
+  return new Map<string, unknown>(isMap(node) ? mapPairs(node, what) : []);
 }
 
 function parseDomain(node: unknown, where: string): DomainPlan {
