@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FinalMonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
-import { buildConnection, readPasswordFile, redactDsn, splitHostPort } from './connection.js';
+import { buildConnection, listedDsn, readPasswordFile, redactDsn, splitHostPort } from './connection.js';
 
 let dir: string;
 before(async () => {
@@ -260,5 +260,31 @@ describe('buildConnection', () => {
       });
       assert.equal(ok.tls, undefined);
     });
+  });
+});
+
+describe('listedDsn', () => {
+  it('is the DSN the monitor will assemble, my.cnf and TLS included, without reading the password', async () => {
+    await writeFile(
+      join(dir, 'list.cnf'),
+      '[client]\nuser = cnfuser\npassword = cnfpw\nhost = db9\nport = 3310\n',
+    );
+    const m: FinalMonitorConfig = {
+      id: 'db9',
+      mycnf: 'list.cnf',
+      'password-file': 'missing-password-file',
+      tls: { ca: 'ca.pem' },
+    };
+    assert.equal(
+      listedDsn(m, { cwd: dir }),
+      'cnfuser:...@tcp(db9:3310)/?interpolateParams=true&parseTime=true&tls=db9',
+    );
+  });
+
+  it('falls back on the config alone when the my.cnf cannot be read', () => {
+    assert.equal(
+      listedDsn({ id: 'x', hostname: 'h', username: 'u', mycnf: 'nope.cnf' }, { cwd: dir }),
+      'u:...@tcp(h:3306)/?interpolateParams=true&parseTime=true',
+    );
   });
 });

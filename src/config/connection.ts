@@ -14,7 +14,7 @@ import { parseDuration } from '../util/duration.js';
 import { splitHostPort } from '../util/net.js';
 import type { HostPort } from '../util/net.js';
 import { ConfigError, osErrorText } from './errors.js';
-import { myCnfHostname, readMyCnf } from './mycnf.js';
+import { myCnfHostname, readMyCnf, readMyCnfSync } from './mycnf.js';
 import type { MyCnf } from './mycnf.js';
 
 /** MySQL's port when none is given. */
@@ -201,6 +201,18 @@ interface Fields {
  * it over a socket), its user when the username is empty or the built-in default.
  */
 async function withMyCnf(m: FinalMonitorConfig, cwd: string): Promise<Fields> {
+  if ((m.mycnf ?? '') === '') return fillFromMyCnf(m, undefined);
+  let cnf: MyCnf;
+  try {
+    cnf = await readMyCnf(resolve(cwd, m.mycnf ?? ''));
+  } catch (err) {
+    throw new ConfigError(`cannot read mycnf: ${errorMessage(err)}`, { key: 'mycnf', cause: err });
+  }
+  return fillFromMyCnf(m, cnf);
+}
+
+/** The monitor's fields with `cnf` (when there is one) filling the empty ones. */
+function fillFromMyCnf(m: FinalMonitorConfig, cnf: MyCnf | undefined): Fields {
   const f: Fields = {
     username: m.username ?? '',
     password: m.password ?? '',
@@ -208,16 +220,9 @@ async function withMyCnf(m: FinalMonitorConfig, cwd: string): Promise<Fields> {
     socket: m.socket ?? '',
     tls: { ca: m.tls?.ca ?? '', cert: m.tls?.cert ?? '', key: m.tls?.key ?? '' },
     tlsDisabled: m.tls?.disable === true,
-    cnf: undefined,
+    cnf,
   };
-  if ((m.mycnf ?? '') === '') return f;
-  let cnf: MyCnf;
-  try {
-    cnf = await readMyCnf(resolve(cwd, m.mycnf ?? ''));
-  } catch (err) {
-    throw new ConfigError(`cannot read mycnf: ${errorMessage(err)}`, { key: 'mycnf', cause: err });
-  }
-  f.cnf = cnf;
+  if (!cnf) return f;
   if (f.socket === '' && f.hostname === '' && cnf.socket !== '') f.socket = cnf.socket;
   if (f.hostname === '') f.hostname = myCnfHostname(cnf);
   if (cnf.sslMode === 'DISABLED') f.tlsDisabled = true;
@@ -228,6 +233,31 @@ async function withMyCnf(m: FinalMonitorConfig, cwd: string): Promise<Fields> {
   }
   if ((f.username === '' || f.username === BUILTIN_USERNAME) && cnf.user !== '') f.username = cnf.user;
   return f;
+}
+
+/**
+ * The redacted DSN of a monitor as its config describes it, for listing a monitor before it
+ * has started (`GET /monitors`). Reads the monitor's my.cnf when it has one; when that file
+ * cannot be read the DSN is made from the config alone. Never reads the password file nor
+ * TLS files, never throws. Once the monitor starts, buildConnection's DSN replaces it.
+ */
+export function listedDsn(m: FinalMonitorConfig, opts: { cwd?: string } = {}): string {
+  let cnf: MyCnf | undefined;
+  if ((m.mycnf ?? '') !== '') {
+    try {
+      cnf = readMyCnfSync(resolve(opts.cwd ?? process.cwd(), m.mycnf ?? ''));
+    } catch {
+      cnf = undefined;
+    }
+  }
+  const f = fillFromMyCnf(m, cnf);
+  const tls = !f.tlsDisabled && (f.tls.ca !== '' || f.tls.cert !== '' || f.tls.key !== '');
+  return redactDsn({
+    username: f.username,
+    socket: f.socket,
+    hostname: f.hostname,
+    tls: tls ? m.id : undefined,
+  });
 }
 
 /**

@@ -11,8 +11,8 @@
  * The document is read as YAML 1.1 like Go's yaml.v2: `yes`/`no`/`on`/`off` are booleans
  * for boolean keys, and `<<` merge keys are honoured.
  */
-import { isAlias, isMap, isPair, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
-import type { Document, Node as YamlNode, Scalar } from 'yaml';
+import { isAlias, isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, visit } from 'yaml';
+import type { Alias, Document, Node as YamlNode, Scalar } from 'yaml';
 import type * as z from 'zod';
 import { YamlBool } from '../core/config-schema.js';
 
@@ -48,7 +48,8 @@ export class DecodeFailure extends Error {
 type Kind = 'null' | 'boolean' | 'number' | 'string' | 'mapping' | 'list' | 'value';
 
 interface WalkCtx {
-  doc: Document;
+  /** the node each alias stands for: the last node before it with that anchor */
+  targets: Map<Alias, YamlNode>;
   lc: LineCounter;
   lines: Map<string, number>;
   kinds: Map<string, Kind>;
@@ -57,6 +58,26 @@ interface WalkCtx {
 }
 
 const MAX_ALIAS_EXPANSIONS = 1000;
+
+/**
+ * The target of every alias, found in one pass over the document. (The library's own
+ * `Alias.resolve` walks the whole document for each alias it resolves.)
+ */
+function aliasTargets(doc: Document): Map<Alias, YamlNode> {
+  const last = new Map<string, YamlNode>();
+  const out = new Map<Alias, YamlNode>();
+  visit(doc, {
+    Node(_key, node) {
+      if (isAlias(node)) {
+        const target = last.get(node.source);
+        if (target) out.set(node, target);
+      } else if (isNode(node) && typeof node.anchor === 'string' && node.anchor !== '') {
+        last.set(node.anchor, node);
+      }
+    },
+  });
+  return out;
+}
 
 function pathKey(path: KeyPath): string {
   return JSON.stringify(path.map((p) => (typeof p === 'number' ? p : String(p))));
@@ -103,7 +124,7 @@ function resolveNode(ctx: WalkCtx, node: unknown, path: KeyPath): unknown {
     const line = lineOf(ctx, node) ?? 1;
     throw new DecodeFailure(`line ${line}: too many alias expansions`, line, formatPath(path));
   }
-  const target = node.resolve(ctx.doc);
+  const target = ctx.targets.get(node);
   if (target === undefined) {
     throw new DecodeFailure(
       `line ${lineOf(ctx, node) ?? 1}: unresolved alias *${node.source} at ${formatPath(path) || 'top level'}`,
@@ -202,8 +223,25 @@ export interface DecodedYaml {
   kindOf(path: KeyPath): string;
 }
 
-/** Parse YAML text into plain values; syntax errors and duplicate keys throw a DecodeFailure. */
+/**
+ * The largest config or monitor file sonde reads, in bytes (4 MiB): about twenty thousand
+ * monitors. Decoding takes memory in proportion to the text, so a larger file is refused
+ * before it is parsed (and, by the readers, before it is read).
+ */
+export const MAX_YAML_BYTES = 4 * 1024 * 1024;
+
+/** `<n> bytes, more than the limit of 4194304 (4 MiB)` */
+export function tooLarge(bytes: number): string {
+  return `${bytes} bytes, more than the limit of ${MAX_YAML_BYTES} (4 MiB)`;
+}
+
+/**
+ * Parse YAML text into plain values; syntax errors, duplicate keys and a text over
+ * MAX_YAML_BYTES throw a DecodeFailure.
+ */
 export function decodeYaml(text: string): DecodedYaml {
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_YAML_BYTES) throw new DecodeFailure(tooLarge(bytes), undefined, undefined);
   const lc = new LineCounter();
   const doc = parseDocument(text, {
     lineCounter: lc,
@@ -217,7 +255,7 @@ export function decodeYaml(text: string): DecodedYaml {
     const msg = (err.message.split('\n')[0] ?? err.code).replace(/\s+at line \d+, column \d+:?$/, '');
     throw new DecodeFailure(`line ${line}: ${msg}`, line, undefined);
   }
-  const ctx: WalkCtx = { doc: doc, lc, lines: new Map(), kinds: new Map(), aliases: 0 };
+  const ctx: WalkCtx = { targets: aliasTargets(doc), lc, lines: new Map(), kinds: new Map(), aliases: 0 };
   const contents = doc.contents as YamlNode | null;
   const value = contents === null ? undefined : walk(ctx, contents, [], 0);
   return {

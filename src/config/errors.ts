@@ -3,6 +3,7 @@
  * shown to a user as is (the CLI prints `server.Boot failed: <message>`), never a password.
  */
 import { SondeError } from '../core/errors.js';
+import { UnsetVariableError, interpolateEnv } from '../util/interpolate.js';
 
 /**
  * `load`: the file could not be found, read or decoded (CLI event `boot-error`).
@@ -61,4 +62,19 @@ export function osErrorText(err: unknown, path: string): string {
     (e instanceof Error ? e.message.replace(/^[A-Z]+: /, '').replace(/, \w+ '.*'$/, '') : String(err));
   const syscall = typeof e?.syscall === 'string' ? e.syscall : 'open';
   return `${syscall} ${path}: ${text}`;
+}
+
+/**
+ * `${ENV}` interpolation of the value at `key` in `file`. An unset variable without a default
+ * is a ConfigError of one line naming the file, the key and the variable:
+ * `/etc/sonde.yaml: key mysql.username: environment variable DB_USER is not set (use
+ * ${DB_USER:-default} for a default)`.
+ */
+export function interpolateKey(s: string, env: NodeJS.ProcessEnv, file: string, key: string): string {
+  try {
+    return interpolateEnv(s, env);
+  } catch (err) {
+    if (!(err instanceof UnsetVariableError)) throw err;
+    throw new ConfigError(`${file}: key ${key}: ${err.message}`, { kind: 'invalid', file, key, cause: err });
+  }
 }

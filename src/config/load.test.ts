@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, DEFAULT_CONFIG, loadConfig, mergeConfig, parseConfig, validateConfig } from './load.js';
 import type { Config } from '../core/config.js';
+import { MAX_YAML_BYTES } from './decode.js';
 
 let dir: string;
 before(async () => {
@@ -402,6 +403,26 @@ describe('validation', () => {
     );
   });
 
+  it('refuses an unset variable without a default, naming the file and the key path', () => {
+    assert.equal(
+      decodeError('sinks:\n  otlp:\n    endpoint: "http://${OTLP_HOST}:4318"\n').message,
+      '/abs/sonde.yaml: key sinks.otlp.endpoint: environment variable OTLP_HOST is not set (use ${OTLP_HOST:-default} for a default)',
+    );
+    assert.equal(
+      decodeError('plans: {files: [a.yaml, "${PLANS}/b.yaml"]}\n').message,
+      '/abs/sonde.yaml: key plans.files[1]: environment variable PLANS is not set (use ${PLANS:-default} for a default)',
+    );
+  });
+
+  it('accepts a default, an explicitly empty default and a variable set to empty', () => {
+    const c = parseConfig('mysql: {username: "${U:-mon}", password: "${P:-}"}\ntags: {e: "${E}"}\n', {
+      env: { E: '' },
+    });
+    assert.equal(c.mysql?.username, 'mon');
+    assert.equal(c.mysql?.password, '');
+    assert.deepEqual(c.tags, { e: '' });
+  });
+
   it('validates interpolated values', () => {
     assert.equal(
       invalid('heartbeat: {freq: "${F}"}', { F: 'fast' }),
@@ -431,6 +452,34 @@ describe('hostile or unusual YAML', () => {
       decodeError(lines.join('\n')).message,
       /^cannot decode YAML in \/abs\/sonde\.yaml: line \d+: too many alias expansions$/,
     );
+  });
+
+  it('resolves each alias to the last anchor of that name written before it', () => {
+    const c = parseConfig(
+      'tags: &t {a: "1"}\nmonitors:\n  - id: x\n    tags: *t\n  - id: y\n    tags: &t {b: "2"}\n  - id: z\n    tags: *t\n',
+      {
+        env: {},
+      },
+    );
+    assert.deepEqual(
+      c.monitors?.map((m) => m.tags),
+      [{ a: '1' }, { b: '2' }, { b: '2' }],
+    );
+  });
+
+  it('refuses text over the size limit before parsing it', () => {
+    const text = `# ${'x'.repeat(MAX_YAML_BYTES)}\n`;
+    assert.equal(
+      decodeError(text).message,
+      `cannot decode YAML in /abs/sonde.yaml: ${MAX_YAML_BYTES + 3} bytes, more than the limit of ${MAX_YAML_BYTES} (4 MiB)`,
+    );
+  });
+
+  it('refuses a config file over the size limit before reading it', async () => {
+    const [d, p] = await writeConfig('huge', `# ${'x'.repeat(MAX_YAML_BYTES)}\n`);
+    await assert.rejects(loadConfig(undefined, { cwd: d, env: {} }), {
+      message: `cannot decode YAML in ${p}: ${MAX_YAML_BYTES + 3} bytes, more than the limit of ${MAX_YAML_BYTES} (4 MiB)`,
+    });
   });
 
   it('rejects a file with several documents', () => {

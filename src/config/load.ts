@@ -6,9 +6,9 @@ import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from '../core/config.js';
 import { LEVEL_STATES } from '../core/plan.js';
-import { interpolateEnv } from '../util/interpolate.js';
-import { DecodeFailure, strictDecode } from './decode.js';
-import { ConfigError, osErrorText } from './errors.js';
+import { DecodeFailure, MAX_YAML_BYTES, strictDecode, tooLarge } from './decode.js';
+import { ConfigError, interpolateKey, osErrorText } from './errors.js';
+import { noteMonitorSource } from './monitor.js';
 import { configSchema } from './schema.js';
 import {
   checkDuration,
@@ -70,71 +70,74 @@ export function mergeConfig<T>(base: T, over: T): T {
   return structuredClone(over);
 }
 
-function mapValues(m: Record<string, string> | undefined, f: (s: string) => string): void {
+function mapValues(
+  m: Record<string, string> | undefined,
+  key: string,
+  f: (key: string, s: string) => string,
+): void {
   if (!m) return;
-  for (const k of Object.keys(m)) m[k] = f(m[k] ?? '');
+  for (const k of Object.keys(m)) m[k] = f(`${key}.${k}`, m[k] ?? '');
 }
 
 /**
  * `${ENV}` interpolation of the server config, in place, for exactly the keys that
  * docs/config.md lists as interpolated at server level. Not interpolated: map keys,
  * booleans, `monitors` (done per monitor when loading) and `plans.monitor`. exporter.mode
- * and exporter.plan are interpolated too (Blip no-ops them; sonde's choice).
+ * and exporter.plan are interpolated too (Blip no-ops them; sonde's choice). An unset
+ * variable without a default throws a ConfigError naming `file` and the key.
  */
-export function interpolateServerConfig(c: Config, env: NodeJS.ProcessEnv = process.env): Config {
-  const e = (s: string | undefined): string | undefined =>
-    s === undefined ? undefined : interpolateEnv(s, env);
-  const list = (l: string[] | undefined): string[] | undefined => l?.map((s) => interpolateEnv(s, env));
-  const str = (s: string): string => interpolateEnv(s, env);
+export function interpolateServerConfig(
+  c: Config,
+  env: NodeJS.ProcessEnv = process.env,
+  file = '<config>',
+): Config {
+  const str = (key: string, s: string): string => interpolateKey(s, env, file, key);
+  const e = (key: string, s: string | undefined): string | undefined =>
+    s === undefined ? undefined : str(key, s);
+  const list = (key: string, l: string[] | undefined): string[] | undefined =>
+    l?.map((s, i) => str(`${key}[${i}]`, s));
 
-  if (c.api) c.api.bind = e(c.api.bind);
-  if (c.http) c.http.proxy = e(c.http.proxy);
+  if (c.api) c.api.bind = e('api.bind', c.api.bind);
+  if (c.http) c.http.proxy = e('http.proxy', c.http.proxy);
   const ml = c['monitor-loader'];
   if (ml) {
-    ml['stop-loss'] = e(ml['stop-loss']);
-    ml.files = list(ml.files);
+    ml['stop-loss'] = e('monitor-loader.stop-loss', ml['stop-loss']);
+    ml.files = list('monitor-loader.files', ml.files);
   }
   if (c.aws) {
-    c.aws['password-secret'] = e(c.aws['password-secret']);
-    c.aws.region = e(c.aws.region);
+    c.aws['password-secret'] = e('aws.password-secret', c.aws['password-secret']);
+    c.aws.region = e('aws.region', c.aws.region);
   }
   if (c.exporter) {
-    c.exporter.mode = e(c.exporter.mode);
-    c.exporter.plan = e(c.exporter.plan);
-    mapValues(c.exporter.flags, str);
+    c.exporter.mode = e('exporter.mode', c.exporter.mode);
+    c.exporter.plan = e('exporter.plan', c.exporter.plan);
+    mapValues(c.exporter.flags, 'exporter.flags', str);
   }
   if (c.heartbeat) {
     const h = c.heartbeat;
-    h.freq = e(h.freq);
-    h['source-id'] = e(h['source-id']);
-    h.role = e(h.role);
-    h.table = e(h.table);
+    for (const k of ['freq', 'source-id', 'role', 'table'] as const) h[k] = e(`heartbeat.${k}`, h[k]);
   }
   if (c.mysql) {
     const m = c.mysql; // hostname and socket are not interpolated at this level
-    m.mycnf = e(m.mycnf);
-    m.username = e(m.username);
-    m.password = e(m.password);
-    m['password-file'] = e(m['password-file']);
-    m['timeout-connect'] = e(m['timeout-connect']);
+    for (const k of ['mycnf', 'username', 'password', 'password-file', 'timeout-connect'] as const) {
+      m[k] = e(`mysql.${k}`, m[k]);
+    }
   }
   if (c.plans) {
     const p = c.plans;
-    p.files = list(p.files);
-    p.table = e(p.table);
+    p.files = list('plans.files', p.files);
+    p.table = e('plans.table', p.table);
     for (const state of LEVEL_STATES) {
       const st = p.change?.[state];
       if (!st) continue;
-      st.after = e(st.after);
-      st.plan = e(st.plan);
+      st.after = e(`plans.change.${state}.after`, st.after);
+      st.plan = e(`plans.change.${state}.plan`, st.plan);
     }
   }
-  for (const opts of Object.values(c.sinks ?? {})) mapValues(opts, str);
-  mapValues(c.tags, str);
+  for (const [name, opts] of Object.entries(c.sinks ?? {})) mapValues(opts, `sinks.${name}`, str);
+  mapValues(c.tags, 'tags', str);
   if (c.tls) {
-    c.tls.ca = e(c.tls.ca);
-    c.tls.cert = e(c.tls.cert);
-    c.tls.key = e(c.tls.key);
+    for (const k of ['ca', 'cert', 'key'] as const) c.tls[k] = e(`tls.${k}`, c.tls[k]);
   }
   return dropUndefined(c);
 }
@@ -213,7 +216,10 @@ export function parseConfig(text: string, opts: ParseConfigOptions = {}): Config
     }
     throw err;
   }
-  return finishConfig(mergeConfig<Config>(defaultConfig(), fromFile), opts.env, opts.cwd, opts.path);
+  const c = finishConfig(mergeConfig<Config>(defaultConfig(), fromFile), opts.env, opts.cwd, opts.path);
+  c.monitors?.forEach((m, i) => noteMonitorSource(m, { file: path, key: `monitors[${i}]` }));
+  if (c.plans?.monitor) noteMonitorSource(c.plans.monitor, { file: path, key: 'plans.monitor' });
+  return c;
 }
 
 function finishConfig(
@@ -222,7 +228,7 @@ function finishConfig(
   cwd: string | undefined,
   file: string | undefined,
 ): Config {
-  const c = interpolateServerConfig(merged, env ?? process.env);
+  const c = interpolateServerConfig(merged, env ?? process.env, file);
   // api.bind: empty (also after interpolation) means the default.
   if (c.api?.bind === undefined || c.api.bind === '') {
     c.api = { ...c.api, bind: DEFAULT_CONFIG.api?.bind ?? '127.0.0.1:7522' };
@@ -273,6 +279,10 @@ export async function loadConfig(
   }
   if (path === undefined) {
     return { config: finishConfig(defaultConfig(), opts.env, cwd, undefined), path: undefined };
+  }
+  const size = (await stat(path).catch(() => undefined))?.size ?? 0;
+  if (size > MAX_YAML_BYTES) {
+    throw new ConfigError(`cannot decode YAML in ${path}: ${tooLarge(size)}`, { kind: 'load', file: path });
   }
   let text: string;
   try {

@@ -5,11 +5,12 @@
  * monitor object (sonde's choice; Blip only knows the second form). Decoding is strict like the
  * main file: an unknown or duplicate key fails the load. An empty file holds no monitor.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { MonitorConfig } from '../core/config.js';
-import { decodeYaml, DecodeFailure, validateDecoded } from './decode.js';
+import { decodeYaml, DecodeFailure, MAX_YAML_BYTES, tooLarge, validateDecoded } from './decode.js';
 import { ConfigError, osErrorText } from './errors.js';
+import { noteMonitorSource } from './monitor.js';
 import { monitorListFileSchema, monitorSchema } from './schema.js';
 
 function hasMonitorsKey(v: unknown): boolean {
@@ -21,12 +22,15 @@ export function parseMonitorFile(text: string, file: string): MonitorConfig[] {
   try {
     const decoded = decodeYaml(text);
     if (hasMonitorsKey(decoded.value)) {
-      return (
-        validateDecoded<{ monitors?: MonitorConfig[] }>(decoded, monitorListFileSchema, {}).monitors ?? []
-      );
+      const list =
+        validateDecoded<{ monitors?: MonitorConfig[] }>(decoded, monitorListFileSchema, {}).monitors ?? [];
+      list.forEach((m, i) => noteMonitorSource(m, { file, key: `monitors[${i}]` }));
+      return list;
     }
     if (decoded.value === undefined || decoded.value === null) return [];
-    return [validateDecoded<MonitorConfig>(decoded, monitorSchema, {})];
+    const one = validateDecoded<MonitorConfig>(decoded, monitorSchema, {});
+    noteMonitorSource(one, { file, key: '' });
+    return [one];
   } catch (err) {
     if (err instanceof DecodeFailure) {
       throw new ConfigError(`${file}: invalid YAML: ${err.detail}`, {
@@ -53,9 +57,14 @@ export async function readMonitorFiles(
 ): Promise<MonitorConfig[]> {
   const out: MonitorConfig[] = [];
   for (const file of files) {
+    const path = resolve(opts.cwd ?? process.cwd(), file);
+    const size = (await stat(path).catch(() => undefined))?.size ?? 0;
+    if (size > MAX_YAML_BYTES) {
+      throw new ConfigError(`${file}: invalid YAML: ${tooLarge(size)}`, { kind: 'load', file });
+    }
     let text: string;
     try {
-      text = await readFile(resolve(opts.cwd ?? process.cwd(), file), 'utf8');
+      text = await readFile(path, 'utf8');
     } catch (err) {
       throw new ConfigError(osErrorText(err, file), { kind: 'load', file, cause: err });
     }

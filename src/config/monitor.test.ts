@@ -13,6 +13,7 @@ import {
   monitorsEqual,
   validateMonitor,
 } from './monitor.js';
+import { parseMonitorFile } from './monitor-files.js';
 
 let dir: string;
 before(async () => {
@@ -184,7 +185,8 @@ describe('${ENV} in monitors', () => {
     ['${FOO:-bar}', {}, 'bar'],
     ['x-${FOO:-bar}', {}, 'x-bar'],
     ['${A}-${B}', { A: '1', B: '2' }, '1-2'],
-    ['${FOO}', {}, ''],
+    ['${FOO}', { FOO: '' }, ''],
+    ['${FOO:-}', {}, ''],
     ['${FOO:-bar}', { FOO: '' }, 'bar'],
     ['${X:-http://h}', { X: 'v' }, '${X:-http://h}'],
   ];
@@ -193,6 +195,32 @@ describe('${ENV} in monitors', () => {
       assert.equal(one({ id: 'm', tags: { v: input } }, DEFAULT_CONFIG, env).tags?.v, want);
     });
   }
+
+  it('refuses an unset variable, naming the monitor and the key when the file is not known', () => {
+    assert.throws(() => one({ id: 'm', sinks: { otlp: { endpoint: '${OTLP}' } } }, DEFAULT_CONFIG, {}), {
+      name: 'ConfigError',
+      message:
+        'monitor m: key sinks.otlp.endpoint: environment variable OTLP is not set (use ${OTLP:-default} for a default)',
+    });
+  });
+
+  it('refuses an unset variable in a monitor of the config file, naming the file and key path', () => {
+    const c = parseConfig('monitors:\n  - id: a\n  - hostname: "${DB_HOST}"\n', {
+      path: '/etc/s.yaml',
+      env: {},
+    });
+    assert.throws(() => finalizeMonitors(c.monitors ?? [], c, {}), {
+      message:
+        '/etc/s.yaml: key monitors[1].hostname: environment variable DB_HOST is not set (use ${DB_HOST:-default} for a default)',
+    });
+  });
+
+  it('refuses an unset variable in a monitor file, naming the file and key path', () => {
+    const [m] = parseMonitorFile('username: "${U}"\n', 'mon.yaml');
+    assert.throws(() => finalizeMonitors([m!], DEFAULT_CONFIG, {}), {
+      message: 'mon.yaml: key username: environment variable U is not set (use ${U:-default} for a default)',
+    });
+  });
 
   it('runs after inheritance, so defaults are interpolated per monitor', () => {
     const env = { DIR: '/certs' };

@@ -16,8 +16,8 @@ import type {
 } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import { LEVEL_STATES } from '../core/plan.js';
-import { interpolateEnv, interpolateMonitor } from '../util/interpolate.js';
-import { ConfigError } from './errors.js';
+import { interpolateMonitor } from '../util/interpolate.js';
+import { ConfigError, interpolateKey } from './errors.js';
 import { myCnfHostname, readMyCnfSync } from './mycnf.js';
 import { checkDuration, checkExporter, checkHeartbeat, checkPlans, checkTls } from './validate.js';
 
@@ -140,26 +140,30 @@ export function inheritDefaults(monitor: MonitorConfig, defaults: Config): Monit
   return compactMonitor(m);
 }
 
-function mapValues(m: Record<string, string> | undefined, f: (s: string) => string): void {
+function mapValues(
+  m: Record<string, string> | undefined,
+  key: string,
+  f: (s: string, key: string) => string,
+): void {
   if (!m) return;
-  for (const k of Object.keys(m)) m[k] = f(m[k] ?? '');
+  for (const k of Object.keys(m)) m[k] = f(m[k] ?? '', `${key}.${k}`);
 }
 
 /**
  * Apply `f` to the monitor's interpolated string fields, in the order written below (the
- * order in which `%{monitor.*}` sees earlier fields already interpolated).
- * `afterIdFields` runs between `hostname` and `username`: the fields that determine a
- * derived id (id, mycnf, socket, hostname) are done by then. `withAfter` says whether
+ * order in which `%{monitor.*}` sees earlier fields already interpolated); `f` also gets the
+ * key path. `afterIdFields` runs between `hostname` and `username`: the fields that determine
+ * a derived id (id, mycnf, socket, hostname) are done by then. `withAfter` says whether
  * plans.change.*.after is included (it is for `${ENV}`, not for `%{monitor.*}`).
  */
 function eachField(
   m: MonitorConfig,
-  f: (s: string) => string,
+  f: (s: string, key: string) => string,
   withAfter: boolean,
   afterIdFields?: () => void,
 ): void {
-  const one = <T extends object>(o: T | undefined, k: keyof T & string): void => {
-    if (o && typeof o[k] === 'string') o[k] = f(o[k]) as T[keyof T & string];
+  const one = <T extends object>(o: T | undefined, k: keyof T & string, prefix = ''): void => {
+    if (o && typeof o[k] === 'string') o[k] = f(o[k], `${prefix}${k}`) as T[keyof T & string];
   };
   one(m, 'id');
   one(m, 'mycnf');
@@ -170,31 +174,46 @@ function eachField(
   one(m, 'password');
   one(m, 'password-file');
   one(m, 'timeout-connect');
-  mapValues(m.tags, f);
-  mapValues(m.meta, f);
-  one(m.aws, 'password-secret');
-  one(m.aws, 'region');
+  mapValues(m.tags, 'tags', f);
+  mapValues(m.meta, 'meta', f);
+  one(m.aws, 'password-secret', 'aws.');
+  one(m.aws, 'region', 'aws.');
   // exporter.mode and .plan are no-ops in Blip (bug); interpolated here (sonde's choice).
-  one(m.exporter, 'mode');
-  one(m.exporter, 'plan');
-  mapValues(m.exporter?.flags, f);
-  one(m.heartbeat, 'freq');
-  one(m.heartbeat, 'source-id');
-  one(m.heartbeat, 'role');
-  one(m.heartbeat, 'table');
+  one(m.exporter, 'mode', 'exporter.');
+  one(m.exporter, 'plan', 'exporter.');
+  mapValues(m.exporter?.flags, 'exporter.flags', f);
+  for (const k of ['freq', 'source-id', 'role', 'table'] as const) one(m.heartbeat, k, 'heartbeat.');
   if (m.plans) {
-    if (m.plans.files) m.plans.files = m.plans.files.map(f);
-    one(m.plans, 'table');
+    if (m.plans.files) m.plans.files = m.plans.files.map((s, i) => f(s, `plans.files[${i}]`));
+    one(m.plans, 'table', 'plans.');
     for (const st of LEVEL_STATES) {
-      if (withAfter) one(m.plans.change?.[st], 'after');
-      one(m.plans.change?.[st], 'plan');
+      if (withAfter) one(m.plans.change?.[st], 'after', `plans.change.${st}.`);
+      one(m.plans.change?.[st], 'plan', `plans.change.${st}.`);
     }
   }
   one(m, 'plan');
-  for (const opts of Object.values(m.sinks ?? {})) mapValues(opts, f);
-  one(m.tls, 'ca');
-  one(m.tls, 'cert');
-  one(m.tls, 'key');
+  for (const [name, opts] of Object.entries(m.sinks ?? {})) mapValues(opts, `sinks.${name}`, f);
+  one(m.tls, 'ca', 'tls.');
+  one(m.tls, 'cert', 'tls.');
+  one(m.tls, 'key', 'tls.');
+}
+
+/** Where a monitor was written: its file and its key path there (`monitors[2]`, or `""`). */
+export interface MonitorSource {
+  file: string;
+  key: string;
+}
+
+const SOURCES = new WeakMap<MonitorConfig, MonitorSource>();
+
+/** Remember where `m` was read, for the messages of its finalization. */
+export function noteMonitorSource(m: MonitorConfig, source: MonitorSource): void {
+  SOURCES.set(m, source);
+}
+
+/** Where `m` was read, when it was noted. */
+export function monitorSource(m: MonitorConfig): MonitorSource | undefined {
+  return SOURCES.get(m);
 }
 
 export interface FinalizeOptions {
@@ -240,7 +259,10 @@ export function finalizeMonitor(
   opts: FinalizeOptions = {},
 ): FinalMonitorConfig {
   const m = inheritDefaults(monitor, defaults);
-  eachField(m, (s) => interpolateEnv(s, env), true);
+  const src = monitorSource(monitor);
+  const file = src?.file ?? `monitor ${monitor.id ?? monitor.hostname ?? monitor.socket ?? ''}`.trimEnd();
+  const keyOf = (key: string): string => (src?.key ? `${src.key}.${key}` : key);
+  eachField(m, (s, key) => interpolateKey(s, env, file, keyOf(key)), true);
   let id = '';
   eachField(
     m,

@@ -5,8 +5,8 @@
  * Key order is the order of the sections and keys in docs/config.md; map keys are sorted;
  * empty values and empty sections are omitted; a tri-state boolean is printed whenever it is
  * set (also `false`), a plain boolean only when `true`. Secrets are printed as `...` (sonde's
- * choice; Blip prints them in clear): `password` everywhere, and the sink options that hold
- * credentials (`api-key-auth`, `app-key-auth`, `auth-token`).
+ * choice; Blip prints them in clear): `password` everywhere, and in sink options, exporter
+ * flags, meta, tags and `http.proxy` whatever the rules of redact.ts find.
  */
 import { stringify } from 'yaml';
 import type {
@@ -21,10 +21,9 @@ import type {
   TlsConfig,
 } from '../core/config.js';
 
-/** What a secret is printed as. */
-export const REDACTED = '...';
+import { REDACTED, redactOption, redactText } from './redact.js';
 
-const SECRET_SINK_OPTIONS = new Set(['api-key-auth', 'app-key-auth', 'auth-token']);
+export { REDACTED };
 
 type Out = Record<string, unknown>;
 type Entry = [string, unknown];
@@ -42,14 +41,20 @@ const plainBool = (v: boolean | undefined): true | undefined => (v === true ? tr
 const triBool = (v: boolean | undefined): boolean | undefined => v;
 const list = (v: string[] | undefined): string[] | undefined => (v && v.length > 0 ? [...v] : undefined);
 
-function sortedMap(m: Record<string, string> | undefined): Out | undefined {
+/** A string map with sorted keys, each value through `redact`; undefined when empty. */
+function sortedMap(
+  m: Record<string, string> | undefined,
+  redact: (key: string, value: string) => string,
+): Out | undefined {
   if (!m) return undefined;
   const keys = Object.keys(m).sort();
   if (keys.length === 0) return undefined;
   const out: Out = {};
-  for (const k of keys) out[k] = m[k] ?? '';
+  for (const k of keys) out[k] = redact(k, m[k] ?? '');
   return out;
 }
+
+const textOnly = (_key: string, value: string): string => redactText(value);
 
 function sinks(s: SinksConfig | undefined): Out | undefined {
   if (!s) return undefined;
@@ -59,8 +64,7 @@ function sinks(s: SinksConfig | undefined): Out | undefined {
   for (const name of names) {
     const opts: Out = {};
     const o = s[name] ?? {};
-    for (const k of Object.keys(o).sort())
-      opts[k] = SECRET_SINK_OPTIONS.has(k) && o[k] !== '' ? REDACTED : o[k];
+    for (const k of Object.keys(o).sort()) opts[k] = redactOption(k, o[k] ?? '');
     out[name] = opts; // a sink with no options is still a sink: `log: {}`
   }
   return out;
@@ -80,7 +84,7 @@ function exporter(e: ExporterConfig | undefined): Out | undefined {
   return obj([
     ['mode', str(e?.mode)],
     ['plan', str(e?.plan)],
-    ['flags', sortedMap(e?.flags)],
+    ['flags', sortedMap(e?.flags, redactOption)],
   ]);
 }
 
@@ -139,8 +143,8 @@ function monitor(m: MonitorConfig): Out {
       ['password', secret(m.password)],
       ['password-file', str(m['password-file'])],
       ['timeout-connect', str(m['timeout-connect'])],
-      ['tags', sortedMap(m.tags)],
-      ['meta', sortedMap(m.meta)],
+      ['tags', sortedMap(m.tags, textOnly)],
+      ['meta', sortedMap(m.meta, redactOption)],
       ['plan', str(m.plan)],
       ['aws', aws(m.aws)],
       ['exporter', exporter(m.exporter)],
@@ -152,11 +156,63 @@ function monitor(m: MonitorConfig): Out {
   };
 }
 
+/** The secrets of one monitor's own keys: password, secret options, URL passwords. */
+function monitorSecrets(m: MonitorConfig | undefined, out: string[]): void {
+  if (!m) return;
+  if (m.password) out.push(m.password);
+  const maps = [...Object.values(m.sinks ?? {}), m.exporter?.flags ?? {}, m.meta ?? {}];
+  for (const map of maps) {
+    for (const [k, v] of Object.entries(map)) {
+      if (redactOption(k, v) === REDACTED) out.push(v);
+      else if (k.toLowerCase() === 'headers')
+        out.push(...v.split(',').map((p) => p.slice(p.indexOf('=') + 1).trim()));
+      else out.push(...urlPasswords(v));
+    }
+  }
+  monitorSecrets(m.plans?.monitor, out);
+}
+
+/** The passwords written in URLs' userinfo. */
+function urlPasswords(v: string): string[] {
+  return [...v.matchAll(/:\/\/[^/?#@\s:]*:([^/?#@\s]+)@/g)].map((x) => x[1] ?? '');
+}
+
+/** Every secret written anywhere in the config, so that no other key can print one. */
+function configSecrets(c: Config): string[] {
+  const out: string[] = [];
+  monitorSecrets({ ...c.mysql, sinks: c.sinks, exporter: c.exporter, plans: c.plans }, out);
+  for (const m of c.monitors ?? []) monitorSecrets(m, out);
+  out.push(...urlPasswords(c.http?.proxy ?? ''));
+  // Very short values would blank out unrelated text; they are redacted by key only.
+  return [...new Set(out)].filter((x) => x.length >= 4);
+}
+
+/**
+ * `v` with every occurrence of a secret replaced by `...`, in every string value: a secret
+ * copied into a tag or a host name (`%{monitor.password}`, one `${VAR}` used twice) is
+ * hidden there too.
+ */
+function scrub(v: unknown, secrets: string[]): unknown {
+  if (secrets.length === 0) return v;
+  if (typeof v === 'string') return secrets.reduce((t, x) => t.split(x).join(REDACTED), v);
+  if (Array.isArray(v)) return v.map((x) => scrub(x, secrets));
+  if (v !== null && typeof v === 'object') {
+    const out: Out = {};
+    for (const [k, x] of Object.entries(v)) out[k] = scrub(x, secrets);
+    return out;
+  }
+  return v;
+}
+
 /**
  * The server config as a plain object with kebab-case keys in render order (the `?json`
  * answer of GET /config; same omission and redaction rules as the YAML).
  */
 export function renderConfigJson(c: Config): unknown {
+  return scrub(configObject(c), configSecrets(c));
+}
+
+function configObject(c: Config): Out {
   const ml = c['monitor-loader'];
   const mysql = c.mysql;
   return (
@@ -168,7 +224,7 @@ export function renderConfigJson(c: Config): unknown {
           ['disable', plainBool(c.api?.disable)],
         ]),
       ],
-      ['http', obj([['proxy', str(c.http?.proxy)]])],
+      ['http', obj([['proxy', c.http?.proxy ? redactText(c.http.proxy) : undefined]])],
       [
         'monitor-loader',
         obj([
@@ -202,7 +258,7 @@ export function renderConfigJson(c: Config): unknown {
         ]),
       ],
       ['plans', plans(c.plans)],
-      ['tags', sortedMap(c.tags)],
+      ['tags', sortedMap(c.tags, textOnly)],
       ['tls', tls(c.tls)],
       ['monitors', c.monitors && c.monitors.length > 0 ? c.monitors.map(monitor) : undefined],
     ]) ?? {}
@@ -222,5 +278,8 @@ export function renderConfigYaml(c: Config): string {
 
 /** Finalized monitors as a YAML `monitors:` list (`--print-monitors`); passwords as `...`. */
 export function renderMonitorsYaml(ms: FinalMonitorConfig[]): string {
-  return stringify({ monitors: ms.map(monitor) }, YAML_OPTIONS);
+  const secrets: string[] = [];
+  for (const m of ms) monitorSecrets(m, secrets);
+  const clean = [...new Set(secrets)].filter((x) => x.length >= 4);
+  return stringify(scrub({ monitors: ms.map(monitor) }, clean), YAML_OPTIONS);
 }

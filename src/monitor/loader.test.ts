@@ -182,3 +182,29 @@ describe('monitor loader: stop-loss', () => {
     assert.deepEqual(Object.keys(t.loader.monitors()), ['a', 'b']);
   });
 });
+
+describe('monitor loader: listing', () => {
+  it('lists a monitor with its redacted DSN from the moment it is loaded, before it starts', async () => {
+    const t = setup([
+      mon('a', 'db-a:3307'),
+      { id: 's', socket: '/run/mysqld.sock', username: 'mon', password: 'pw-secret' },
+    ]);
+    await t.loader.load({ boot: true });
+    assert.deepEqual(t.loader.monitors(), {
+      a: 'tcp(db-a:3307)/?interpolateParams=true&parseTime=true',
+      s: 'mon:...@unix(/run/mysqld.sock)/?interpolateParams=true&parseTime=true',
+    });
+    assert.equal(
+      t.status.monitorStatus('s')?.['dsn'],
+      'mon:...@unix(/run/mysqld.sock)/?interpolateParams=true&parseTime=true',
+    );
+    assert.ok(!JSON.stringify(t.loader.monitors()).includes('pw-secret'));
+  });
+
+  it('lists the DSN the monitor assembled once it has one', async () => {
+    const t = setup([mon('a')]);
+    await t.loader.load({ boot: true });
+    t.current('a')!.dsn = 'u:...@tcp(a:3306)/?interpolateParams=true&parseTime=true&tls=a';
+    assert.equal(t.loader.monitors()['a'], 'u:...@tcp(a:3306)/?interpolateParams=true&parseTime=true&tls=a');
+  });
+});

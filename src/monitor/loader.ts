@@ -10,7 +10,8 @@ import type { Events } from '../core/events.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { SondeError, errorMessage } from '../core/errors.js';
-import { ServerKey } from '../core/status-keys.js';
+import { MonitorKey, ServerKey } from '../core/status-keys.js';
+import { listedDsn } from '../config/connection.js';
 import type { StatusRegistry } from '../status/registry.js';
 import { formatTimestamp } from '../util/time.js';
 import { sleep } from '../util/backoff.js';
@@ -42,6 +43,8 @@ export interface LoaderDeps {
   ) => LoadedMonitor;
   /** The pause between starts and the shutdown bound (tests pass one that does not wait). */
   sleep?: (ms: number) => Promise<unknown>;
+  /** The redacted DSN a monitor is listed with before it starts; default listedDsn. */
+  listDsn?: (m: FinalMonitorConfig) => string;
 }
 
 /** What the loader uses of a monitor. */
@@ -56,6 +59,8 @@ export function startPauseMs(n: number): number {
 interface Loaded {
   monitor: LoadedMonitor;
   sinks: Sink[];
+  /** the redacted DSN from the config, shown until the monitor has its own */
+  dsn: string;
 }
 
 export class Loader implements MonitorControl {
@@ -88,7 +93,10 @@ export class Loader implements MonitorControl {
 
   monitors(): Record<string, string> {
     const out: Record<string, string> = {};
-    for (const id of [...this.#loaded.keys()].sort()) out[id] = this.#loaded.get(id)?.monitor.dsn ?? '';
+    for (const id of [...this.#loaded.keys()].sort()) {
+      const l = this.#loaded.get(id);
+      out[id] = l?.monitor.dsn || l?.dsn || '';
+    }
     return out;
   }
 
@@ -176,15 +184,17 @@ export class Loader implements MonitorControl {
         } catch (err) {
           throw new Error(`monitor ${m.id}: ${errorMessage(err)}`, { cause: err });
         }
-        return { config: m, sinks, writer };
+        const dsn = (this.#deps.listDsn ?? listedDsn)(m);
+        return { config: m, sinks, writer, dsn };
       });
 
       for (const id of toRemove) await this.#unload(id);
       for (const b of built) {
         status.register(b.config.id);
         const make = this.#deps.makeMonitor ?? ((...args) => new Monitor(...args));
+        b.writer.set(MonitorKey.dsn, b.dsn);
         const monitor = make(b.config, b.sinks, b.writer, this.#deps.monitorDeps);
-        this.#loaded.set(b.config.id, { monitor, sinks: b.sinks });
+        this.#loaded.set(b.config.id, { monitor, sinks: b.sinks, dsn: b.dsn });
       }
       serverStatus.set(ServerKey.monitors, String(this.#loaded.size));
       summary();

@@ -11,7 +11,7 @@ import { lstat, readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CollectorHelp } from '../core/collector.js';
 import type { Plan } from '../core/plan.js';
-import { PlanError, parsePlan, validatePlans } from './parse.js';
+import { PLAN_LIMITS, PlanError, parsePlan, tooBig, validatePlans } from './parse.js';
 
 type Token =
   | { kind: 'lit'; ch: string }
@@ -191,14 +191,17 @@ export async function expandPlanPattern(pattern: string): Promise<string[]> {
 /**
  * Read and decode one plan file; the plan is named after `file` exactly. Not validated.
  * Errors: `config file <file> (<absolute>) does not exist`,
- * `cannot decode YAML in <file>: <err>`.
+ * `cannot decode YAML in <file>: <err>` (also for a file over PLAN_LIMITS.bytes).
  */
 export async function readPlanFile(file: string): Promise<Plan> {
+  let size: number;
   try {
-    await stat(file);
+    size = (await stat(file)).size;
   } catch {
     throw missing(file);
   }
+  // Refused before it is read: a plan is never anywhere near this size.
+  if (size > PLAN_LIMITS.bytes) throw new PlanError(`cannot decode YAML in ${file}: ${tooBig(size)}`);
   let text: string;
   try {
     text = await readFile(file, 'utf8');

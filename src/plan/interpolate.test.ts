@@ -60,7 +60,7 @@ void describe('interpolatePlan', () => {
 
   void it('leaves names, freqs, metrics and errors alone and does not touch the input', () => {
     const p = plan();
-    const out = interpolatePlan(p, monitor, { POLICY: 'ignore', PLAN: 'nope' });
+    const out = interpolatePlan(p, monitor, { POLICY: 'ignore', PLAN: 'nope', SUFFIX: '' });
     assert.equal(out.name, '${PLAN}');
     assert.equal(out.levels.l?.freq, '5s');
     assert.deepEqual(out.levels.l?.collect['repl.lag']?.metrics, ['%{monitor.id}']);
@@ -68,5 +68,13 @@ void describe('interpolatePlan', () => {
     assert.equal(p.levels.l?.collect['repl.lag']?.options.opt1, '%{monitor.meta.foo}');
     out.levels.l.collect['repl.lag'].metrics.push('x');
     assert.deepEqual(p.levels.l?.collect['repl.lag']?.metrics, ['%{monitor.id}']);
+  });
+
+  void it('refuses an option naming an unset variable, with the plan, level, domain and key', () => {
+    assert.throws(() => interpolatePlan(plan(), monitor, {}), {
+      name: 'PlanError',
+      message:
+        'invalid plan: ${PLAN}: at l/repl.lag: key options.source-id: environment variable SUFFIX is not set (use ${SUFFIX:-default} for a default)',
+    });
   });
 });

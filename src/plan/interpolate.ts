@@ -5,11 +5,23 @@
  */
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { DomainPlan, Level, Plan } from '../core/plan.js';
-import { interpolateEnv, interpolateMonitor } from '../util/interpolate.js';
+import { UnsetVariableError, interpolateEnv, interpolateMonitor } from '../util/interpolate.js';
+import { PlanError } from './parse.js';
+
+/** `${ENV}` of one option value; an unset variable is a PlanError naming the plan and key. */
+function envValue(v: string, env: NodeJS.ProcessEnv, where: string): string {
+  try {
+    return interpolateEnv(v, env);
+  } catch (err) {
+    if (!(err instanceof UnsetVariableError)) throw err;
+    throw new PlanError(`invalid plan: ${where}: ${err.message}`, { cause: err });
+  }
+}
 
 /**
  * A deep copy of `plan` whose option values are interpolated for `monitor`. Names, freqs,
- * metrics and error policies are copied unchanged.
+ * metrics and error policies are copied unchanged. A `${NAME}` whose variable is not set
+ * throws a PlanError (validatePlans reports the same at load); `%{monitor.*}` never fails.
  */
 export function interpolatePlan(
   plan: Plan,
@@ -22,7 +34,10 @@ export function interpolatePlan(
     for (const [domain, dp] of Object.entries(level.collect)) {
       const options: Record<string, string> = {};
       for (const [k, v] of Object.entries(dp.options)) {
-        options[k] = interpolateMonitor(interpolateEnv(v, env), monitor);
+        options[k] = interpolateMonitor(
+          envValue(v, env, `${plan.name}: at ${name}/${domain}: key options.${k}`),
+          monitor,
+        );
       }
       collect[domain] = { metrics: [...dp.metrics], options, errors: { ...dp.errors } };
     }

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Plan } from '../core/plan.js';
-import { PlanError, parsePlan, validatePlan, validatePlans } from './parse.js';
+import { PLAN_LIMITS, PlanError, parsePlan, validatePlan, validatePlans } from './parse.js';
 import { testHelp } from './help-fixture.js';
 
 const EXAMPLE = `
@@ -96,9 +96,13 @@ void describe('parsePlan', () => {
   });
 
   void it('fails on duplicate keys and on documents that are not a mapping', () => {
-    assert.match(
+    assert.equal(
       planErrorText(() => plan('a:\n  freq: 1s\na:\n  freq: 2s\n')),
-      /Map keys must be unique/,
+      'plan: duplicate key a',
+    );
+    assert.equal(
+      planErrorText(() => plan('a:\n  freq: 1s\n  freq: 2s\n')),
+      'at a: duplicate key freq',
     );
     assert.equal(
       planErrorText(() => plan('- a\n- b\n')),
@@ -246,5 +250,78 @@ void describe('validatePlans', () => {
       ],
       testHelp,
     );
+  });
+});
+
+/** A plan of `n` levels at 1s, 2s, … n s, each collecting status.global. */
+function levels(n: number, metricsPerLevel = 1): string {
+  const parts: string[] = [];
+  for (let i = 1; i <= n; i++) {
+    const metrics = Array.from({ length: metricsPerLevel }, (_v, k) => `m${k}`).join(', ');
+    parts.push(`l${i}:\n  freq: ${i}s\n  collect:\n    status.global:\n      metrics: [${metrics}]\n`);
+  }
+  return parts.join('');
+}
+
+void describe('plan size limits', () => {
+  void it('parses and validates a plan at the level limit', () => {
+    const p = plan(levels(PLAN_LIMITS.levels));
+    assert.equal(Object.keys(p.levels).length, PLAN_LIMITS.levels);
+  });
+
+  void it('refuses a plan with more levels than the limit, before reading them', () => {
+    assert.equal(
+      planErrorText(() => plan(levels(PLAN_LIMITS.levels + 1))),
+      `plan: ${PLAN_LIMITS.levels + 1} levels, more than the limit of ${PLAN_LIMITS.levels}`,
+    );
+  });
+
+  void it('refuses a domain with more metric names than the limit, naming level and domain', () => {
+    const names = Array.from({ length: PLAN_LIMITS.metrics + 1 }, (_v, i) => `m${i}`).join(',');
+    assert.equal(
+      planErrorText(() =>
+        plan(`kpi:\n  freq: 5s\n  collect:\n    status.global:\n      metrics: [${names}]\n`),
+      ),
+      `at kpi/status.global: metrics: ${PLAN_LIMITS.metrics + 1} metrics, more than the limit of ${PLAN_LIMITS.metrics}`,
+    );
+  });
+
+  void it('refuses plan text over the byte limit without parsing it', () => {
+    const text = `# ${'x'.repeat(PLAN_LIMITS.bytes)}\n`;
+    assert.equal(
+      planErrorText(() => plan(text)),
+      `${PLAN_LIMITS.bytes + 3} bytes, more than the limit of ${PLAN_LIMITS.bytes} (1 MiB)`,
+    );
+  });
+
+  void it('refuses freqs that would need more union levels than allowed', () => {
+    // Levels 1s..200s: many sets of levels are due together without dividing each other.
+    assert.match(
+      planErrorText(() => validatePlan(plan(levels(200)))),
+      /^levels whose freqs do not divide each other are due together in more than 100 combinations; use freqs that divide each other$/,
+    );
+  });
+
+  void it('accepts many levels whose freqs divide each other', () => {
+    const parts: string[] = [];
+    for (let i = 0; i < 40; i++) parts.push(`l${i}:\n  freq: ${2 ** i}s\n  collect:\n    repl: {}\n`);
+    validatePlans([plan(parts.join(''))], testHelp);
+  });
+
+  void it('refuses an option naming an unset variable, naming plan, level, domain and key', () => {
+    let caught: unknown;
+    try {
+      validatePlans(
+        [plan('l:\n  freq: 1s\n  collect:\n    repl.lag:\n      options: {table: "${HB_DB}.hb"}\n')],
+        testHelp,
+        {},
+      );
+    } catch (err) {
+      caught = err;
+    }
+    assert.ok(caught instanceof PlanError);
+    assert.deepEqual(caught.errors, [
+      'invalid plan: p.yaml: at l/repl.lag: key options.table: environment variable HB_DB is not set (use ${HB_DB:-default} for a default)',
+    ]);
   });
 });

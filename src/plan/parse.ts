@@ -11,6 +11,8 @@ import type { CollectorHelp } from '../core/collector.js';
 import { SondeError } from '../core/errors.js';
 import type { DomainPlan, Level, Plan } from '../core/plan.js';
 import { formatDuration, parseDuration } from '../util/duration.js';
+import { UnsetVariableError, interpolateEnv } from '../util/interpolate.js';
+import { MAX_UNION_LEVELS, unionLevelCount } from './schedule.js';
 
 /**
  * Any plan problem: a YAML document that is not a plan, a failed validation (one or many
@@ -24,6 +26,27 @@ export class PlanError extends SondeError {
     this.name = 'PlanError';
     this.errors = options?.errors ?? [message];
   }
+}
+
+/**
+ * The sizes a plan may have. Real plans are a few kilobytes with a handful of levels; the
+ * limits keep a hostile or generated plan from holding the process for minutes or
+ * gigabytes. Every limit is checked before the work it bounds.
+ */
+export const PLAN_LIMITS = {
+  /** a plan file or plan table row, in bytes (1 MiB) */
+  bytes: 1024 * 1024,
+  /** levels per plan */
+  levels: 1000,
+  /** domains per level */
+  domains: 1000,
+  /** metric names per domain of a level */
+  metrics: 10_000,
+} as const;
+
+/** The message for a plan text over PLAN_LIMITS.bytes. */
+export function tooBig(bytes: number): string {
+  return `${bytes} bytes, more than the limit of ${PLAN_LIMITS.bytes} (1 MiB)`;
 }
 
 /** Plans may only list metric names made of these characters. */
@@ -46,12 +69,20 @@ function keyText(node: unknown, where: string): string {
   return scalarText(node, `${where}: key`) ?? '';
 }
 
-/** Iterate a YAML mapping as [key, value] pairs; null / empty → no pairs. */
+/** Iterate a YAML mapping as [key, value] pairs; null / empty → no pairs; a key twice fails. */
 function mapPairs(node: unknown, what: string): [string, unknown][] {
   if (node === null || node === undefined) return [];
   if (isScalar(node) && (node.value === null || node.value === '')) return [];
   if (!isMap(node)) throw new PlanError(`${what}: expected a mapping`);
-  return node.items.map((pair) => [keyText(pair.key, what), pair.value]);
+  const seen = new Set<string>();
+  return node.items.map((pair) => {
+    const key = keyText(pair.key, what);
+    // Checked here with a set: the YAML library's own check compares every key with every
+    // earlier one, which is quadratic in the number of levels.
+    if (seen.has(key)) throw new PlanError(`${what}: duplicate key ${key}`);
+    seen.add(key);
+    return [key, pair.value];
+  });
 }
 
 function stringMap(node: unknown, what: string): Record<string, string> {
@@ -60,30 +91,30 @@ function stringMap(node: unknown, what: string): Record<string, string> {
   return out;
 }
 
-function stringList(node: unknown, what: string): string[] {
+function stringList(node: unknown, what: string, limit: number, noun: string): string[] {
   if (node === null || node === undefined) return [];
   if (isScalar(node) && node.value === null) return [];
   if (!isSeq(node)) throw new PlanError(`${what}: expected a list`);
+  if (node.items.length > limit) {
+    throw new PlanError(`${what}: ${node.items.length} ${noun}, more than the limit of ${limit}`);
+  }
   return node.items.map((item, i) => scalarText(item, `${what}[${i}]`) ?? '');
 }
 
-/** A mapping value by key, or undefined (unknown keys are simply never asked for). */
-function field(node: unknown, key: string): unknown {
-  if (!isMap(node)) return undefined;
-  for (const pair of node.items) {
-    if (isScalar(pair.key) && String(pair.key.value) === key) return pair.value;
-  }
-  return undefined;
+/** The keys of a level or domain body (unknown keys are simply never asked for). */
+function fields(node: unknown, what: string): Map<string, unknown> {
+  return new Map<string, unknown>(isMap(node) ? mapPairs(node, what) : []);
 }
 
 function parseDomain(node: unknown, where: string): DomainPlan {
   if (node !== null && node !== undefined && !isMap(node) && !(isScalar(node) && node.value === null)) {
     throw new PlanError(`${where}: expected a mapping`);
   }
+  const f = fields(node, where);
   return {
-    metrics: stringList(field(node, 'metrics'), `${where}: metrics`),
-    options: stringMap(field(node, 'options'), `${where}: options`),
-    errors: stringMap(field(node, 'errors'), `${where}: errors`),
+    metrics: stringList(f.get('metrics'), `${where}: metrics`, PLAN_LIMITS.metrics, 'metrics'),
+    options: stringMap(f.get('options'), `${where}: options`),
+    errors: stringMap(f.get('errors'), `${where}: errors`),
   };
 }
 
@@ -103,9 +134,16 @@ function parseLevel(name: string, node: unknown): Level {
   if (node !== null && node !== undefined && !isMap(node) && !(isScalar(node) && node.value === null)) {
     throw new PlanError(`at ${name}: expected a mapping with freq and collect`);
   }
-  const freq = scalarText(field(node, 'freq'), `at ${name}: freq`) ?? '';
+  const f = fields(node, `at ${name}`);
+  const freq = scalarText(f.get('freq'), `at ${name}: freq`) ?? '';
   const collect: Record<string, DomainPlan> = {};
-  for (const [domain, body] of mapPairs(field(node, 'collect'), `at ${name}: collect`)) {
+  const domains = mapPairs(f.get('collect'), `at ${name}: collect`);
+  if (domains.length > PLAN_LIMITS.domains) {
+    throw new PlanError(
+      `at ${name}: collect: ${domains.length} domains, more than the limit of ${PLAN_LIMITS.domains}`,
+    );
+  }
+  for (const [domain, body] of domains) {
     collect[domain] = parseDomain(body, `at ${name}/${domain}`);
   }
   return { name, freq, freqMs: freqMs(freq), collect };
@@ -123,11 +161,17 @@ function yamlMessage(message: string): string {
  * a plan; does not validate values (see validatePlan).
  */
 export function parsePlan(name: string, source: string, yamlText: string): Plan {
-  const doc = parseDocument(yamlText, { prettyErrors: false });
+  const bytes = Buffer.byteLength(yamlText, 'utf8');
+  if (bytes > PLAN_LIMITS.bytes) throw new PlanError(tooBig(bytes));
+  const doc = parseDocument(yamlText, { prettyErrors: false, uniqueKeys: false });
   const first = doc.errors[0];
   if (first) throw new PlanError(yamlMessage(first.message));
   const levels: Record<string, Level> = {};
-  for (const [levelName, body] of mapPairs(doc.contents, 'plan')) {
+  const pairs = mapPairs(doc.contents, 'plan');
+  if (pairs.length > PLAN_LIMITS.levels) {
+    throw new PlanError(`plan: ${pairs.length} levels, more than the limit of ${PLAN_LIMITS.levels}`);
+  }
+  for (const [levelName, body] of pairs) {
     levels[levelName] = parseLevel(levelName, body);
   }
   return { name, source, levels };
@@ -169,6 +213,29 @@ export function validatePlan(plan: Plan): void {
         if (!METRIC_NAME.test(metric)) {
           throw new PlanError(
             `${at}/${domain}: invalid metric: ${metric} (does not match /^[a-zA-Z0-9_-]*$/)`,
+          );
+        }
+      }
+    }
+  }
+  if (unionLevelCount(Object.values(plan.levels).map((l) => l.freqMs)) === undefined) {
+    throw new PlanError(
+      `levels whose freqs do not divide each other are due together in more than ${MAX_UNION_LEVELS} combinations; use freqs that divide each other`,
+    );
+  }
+}
+
+/** Each `${ENV}` in a domain option value must name a set variable (or give a default). */
+function checkEnv(plan: Plan, env: NodeJS.ProcessEnv, out: string[]): void {
+  for (const level of levelsByFreq(plan)) {
+    for (const [domain, dp] of Object.entries(level.collect)) {
+      for (const [key, value] of Object.entries(dp.options)) {
+        try {
+          interpolateEnv(value, env);
+        } catch (err) {
+          if (!(err instanceof UnsetVariableError)) throw err;
+          out.push(
+            `invalid plan: ${plan.name}: at ${level.name}/${domain}: key options.${key}: ${err.message}`,
           );
         }
       }
@@ -222,10 +289,14 @@ export function aggregateMessage(errors: string[]): string {
 /**
  * The loader checks over newly read plans: each plan's own checks
  * (validatePlan), then every domain against its collector's help (known domain, known
- * options, allowed values). All problems are collected and thrown as one PlanError whose
+ * options, allowed values), then every `${ENV}` in option values against `env`. All problems are collected and thrown as one PlanError whose
  * message is `<n> plan validation errors:` followed by one line per problem.
  */
-export function validatePlans(plans: Plan[], getHelp: (domain: string) => CollectorHelp | undefined): void {
+export function validatePlans(
+  plans: Plan[],
+  getHelp: (domain: string) => CollectorHelp | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+): void {
   const errors: string[] = [];
   for (const plan of plans) {
     try {
@@ -235,6 +306,7 @@ export function validatePlans(plans: Plan[], getHelp: (domain: string) => Collec
       continue;
     }
     checkDomains(plan, getHelp, errors);
+    checkEnv(plan, env, errors);
   }
   if (errors.length > 0) throw new PlanError(aggregateMessage(errors), { errors });
 }

@@ -159,39 +159,95 @@ export function levelForTick(sorted: SortedLevel[], s: number): TickSelection | 
   return select(sorted, due);
 }
 
-function lcm(a: bigint, b: bigint): bigint {
-  let x = a;
-  let y = b;
-  while (y !== 0n) [x, y] = [y, x % y];
-  return (a / x) * b;
+/** The freq facts the due-set search needs, sorted ascending by freq. */
+type Timing = Pick<SortedLevel, 'freqMs' | 'freqNs' | 'periodS'>;
+
+/**
+ * The least common multiple of two periods, or Infinity beyond Number.MAX_SAFE_INTEGER:
+ * a set of levels first due together at a tick that far away (2^53 s) is never due.
+ */
+function lcmPeriods(a: number, b: number): number {
+  const m = (a / gcd(a, b)) * b;
+  return m <= Number.MAX_SAFE_INTEGER ? m : Infinity;
+}
+
+/** True when some level of `set` (indexes into `live`, ascending) does not divide its highest. */
+function needsUnion(live: Timing[], set: number[]): boolean {
+  const high = live[set[set.length - 1] ?? 0];
+  if (!high) return false;
+  return set.some((i) => {
+    const l = live[i]!;
+    return l !== high && !(l.freqNs > 0 && high.freqNs % l.freqNs === 0);
+  });
 }
 
 /**
- * Every set of levels that is due together at some tick, highest first. A set is due at
- * s = lcm of its periods together with every level whose period divides that lcm, so the
- * possible sets are the closures of level subsets; they are found by joining closures.
+ * Every set of levels that is due together at some tick, as indexes into the live levels
+ * (those with a finite period), ascending. The set due at tick s is every level whose period
+ * divides s, so each set is fixed by the lcm M of its periods. The search starts from each
+ * level alone and adds one level at a time (M' = lcm(M, period)); each M found is the lcm of
+ * its own set, so a repeated M is a repeated set and is skipped. That bounds the work by
+ * (sets found) × (levels). Stops and returns undefined once more than `maxUnions` sets need
+ * a union level.
  */
+function dueIndexSets(live: Timing[], maxUnions: number): number[][] | undefined {
+  const found: number[][] = [];
+  const seen = new Set<number>();
+  let unions = 0;
+  const add = (m: number): boolean => {
+    if (!Number.isFinite(m) || seen.has(m)) return true;
+    seen.add(m);
+    const set: number[] = [];
+    for (let i = 0; i < live.length; i++) if (m % live[i]!.periodS === 0) set.push(i);
+    found.push(set);
+    if (needsUnion(live, set)) unions++;
+    return unions <= maxUnions;
+  };
+  const lcms: number[] = [];
+  for (const l of live) {
+    if (!add(l.periodS)) return undefined;
+    lcms.push(l.periodS);
+  }
+  // `found` and `lcms` grow together; every set is extended by every level once.
+  for (let k = 0; k < found.length; k++) {
+    const m = lcms[k]!;
+    for (const l of live) {
+      if (m % l.periodS === 0) continue;
+      const next = lcmPeriods(m, l.periodS);
+      const before = found.length;
+      if (!add(next)) return undefined;
+      if (found.length > before) lcms.push(next);
+    }
+  }
+  return found;
+}
+
+/** Union levels a plan may need; a plan that needs more is refused when it is validated. */
+export const MAX_UNION_LEVELS = 100;
+
+/**
+ * How many union levels a plan with these freqs (ms) needs, or undefined when it needs more
+ * than MAX_UNION_LEVELS. Levels without a usable freq are ignored.
+ */
+export function unionLevelCount(freqsMs: number[]): number | undefined {
+  const live = freqsMs
+    .map((freqMs) => ({ freqMs, freqNs: Math.round(freqMs * 1e6), periodS: tickPeriodS(freqMs) }))
+    .filter((l) => Number.isFinite(l.periodS))
+    .sort((x, y) => x.freqMs - y.freqMs);
+  const sets = dueIndexSets(live, MAX_UNION_LEVELS);
+  return sets?.filter((set) => needsUnion(live, set)).length;
+}
+
+/** Every set of levels due together at some tick, highest first. */
 function dueSets(sorted: SortedLevel[]): SortedLevel[][] {
   const live = sorted.filter((l) => Number.isFinite(l.periodS));
-  const closure = (idx: Set<number>): number[] => {
-    let m = 1n;
-    for (const i of idx) m = lcm(m, BigInt(live[i]!.periodS));
-    return live.map((l, i) => (m % BigInt(l.periodS) === 0n ? i : -1)).filter((i) => i >= 0);
-  };
-  const found = new Map<string, number[]>();
-  const queue: number[][] = [];
-  const add = (set: number[]): void => {
-    const k = set.join(',');
-    if (found.has(k)) return;
-    found.set(k, set);
-    queue.push(set);
-  };
-  live.forEach((_l, i) => add(closure(new Set([i]))));
-  while (queue.length > 0) {
-    const a = queue.shift()!;
-    for (const b of [...found.values()]) add(closure(new Set([...a, ...b])));
+  const sets = dueIndexSets(live, MAX_UNION_LEVELS);
+  if (!sets) {
+    throw new Error(
+      `levels whose freqs do not divide each other are due together in more than ${MAX_UNION_LEVELS} combinations`,
+    );
   }
-  return [...found.values()].map((set) => set.map((i) => live[i]!).sort((x, y) => y.freqMs - x.freqMs));
+  return sets.map((set) => set.map((i) => live[i]!).sort((x, y) => y.freqMs - x.freqMs));
 }
 
 /**

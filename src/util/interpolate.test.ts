@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { interpolateEnv, interpolateMonitor } from './interpolate.js';
+import { UnsetVariableError, interpolateEnv, interpolateMonitor } from './interpolate.js';
 
 describe('interpolateEnv (shell semantics)', () => {
   const env = { HOME: '/h', A: '1', B: '2', EMPTY: '' };
@@ -9,8 +9,26 @@ describe('interpolateEnv (shell semantics)', () => {
     assert.equal(interpolateEnv('${FOO:-bar}', env), 'bar');
     assert.equal(interpolateEnv('x-${FOO:-bar}', env), 'x-bar');
     assert.equal(interpolateEnv('${A}-${B}', env), '1-2');
-    assert.equal(interpolateEnv('${FOO}', env), '');
+    assert.equal(interpolateEnv('${EMPTY}', env), '');
     assert.equal(interpolateEnv('${EMPTY:-d}', env), 'd');
+  });
+  it('refuses an unset variable without a default, naming it and the way to give a default', () => {
+    assert.throws(() => interpolateEnv('x-${FOO}', env), {
+      name: 'UnsetVariableError',
+      message: 'environment variable FOO is not set (use ${FOO:-default} for a default)',
+    });
+    try {
+      interpolateEnv('${A}${NOPE}', env);
+    } catch (err) {
+      assert.ok(err instanceof UnsetVariableError);
+      assert.equal(err.variable, 'NOPE');
+    }
+  });
+  it('gives the empty string for an explicitly empty default', () => {
+    assert.equal(interpolateEnv('[${FOO:-}]', env), '[]');
+  });
+  it('does not read inherited object properties as variables', () => {
+    assert.throws(() => interpolateEnv('${constructor}', env), UnsetVariableError);
   });
   it('leaves tokens with other characters literal', () => {
     assert.equal(interpolateEnv('${X:-http://h}', env), '${X:-http://h}');

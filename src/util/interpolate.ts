@@ -5,12 +5,29 @@
 
 const ENV_TOKEN = /\$\{([A-Za-z0-9_.-]+)(?::-([A-Za-z0-9_.-]*))?\}/g;
 
-/** `${NAME}` and `${NAME:-default}`; `:-` applies when NAME is unset or empty. */
+/**
+ * A `${NAME}` without a default whose variable is not set. The message names the variable
+ * (never a value); callers put the file and key in front of it.
+ */
+export class UnsetVariableError extends Error {
+  constructor(readonly variable: string) {
+    super(`environment variable ${variable} is not set (use \${${variable}:-default} for a default)`);
+    this.name = 'UnsetVariableError';
+  }
+}
+
+/**
+ * `${NAME}` and `${NAME:-default}`. `${NAME}` is NAME's value, also when it is set to the
+ * empty string; an unset NAME throws UnsetVariableError, so a forgotten variable never turns
+ * a host or user silently into "". `${NAME:-default}` gives `default` when NAME is unset or
+ * empty; `${NAME:-}` asks for the empty string explicitly.
+ */
 export function interpolateEnv(s: string, env: NodeJS.ProcessEnv = process.env): string {
   if (!s.includes('${')) return s;
   return s.replace(ENV_TOKEN, (_m, name: string, def: string | undefined) => {
-    const v = env[name] ?? '';
-    if (v === '' && def !== undefined) return def;
+    const v = Object.hasOwn(env, name) ? env[name] : undefined;
+    if (def !== undefined) return v === undefined || v === '' ? def : v;
+    if (v === undefined) throw new UnsetVariableError(name);
     return v;
   });
 }
