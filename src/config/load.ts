@@ -97,7 +97,17 @@ export function interpolateServerConfig(
   const list = (key: string, l: string[] | undefined): string[] | undefined =>
     l?.map((s, i) => str(`${key}[${i}]`, s));
 
-  if (c.api) c.api.bind = e('api.bind', c.api.bind);
+  if (c.api) {
+    c.api.bind = e('api.bind', c.api.bind);
+    c.api['token-file'] = e('api.token-file', c.api['token-file']);
+    c.api['allowed-hosts'] = list('api.allowed-hosts', c.api['allowed-hosts']);
+    const tls = c.api.tls;
+    if (tls) {
+      tls.cert = e('api.tls.cert', tls.cert);
+      tls.key = e('api.tls.key', tls.key);
+      tls['client-ca'] = e('api.tls.client-ca', tls['client-ca']);
+    }
+  }
   if (c.http) c.http.proxy = e('http.proxy', c.http.proxy);
   const ml = c['monitor-loader'];
   if (ml) {

@@ -100,7 +100,7 @@ export function inheritDefaults(monitor: MonitorConfig, defaults: Config): Monit
   const exp: ExporterConfig = { ...m.exporter };
   fillString(exp, d.exporter, ['mode']);
   if (!isEmpty(exp.mode)) {
-    fillString(exp, d.exporter, ['plan']);
+    fillString(exp, d.exporter, ['plan', 'token-file']);
     if (isEmpty(exp.plan)) exp.plan = DEFAULT_EXPORTER_PLAN;
     if (d.exporter?.flags || exp.flags) exp.flags = { ...d.exporter?.flags, ...exp.flags };
   }
@@ -181,6 +181,7 @@ function eachField(
   // exporter.mode and .plan are no-ops in Blip (bug); interpolated here (sonde's choice).
   one(m.exporter, 'mode', 'exporter.');
   one(m.exporter, 'plan', 'exporter.');
+  one(m.exporter, 'token-file', 'exporter.');
   mapValues(m.exporter?.flags, 'exporter.flags', f);
   for (const k of ['freq', 'source-id', 'role', 'table'] as const) one(m.heartbeat, k, 'heartbeat.');
   if (m.plans) {

@@ -84,6 +84,7 @@ function exporter(e: ExporterConfig | undefined): Out | undefined {
   return obj([
     ['mode', str(e?.mode)],
     ['plan', str(e?.plan)],
+    ['token-file', str(e?.['token-file'])],
     ['flags', sortedMap(e?.flags, redactOption)],
   ]);
 }
@@ -222,6 +223,16 @@ function configObject(c: Config): Out {
         obj([
           ['bind', str(c.api?.bind)],
           ['disable', plainBool(c.api?.disable)],
+          ['allowed-hosts', list(c.api?.['allowed-hosts'])],
+          ['token-file', str(c.api?.['token-file'])],
+          [
+            'tls',
+            obj([
+              ['cert', str(c.api?.tls?.cert)],
+              ['key', str(c.api?.tls?.key)],
+              ['client-ca', str(c.api?.tls?.['client-ca'])],
+            ]),
+          ],
         ]),
       ],
       ['http', obj([['proxy', c.http?.proxy ? redactText(c.http.proxy) : undefined]])],
