@@ -364,16 +364,12 @@ class MysqlDb implements PooledDb {
       if (signal !== undefined && onAbort !== undefined) signal.removeEventListener('abort', onAbort);
     };
 
-    const gate = new AbortController();
-    void stop.then(() => gate.abort()); // a waiting caller leaves the slot queue at once
     let slot: (() => void) | undefined;
     try {
-      // 1. Take a slot, then a connection (may open and authenticate one).
-      try {
-        slot = await this.#slots.acquire(gate.signal);
-      } catch {
-        throw stopped ?? cancelledError(signal);
-      }
+      // 1. Take a slot (waiting only when all are taken), then a connection (may open and
+      // authenticate one).
+      slot =
+        this.#slots.tryAcquire() ?? (await this.#waitForSlot(stop, () => stopped ?? cancelledError(signal)));
       const held = slot;
       const acquiring = this.#acquire();
       const first = await Promise.race([acquiring.then((c) => ({ c })), stop]);
@@ -415,6 +411,17 @@ class MysqlDb implements PooledDb {
     } finally {
       slot?.();
       cleanup();
+    }
+  }
+
+  /** Wait for a pool slot; a caller that gives up (`stop`) leaves the queue at once. */
+  async #waitForSlot(stop: Promise<'stop'>, why: () => DbQueryError): Promise<() => void> {
+    const gate = new AbortController();
+    void stop.then(() => gate.abort());
+    try {
+      return await this.#slots.acquire(gate.signal);
+    } catch {
+      throw why();
     }
   }
 

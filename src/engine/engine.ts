@@ -131,7 +131,8 @@ export interface RunResult {
 
 interface DomainRun {
   promise: Promise<void>;
-  controller: AbortController;
+  /** Cancels the run (its deadline's signal aborts with `why`). */
+  abort: (why: Error) => void;
   /** set when a newer run cancelled this one: its values are dropped */
   fenced: boolean;
 }
@@ -217,7 +218,7 @@ export class Engine {
     this.#closed = true;
     for (const run of this.#running.values()) {
       run.fenced = true;
-      run.controller.abort(new Error('plan stopped'));
+      run.abort(new Error('plan stopped'));
     }
     await Promise.allSettled([...this.#running.values()].map((r) => r.promise));
     await closeAll(this.#ready.values());
@@ -292,7 +293,7 @@ export class Engine {
       `${state.tag}/${w.domain}: previous collection still running, cancelled`,
     );
     prev.fenced = true;
-    prev.controller.abort(new Error('cancelled: domain due again'));
+    prev.abort(new Error('cancelled: domain due again'));
     const gaveUp = new AbortController();
     const settled = await Promise.race([
       prev.promise.then(() => true),
@@ -316,14 +317,11 @@ export class Engine {
       `timeout after ${formatDuration(cmr)}`,
       req.signal,
     );
-    const run: DomainRun = { controller: new AbortController(), fenced: false, promise: Promise.resolve() };
-    deadline.signal.addEventListener('abort', () => run.controller.abort(deadline.signal.reason), {
-      once: true,
-    });
+    const run: DomainRun = { abort: deadline.abort, fenced: false, promise: Promise.resolve() };
     const at = this.#clock.now();
     const t0 = this.#clock.precise();
     run.promise = (async () => {
-      const result = await this.#collectOnce(w, run.controller.signal);
+      const result = await this.#collectOnce(w, deadline.signal);
       deadline.done();
       if (this.#running.get(w.domain) === run) this.#running.delete(w.domain);
       this.#finish(w, state, run, result, this.#clock.precise() - t0, at);

@@ -48,15 +48,15 @@ export function sleepOn(clock: Clock, ms: number, signal?: AbortSignal): Promise
 }
 
 /**
- * A signal aborted with `new Error(reason)` at `at` (epoch ms) on `clock`, or when `parent`
- * aborts (with its reason). `done()` clears the timer and the listener.
+ * A signal aborted with `new Error(reason)` at `at` (epoch ms) on `clock`, when `parent`
+ * aborts (with its reason), or by `abort(why)`. `done()` clears the timer and the listener.
  */
 export function deadlineOn(
   clock: Clock,
   at: number,
   reason: string,
   parent?: AbortSignal,
-): { signal: AbortSignal; done: () => void } {
+): { signal: AbortSignal; done: () => void; abort: (why: Error) => void } {
   const ctl = new AbortController();
   const onAbort = (): void => ctl.abort(parent?.reason);
   if (parent?.aborted === true) ctl.abort(parent.reason);
@@ -68,5 +68,6 @@ export function deadlineOn(
       clock.clearTimeout(timer);
       parent?.removeEventListener('abort', onAbort);
     },
+    abort: (why) => ctl.abort(why),
   };
 }

@@ -17,6 +17,13 @@ export class Semaphore {
     return this.#used;
   }
 
+  /** A free slot now, or undefined when all are taken (then wait with acquire()). */
+  tryAcquire(): (() => void) | undefined {
+    if (this.#used >= this.#cap) return undefined;
+    this.#used++;
+    return this.#releaser();
+  }
+
   /**
    * Wait for a free slot; resolves with the function that gives it back (call it exactly
    * once). Rejects with the signal's reason when `signal` aborts first.

@@ -144,19 +144,28 @@ void describe('innodb for the mysqld_exporter emulation', () => {
     );
   });
 
-  void it('shares one frozen meta object per metric between scrapes, and makes a new one when a column changes', async () => {
-    let comment = 'Number of lock timeouts';
-    const db = new FakeDb('8.0.36', () => [{ ...ROWS[1], COMMENT: comment }]);
+  void it('reads TYPE and COMMENT once, then shares one frozen meta per metric with the lean query', async () => {
+    let rows = [ROWS[1]];
+    const db = new FakeDb('8.0.36', () => rows.map((r) => ({ ...r })));
     const c = new InnodbCollector({ monitorId: 'm', db, exporterReading: { keepText: new Set() } });
-    await c.prepare(planOf({ l: { innodb: { metrics: ['lock_timeouts'] } } }), NO_SIGNAL);
+    await c.prepare(planOf({ l: { innodb: { options: { all: 'yes' } } } }), NO_SIGNAL);
     const a = (await c.collect('l', NO_SIGNAL)).values[0]?.meta;
     const b = (await c.collect('l', NO_SIGNAL)).values[0]?.meta;
     assert.ok(a !== undefined && a === b);
     assert.ok(Object.isFrozen(a));
-    comment = 'Lock timeouts';
-    const d = (await c.collect('l', NO_SIGNAL)).values[0]?.meta;
-    assert.notEqual(d, a);
-    assert.equal(d?.comment, 'Lock timeouts');
+    assert.deepEqual(
+      db.queries.map((q) => q.sql.replace(BASE, 'BASE')),
+      ['SELECT subsystem, name, count, type, comment FROM information_schema.innodb_metrics', 'BASE'],
+    );
+    // A metric the cache has not seen (enabled since): the columns are read again at once.
+    rows = [ROWS[1], ROWS[0]];
+    const res = await c.collect('l', NO_SIGNAL);
+    assert.equal(res.values.length, 2);
+    assert.ok(res.values.every((v) => v.meta?.type !== undefined && v.meta.comment !== undefined));
+    assert.deepEqual(
+      db.queries.slice(2).map((q) => q.sql === BASE),
+      [true, false],
+    );
   });
 
   void it('without it, reads only subsystem, name and count, with fresh subsystem meta', async () => {

@@ -5,7 +5,8 @@
  * the server currently maintains, `yes` every row. The "enabled" column differs by flavor
  * (MySQL: STATUS='enabled'; MariaDB: ENABLED=1, no STATUS column); the source table picks
  * the filter. Each value carries meta `subsystem`; for the mysqld_exporter emulation also
- * `name`, `type` and `comment` (INNODB_META), read by the same query.
+ * `name`, `type` and `comment` (INNODB_META), read with the values the first time and
+ * remembered after that.
  */
 import type {
   CollectResult,
@@ -128,7 +129,9 @@ export function buildInnodbQuery(
 
 /**
  * The exporter meta of each metric (subsystem, name, type, comment), made once and shared
- * by every value of that metric while the server's columns stay the same.
+ * by every value of that metric while the server's columns stay the same. TYPE and COMMENT
+ * never change on a running server: once every metric of a level was read with them, the
+ * level's lean query (without them) is enough, which keeps scrapes cheap.
  */
 export class InnodbMetaCache {
   readonly #byName = new Map<string, Readonly<Record<string, string>>>();
@@ -153,13 +156,25 @@ export class InnodbMetaCache {
     this.#byName.set(name, meta);
     return meta;
   }
+
+  /** The meta made earlier for a metric read by the lean query, if its subsystem still matches. */
+  known(subsystem: string, name: string): Readonly<Record<string, string>> | undefined {
+    const cached = this.#byName.get(name);
+    return cached?.[INNODB_META.subsystem] === subsystem ? cached : undefined;
+  }
 }
 
 /**
  * Pure part of collect(): INNODB_METRICS rows → values with subsystem meta. With `exporter`
- * (the exporter emulation) the meta also carries NAME, TYPE and COMMENT, shared per metric.
+ * (the exporter emulation) the meta also carries NAME, TYPE and COMMENT, shared per metric:
+ * from the rows, or with `lean` (rows without TYPE and COMMENT) from what the cache already
+ * knows. Undefined when a lean row names a metric the cache does not know yet.
  */
-export function innodbValues(rows: readonly Row[], exporter?: InnodbMetaCache): MetricValue[] {
+export function innodbValues(
+  rows: readonly Row[],
+  exporter?: InnodbMetaCache,
+  lean = false,
+): MetricValue[] | undefined {
   const values: MetricValue[] = [];
   for (const row of rows) {
     const rawName = field(row, 'name') ?? '';
@@ -168,14 +183,19 @@ export function innodbValues(rows: readonly Row[], exporter?: InnodbMetaCache): 
     if (name === '' || value === undefined) continue;
     if (value < 0) value = 0; // old MySQL bug #75966 made some counts negative
     const subsystem = field(row, 'subsystem') ?? '';
+    let meta: Readonly<Record<string, string>> | undefined;
+    if (exporter === undefined) meta = { [INNODB_META.subsystem]: subsystem };
+    else {
+      meta = lean
+        ? exporter.known(subsystem, rawName)
+        : exporter.meta(subsystem, rawName, field(row, 'type') ?? '', field(row, 'comment') ?? '');
+      if (meta === undefined) return undefined;
+    }
     values.push({
       name,
       value,
       type: GAUGES.has(name) ? MetricType.Gauge : MetricType.CumulativeCounter,
-      meta:
-        exporter === undefined
-          ? { [INNODB_META.subsystem]: subsystem }
-          : exporter.meta(subsystem, rawName, field(row, 'type') ?? '', field(row, 'comment') ?? ''),
+      meta,
     });
   }
   return values;
@@ -186,6 +206,10 @@ export class InnodbCollector implements Collector {
   readonly #db: Db;
   readonly #exporter: InnodbMetaCache | undefined;
   #levels = new Map<string, InnodbQuery>();
+  /** Exporter reading: each level's query without TYPE and COMMENT, once the cache knows them. */
+  #lean = new Map<string, InnodbQuery>();
+  /** Levels whose metrics the cache knows (their lean query is enough). */
+  readonly #known = new Set<string>();
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
@@ -194,14 +218,18 @@ export class InnodbCollector implements Collector {
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     const levels = new Map<string, InnodbQuery>();
+    const lean = new Map<string, InnodbQuery>();
     let source: Promise<string> | undefined;
     for (const [level, dp] of levelPlans(plan, DOMAIN)) {
       const all = option(dp, 'all');
       // The source only matters for `all: enabled`; ask the server only then.
       const key = all === 'enabled' ? await (source ??= this.#source(signal)) : '';
       levels.set(level, buildInnodbQuery(all, dp.metrics, key, this.#exporter !== undefined));
+      if (this.#exporter !== undefined) lean.set(level, buildInnodbQuery(all, dp.metrics, key));
     }
     this.#levels = levels;
+    this.#lean = lean;
+    this.#known.clear();
   }
 
   async #source(signal: AbortSignal): Promise<string> {
@@ -210,15 +238,23 @@ export class InnodbCollector implements Collector {
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
-    const q = this.#levels.get(level);
-    if (q === undefined) return { values: [] };
-    let rows: Row[];
+    const full = this.#levels.get(level);
+    if (full === undefined) return { values: [] };
+    const lean = this.#known.has(level) ? this.#lean.get(level) : undefined;
     try {
-      rows = await this.#db.query(q.sql, q.params, { signal });
+      if (lean !== undefined) {
+        const rows = await this.#db.query(lean.sql, lean.params, { signal });
+        const values = innodbValues(rows, this.#exporter, true);
+        if (values !== undefined) return { values };
+        this.#known.delete(level); // a metric the cache has not seen: read the columns again
+      }
+      const values =
+        innodbValues(await this.#db.query(full.sql, full.params, { signal }), this.#exporter) ?? [];
+      if (this.#exporter !== undefined) this.#known.add(level);
+      return { values };
     } catch (err) {
       return { values: [], error: queryError(err) };
     }
-    return { values: innodbValues(rows, this.#exporter) };
   }
 }
 
