@@ -84,14 +84,16 @@ mid:
       options: { all: "yes" }
     innodb:
       options: { all: "enabled" }
-    trx: {}
+    trx:
+      metrics: [oldest]
 slow:
   freq: 10s
   collect:
     var.global:
       metrics: [max_connections, innodb_buffer_pool_size]
     size.database: {}
-    innodb.buffer-pool: {}
+    innodb.buffer-pool:
+      options: { all: "yes" }
 `;
 }
 

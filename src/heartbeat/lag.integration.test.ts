@@ -5,6 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { createConnection } from 'mysql2/promise';
 import { ConnectionSpec } from '../core/db.js';
 import { NO_EVENTS } from '../core/events.js';
 import { MetricType, type MetricValue } from '../core/metrics.js';
@@ -182,6 +183,34 @@ void describe('heartbeat and replication lag on a MariaDB primary/replica pair',
       v = await lagOf(lag);
     }
     assert.ok(v !== undefined && v < 100, `lag still ${String(v)} 5 s after START SLAVE SQL_THREAD`);
+  });
+
+  void it('heartbeat table locked on the replica: no lag is reported (never a stale 0), status says why, then it comes back', async () => {
+    const locker = await createConnection({ socketPath: pair.replica.socket, user: 'root' });
+    try {
+      await locker.query('LOCK TABLES blip.heartbeat WRITE');
+      // Reads block on the lock and time out; after one period plus 1 s the lag is withdrawn.
+      await sleep(FREQ_MS + 1000 + 2500);
+      const during = await sample(lag, 1000, 200);
+      assert.ok(
+        during.every(([, v]) => v === undefined),
+        `a lag was reported while the table was locked: ${JSON.stringify(during)}`,
+      );
+      assert.match(
+        readerStatus.map.get('error:heartbeat-reader') ?? '',
+        /lag not reported, last read \S+ ago/,
+      );
+    } finally {
+      await locker.query('UNLOCK TABLES').catch(() => undefined);
+      await locker.end();
+    }
+    const t0 = Date.now();
+    let v = await lagOf(lag);
+    while (v === undefined && Date.now() - t0 < 5000) {
+      await sleep(100);
+      v = await lagOf(lag);
+    }
+    assert.ok(v !== undefined && v < 1000, `lag ${String(v)} 5 s after UNLOCK TABLES`);
   });
 
   void it('broken replica: repl running 0 (never 1), repl.lag keeps growing and is never 0', async () => {

@@ -125,9 +125,13 @@ monitors:
   });
 
   it('reports server status', async () => {
-    const r = await call('GET', '/status');
-    assert.equal(r.status, 200);
-    const s = JSON.parse(r.body) as Record<string, string>;
+    // The loader paces monitor starts; wait until it has started all four.
+    const s = await agent.until('every monitor started', async () => {
+      const r = await call('GET', '/status');
+      assert.equal(r.status, 200);
+      const st = JSON.parse(r.body) as Record<string, string>;
+      return st['monitor-loader']?.startsWith('4 monitors started') === true ? st : undefined;
+    });
     assert.equal(s.monitors, '4');
     assert.match(s['monitor-loader'] ?? '', /^4 monitors started at /);
     assert.match(s.server ?? '', /^running since /);
