@@ -204,13 +204,14 @@ void describe('heartbeat and replication lag on a MariaDB primary/replica pair',
       await locker.query('UNLOCK TABLES').catch(() => undefined);
       await locker.end();
     }
+    // Replication waited on the lock too: the replica catches up, then the lag falls back.
     const t0 = Date.now();
     let v = await lagOf(lag);
-    while (v === undefined && Date.now() - t0 < 5000) {
+    while ((v === undefined || v >= 1000) && Date.now() - t0 < 10_000) {
       await sleep(100);
       v = await lagOf(lag);
     }
-    assert.ok(v !== undefined && v < 1000, `lag ${String(v)} 5 s after UNLOCK TABLES`);
+    assert.ok(v !== undefined && v < 1000, `lag ${String(v)} 10 s after UNLOCK TABLES`);
   });
 
   void it('broken replica: repl running 0 (never 1), repl.lag keeps growing and is never 0', async () => {
