@@ -4,7 +4,14 @@ import type { Events } from '../core/events.js';
 import type { StatusWriter } from '../core/status.js';
 import type { Row } from '../core/db.js';
 import { FakeDb } from '../collectors/test-helpers.js';
-import { HeartbeatReader, lagAndWait, parseDatetimeMs, readerQuery, type HeartbeatLag } from './reader.js';
+import {
+  HeartbeatReader,
+  lagAndWait,
+  parseDatetimeMs,
+  readerQuery,
+  stalledLag,
+  type HeartbeatLag,
+} from './reader.js';
 
 /** A StatusWriter keeping a map, plus a log of every set/delete. */
 function recordingStatus(): StatusWriter & { map: Map<string, string> } {
@@ -93,12 +100,18 @@ void describe('heartbeat reader: lag arithmetic', () => {
       ['00.400', '00.000', 350, 1650],
       ['02.060', '02.000', 10, 1990],
       ['04.050', '02.000', 50, 50],
-      ['04.700', '02.000', 700, 500],
-      ['07.000', '02.000', 3000, 1000],
+      ['04.700', '02.000', 1700, 500],
+      ['07.000', '02.000', 4000, 1000],
     ];
+    let lateReads = 0;
     for (const [now, last, lag, wait] of rows) {
       const r = lagAndWait(t(now), t(last), 2000, 50);
-      assert.deepEqual([r.lag, r.waitMs], [lag, wait], `now ${now}, last ${last}`);
+      lateReads = r.late ? lateReads + 1 : 0;
+      assert.deepEqual(
+        [stalledLag(r.lag, 2000, lateReads), r.waitMs],
+        [lag, wait],
+        `now ${now}, last ${last}`,
+      );
     }
   });
 
@@ -175,8 +188,9 @@ void describe('heartbeat reader: loop', () => {
         [350, 'db1', 1650, '350 ms lag from db1 (), next in 1.65s'],
         [10, 'db1', 1990, '10 ms lag from db1 (), next in 1.99s'],
         [50, 'db1', 50, '50 ms lag from db1 (), next in 50ms'],
-        [700, 'db1', 500, '700 ms lag from db1 (), next in 500ms'],
-        [3000, 'db1', 1000, '3000 ms lag from db1 (), next in 1s'],
+        // late at two readings in a row: half a period (1 s) is added
+        [1700, 'db1', 500, '1700 ms lag from db1 (), next in 500ms'],
+        [4000, 'db1', 1000, '4000 ms lag from db1 (), next in 1s'],
       ],
     );
     assert.equal(db.queries.length, 5);

@@ -129,6 +129,18 @@ export function lagAndWait(now: number, last: number, freq: number, latency: num
   return { lag, waitMs, late: true };
 }
 
+/**
+ * The lag to report from a reading: on time, or late at one reading only (a heartbeat can
+ * land a little after its due time), the arithmetic above. Late at two readings in a row,
+ * the replica has stopped applying at some moment between the last heartbeat it has and
+ * the next one, which it lacks; the middle of that period is the best estimate, so half a
+ * heartbeat period is added: the error is then at most freq/2 either way, where counting
+ * from the due time alone under-reports by up to a whole period.
+ */
+export function stalledLag(lateness: number, freq: number, lateReads: number): number {
+  return lateReads >= 2 ? lateness + Math.trunc(freq / 2) : lateness;
+}
+
 const DATETIME = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?$/;
 
 /**
@@ -189,6 +201,8 @@ export class HeartbeatReader {
   #lag = -1;
   /** When the last reading was late: the clock at that reading (the lag keeps growing). */
   #lateSince: number | undefined;
+  /** Readings in a row that found the next heartbeat late. */
+  #lateReads = 0;
   #source = '';
   #replica = true;
   /** src_id of the last row read, for the source-change event. */
@@ -304,7 +318,9 @@ export class HeartbeatReader {
         this.#events.info(SOURCE_CHANGE_EVENT, this.#monitorId, `${this.#lastSrcId} to ${srcId}`);
       this.#lastSrcId = srcId;
     }
-    const { lag, waitMs, late } = lagAndWait(now, last, freq, this.#latencyMs);
+    const { lag: lateness, waitMs, late } = lagAndWait(now, last, freq, this.#latencyMs);
+    this.#lateReads = late ? this.#lateReads + 1 : 0;
+    const lag = stalledLag(lateness, freq, this.#lateReads);
     this.#replica = true;
     this.#lag = lag;
     this.#lateSince = late ? this.#clock() : undefined;
