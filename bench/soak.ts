@@ -98,7 +98,8 @@ slow:
 }
 
 async function main(): Promise<void> {
-  const db = await startMariaDB();
+  // Every monitor may hold its pool's 3 connections: room for all of them.
+  const db = await startMariaDB({ args: [`--max-connections=${MONITORS * 4 + 50}`] });
   const dir = mkdtempSync(join(tmpdir(), 'sonde-soak-'));
   try {
     await db.createUser('sonde', 'soak-pw', ['PROCESS ON *.*', 'SELECT ON *.*']);
