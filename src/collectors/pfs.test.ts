@@ -60,11 +60,7 @@ void describe('performance_schema domains on a stock MariaDB, through the engine
     const engine = await engineFor({
       plan,
       status: status.monitor('m1'),
-      events: {
-        info: () => undefined,
-        error: (e, _id, msg) => events.push(`${e}: ${msg}`),
-        debug: () => undefined,
-      },
+      errors: events,
       help: (d) => (registry.has(d) ? registry.help(d) : undefined),
       make: (d) => registry.make(d, { monitorId: 'm1', db }),
     });

@@ -24,6 +24,8 @@ export interface EngineFixtureOptions {
   help?(domain: string): CollectorHelp | undefined;
   status?: StatusWriter;
   events?: Events;
+  /** Collects each error event as `<event>: <message>` (instead of `events`). */
+  errors?: string[];
   /** How long a run waits for its domains, ms (default 8000). */
   emrMs?: number;
   /** Every domain's deadline, ms (default 6000). */
@@ -43,7 +45,7 @@ export async function engineFor(opts: EngineFixtureOptions): Promise<EngineUnder
         domainFreqMs: new Map(domains.map((d) => [d, 10_000])),
       },
       collectors: { make: (d) => opts.make(d), help: (d) => opts.help?.(d) },
-      events: opts.events ?? NO_EVENTS,
+      events: opts.events ?? (opts.errors === undefined ? NO_EVENTS : errorRecorder(opts.errors)),
       ...(opts.status === undefined ? {} : { status: opts.status }),
     },
     new AbortController().signal,
@@ -74,5 +76,14 @@ export async function engineFor(opts: EngineFixtureOptions): Promise<EngineUnder
       for (const o of result.outcomes) if (o.values.length > 0) (m.values[o.domain] ??= []).push(...o.values);
       return [m];
     },
+  };
+}
+
+/** Events that keep only error events, as `<event>: <message>`. */
+export function errorRecorder(lines: string[]): Events {
+  return {
+    info: () => undefined,
+    error: (event, _monitorId, message) => void lines.push(`${event}: ${message}`),
+    debug: () => undefined,
   };
 }

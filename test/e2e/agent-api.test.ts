@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent, type MonitorsStatus } from '../helpers/agent.js';
+import { startAgent, type Agent, type MonitorsStatus, agentConfigHead } from '../helpers/agent.js';
 
 const PASSWORD = 'Pw-9f83kd-SECRET';
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/;
@@ -48,14 +48,7 @@ describe('agent over HTTP', () => {
     await db.createUser('sonde', PASSWORD, ['PROCESS, REPLICATION CLIENT ON *.*']);
     await db.query('SET GLOBAL max_connections = 321');
     agent = await startAgent(
-      `api:
-  bind: {{API}}
-mysql:
-  username: sonde
-  password: ${PASSWORD}
-plans:
-  files: [plan.yaml]
-monitor-loader:
+      `${agentConfigHead(PASSWORD)}monitor-loader:
   files: [more.yaml]
   stop-loss: "1"
 monitors:

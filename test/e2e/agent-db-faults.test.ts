@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { startAgent, type Agent, agentConfigHead } from '../helpers/agent.js';
 
 const PASSWORD = 'Faults-42-pass';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -52,14 +52,7 @@ describe('agent under database faults', () => {
     db = await startMariaDB();
     await db.createUser('sonde', PASSWORD, ['PROCESS ON *.*', 'SELECT ON *.*']);
     agent = await startAgent(
-      `api:
-  bind: {{API}}
-mysql:
-  username: sonde
-  password: ${PASSWORD}
-plans:
-  files: [plan.yaml]
-monitors:
+      `${agentConfigHead(PASSWORD)}monitors:
   - id: m1
     hostname: 127.0.0.1:${db.port}
 `,

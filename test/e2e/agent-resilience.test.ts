@@ -6,7 +6,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMariaDB, freePort, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { startAgent, type Agent, agentConfigHead } from '../helpers/agent.js';
 
 const PASSWORD = 'Resil-77-pass';
 
@@ -19,14 +19,7 @@ describe('agent resilience', () => {
     await db.createUser('sonde', PASSWORD, ['PROCESS ON *.*']);
     const deadPort = await freePort();
     agent = await startAgent(
-      `api:
-  bind: {{API}}
-mysql:
-  username: sonde
-  password: ${PASSWORD}
-plans:
-  files: [plan.yaml]
-monitors:
+      `${agentConfigHead(PASSWORD)}monitors:
   - id: live
     hostname: 127.0.0.1:${db.port}
   - id: dead

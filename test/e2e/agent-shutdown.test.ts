@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { startAgent, type Agent, agentConfigHead } from '../helpers/agent.js';
 
 const PASSWORD = 'Shutdown-41-pass';
 const PLAN = 'kpi:\n  freq: 1s\n  collect:\n    status.global:\n      metrics: [uptime, threads_connected]\n';
@@ -34,14 +34,7 @@ function resume(): void {
 /** An agent pushing every second to the silent gateway, once it has collected at least once. */
 async function collectingAgent(): Promise<Agent> {
   const agent = await startAgent(
-    `api:
-  bind: {{API}}
-mysql:
-  username: sonde
-  password: ${PASSWORD}
-plans:
-  files: [plan.yaml]
-monitors:
+    `${agentConfigHead(PASSWORD)}monitors:
   - id: hang
     socket: ${db.socket}
     sinks:

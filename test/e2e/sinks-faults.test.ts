@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { readdirSync } from 'node:fs';
 import net from 'node:net';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { startAgent, type Agent, agentConfigHead } from '../helpers/agent.js';
 import { startCaptureServer, type CaptureServer } from '../helpers/capture-http.js';
 
 const PASSWORD = 'Pw-e2e-faults-SECRET';
@@ -45,14 +45,7 @@ describe('a hung sink next to a good one in the running agent', () => {
     [db, good] = await Promise.all([startMariaDB(), startCaptureServer()]);
     await db.createUser('sonde', PASSWORD, ['PROCESS, REPLICATION CLIENT ON *.*']);
     agent = await startAgent(
-      `api:
-  bind: {{API}}
-mysql:
-  username: sonde
-  password: ${PASSWORD}
-plans:
-  files: [plan.yaml]
-monitors:
+      `${agentConfigHead(PASSWORD)}monitors:
   - id: m1
     socket: ${db.socket}
     sinks:

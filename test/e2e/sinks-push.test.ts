@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import protobuf from 'protobufjs';
 import { uncompress } from 'snappyjs';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { startAgent, type Agent, agentConfigHead } from '../helpers/agent.js';
 import { startCaptureServer, type CaptureServer } from '../helpers/capture-http.js';
 import { startPushgateway, type Pushgateway } from '../helpers/pushgateway.js';
 
@@ -91,14 +91,7 @@ describe('otlp, chronosphere and prom-pushgateway sinks in the running agent', (
     await db.createUser('sonde', PASSWORD, ['PROCESS, REPLICATION CLIENT ON *.*']);
     await db.query('SET GLOBAL max_connections = 345');
     agent = await startAgent(
-      `api:
-  bind: {{API}}
-mysql:
-  username: sonde
-  password: ${PASSWORD}
-plans:
-  files: [plan.yaml]
-tags:
+      `${agentConfigHead(PASSWORD)}tags:
   env: e2e
   instance: "%{monitor.id}"
 sinks:

@@ -75,6 +75,21 @@ export function writeConfig(yaml: string, name = 'sonde.yaml'): [string, string]
 }
 
 /**
+ * The head of an agent config most end-to-end tests share: the API on the test's port, user
+ * `sonde` with `password`, and the plan file `plan.yaml`. Monitors and sinks follow it.
+ */
+export function agentConfigHead(password: string): string {
+  return `api:
+  bind: {{API}}
+mysql:
+  username: sonde
+  password: ${password}
+plans:
+  files: [plan.yaml]
+`;
+}
+
+/**
  * Start sonde with `configYaml`; `{{API}}` in it is replaced by a free 127.0.0.1 port.
  * `files` are written next to the config (the agent's working directory) first.
  * Resolves once GET /status answers.

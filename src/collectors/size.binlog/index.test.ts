@@ -25,11 +25,7 @@ async function collectThroughEngine(db: Db, errors: Record<string, string> = {})
   const engine = await engineFor({
     plan,
     status: status.monitor('m1'),
-    events: {
-      info: () => undefined,
-      error: (e, _id, msg) => events.push(`${e}: ${msg}`),
-      debug: () => undefined,
-    },
+    errors: events,
     help: (d) => (d === DOMAIN ? help : undefined),
     make: () => new SizeBinlogCollector({ monitorId: 'm1', db }),
     emrMs: 5000,

@@ -274,11 +274,7 @@ void describe('wait.io.table against a real MariaDB with performance_schema=ON',
     const engine = await engineFor({
       plan,
       status: status.monitor('m1'),
-      events: {
-        info: () => undefined,
-        error: (e, _id, msg) => events.push(`${e}: ${msg}`),
-        debug: () => undefined,
-      },
+      errors: events,
       help: () => registration.help,
       make: () => registration.create({ monitorId: 'm1', db: noDrop }),
       emrMs: 4000,
