@@ -130,6 +130,10 @@ async function main(): Promise<void> {
     let lastCpu = cpuSeconds(pid);
     for (let m = 1; m <= MINUTES; m++) {
       await new Promise((r) => setTimeout(r, MINUTE_MS));
+      if (agent.exitCode !== null || agent.signalCode !== null) {
+        console.log(`the agent exited (${agent.exitCode ?? agent.signalCode}) during minute ${m}`);
+        break;
+      }
       const cpu = cpuSeconds(pid);
       const r = rssMiB(pid);
       minutes.push(m);
