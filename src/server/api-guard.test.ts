@@ -1,7 +1,5 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,48 +9,11 @@ import { connect, type Socket } from 'node:net';
 import { LISTENER_LIMITS, TokenFile } from '../util/http-guard.js';
 import { makeTlsFiles } from '../../test/helpers/tls.js';
 import { rawExchange } from '../../test/helpers/agent.js';
+import { httpCall } from '../../test/helpers/http-call.js';
 import { buildApi, listenApi } from './api.js';
 import type { ApiDeps } from './api.js';
 
 const TEXT = 'text/plain; charset=utf-8';
-
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-interface CallOptions {
-  method?: string;
-  headers?: Record<string, string>;
-  tls?: { ca: Buffer; cert?: Buffer; key?: Buffer };
-}
-
-/** One request on a fresh connection, with exactly the headers given (Host included). */
-function call(port: number, path: string, o: CallOptions = {}): Promise<Answer> {
-  const request = o.tls ? httpsRequest : httpRequest;
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: o.method ?? 'GET',
-        headers: { host: `127.0.0.1:${port}`, ...o.headers },
-        agent: false,
-        ...(o.tls ? { ca: o.tls.ca, cert: o.tls.cert, key: o.tls.key, servername: 'localhost' } : {}),
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
 
 class Control implements MonitorControl {
   readonly calls: string[] = [];
@@ -110,7 +71,7 @@ function tempDir(): string {
 describe('API method and cross-site rules', () => {
   it('refuses GET on a state-changing path with 405 and an Allow header, and changes nothing', async () => {
     const { port, control } = await serve();
-    const res = await call(port, '/monitors/stop?id=db1');
+    const res = await httpCall(port, '/monitors/stop?id=db1');
     assert.equal(res.status, 405);
     assert.equal(res.headers.allow, 'POST');
     assert.equal(res.body, 'method not allowed\n');
@@ -119,7 +80,7 @@ describe('API method and cross-site rules', () => {
 
   it('refuses a cross-origin simple POST with 403 and a text reason', async () => {
     const { port, control } = await serve();
-    const res = await call(port, '/monitors/stop?id=db1', {
+    const res = await httpCall(port, '/monitors/stop?id=db1', {
       method: 'POST',
       headers: { 'content-type': 'text/plain', origin: 'http://evil.example' },
     });
@@ -132,33 +93,33 @@ describe('API method and cross-site rules', () => {
   it('refuses a POST whose Sec-Fetch-Site says another site sent it', async () => {
     const { port, control } = await serve();
     for (const site of ['cross-site', 'same-site']) {
-      const res = await call(port, '/monitors/reload', {
+      const res = await httpCall(port, '/monitors/reload', {
         method: 'POST',
         headers: { 'sec-fetch-site': site },
       });
       assert.equal(res.status, 403, site);
       assert.match(res.body, /^cross-site request refused/);
     }
-    const nullOrigin = await call(port, '/debug', { method: 'POST', headers: { origin: 'null' } });
+    const nullOrigin = await httpCall(port, '/debug', { method: 'POST', headers: { origin: 'null' } });
     assert.equal(nullOrigin.status, 403);
     assert.deepEqual(control.calls, []);
   });
 
   it('accepts a POST from its own origin and one without Origin or Sec-Fetch-Site', async () => {
     const { port, control } = await serve();
-    const own = await call(port, '/monitors/reload', {
+    const own = await httpCall(port, '/monitors/reload', {
       method: 'POST',
       headers: { origin: `http://127.0.0.1:${port}`, 'sec-fetch-site': 'same-origin' },
     });
     assert.equal(own.status, 200);
-    const curl = await call(port, '/monitors/start?id=db1', { method: 'POST' });
+    const curl = await httpCall(port, '/monitors/start?id=db1', { method: 'POST' });
     assert.equal(curl.status, 200);
     assert.deepEqual(control.calls, ['reload', 'start db1']);
   });
 
   it('never sends CORS headers, not even to a preflight', async () => {
     const { port } = await serve();
-    const res = await call(port, '/monitors/stop?id=db1', {
+    const res = await httpCall(port, '/monitors/stop?id=db1', {
       method: 'OPTIONS',
       headers: { origin: 'http://evil.example', 'access-control-request-method': 'POST' },
     });
@@ -172,10 +133,10 @@ describe('API Host check', () => {
   it('accepts the bind address and the loopback names on the right port only', async () => {
     const { port } = await serve();
     for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `LOCALHOST.:${port}`, `[::1]:${port}`]) {
-      assert.equal((await call(port, '/status', { headers: { host } })).status, 200, host);
+      assert.equal((await httpCall(port, '/status', { headers: { host } })).status, 200, host);
     }
     for (const host of [`127.0.0.1:${port + 1}`, '127.0.0.1', `evil.example:${port}`, `10.1.2.3:${port}`]) {
-      const res = await call(port, '/status', { headers: { host } });
+      const res = await httpCall(port, '/status', { headers: { host } });
       assert.equal(res.status, 421, `Host: ${host}`);
       assert.equal(res.headers['content-type'], TEXT);
       assert.match(res.body, /^misdirected request: the Host header does not name this server/);
@@ -190,7 +151,7 @@ describe('API Host check', () => {
 
   it('refuses a DNS-rebinding Host on a state change before anything happens', async () => {
     const { port, control } = await serve();
-    const res = await call(port, '/monitors/reload', {
+    const res = await httpCall(port, '/monitors/reload', {
       method: 'POST',
       headers: { host: `attacker.example:${port}` },
     });
@@ -206,10 +167,10 @@ describe('API Host check', () => {
       `metrics.internal:${port}`,
       'proxy.example:8443',
     ]) {
-      assert.equal((await call(port, '/status', { headers: { host } })).status, 200, host);
+      assert.equal((await httpCall(port, '/status', { headers: { host } })).status, 200, host);
     }
     for (const host of [`db.example:${port}`, 'metrics.internal:1', `proxy.example:${port}`]) {
-      assert.equal((await call(port, '/status', { headers: { host } })).status, 421, host);
+      assert.equal((await httpCall(port, '/status', { headers: { host } })).status, 421, host);
     }
   });
 });
@@ -231,18 +192,18 @@ describe('API token', () => {
       'Bearer',
     ]) {
       const headers: Record<string, string> = auth === undefined ? {} : { authorization: auth };
-      const res = await call(port, '/monitors/reload', { method: 'POST', headers });
+      const res = await httpCall(port, '/monitors/reload', { method: 'POST', headers });
       assert.equal(res.status, 401, String(auth));
       assert.equal(res.headers['www-authenticate'], 'Bearer');
       assert.equal(res.body, 'unauthorized: missing or wrong bearer token\n');
       assert.doesNotMatch(res.body, /s3cret/);
     }
-    assert.equal((await call(port, '/status')).status, 401);
-    assert.equal((await call(port, '/nope')).status, 401);
+    assert.equal((await httpCall(port, '/status')).status, 401);
+    assert.equal((await httpCall(port, '/nope')).status, 401);
     assert.deepEqual(control.calls, []);
-    assert.equal((await call(port, '/healthz')).body, 'ok\n');
-    assert.equal((await call(port, '/readyz')).body, 'ready\n');
-    const ok = await call(port, '/monitors/reload', {
+    assert.equal((await httpCall(port, '/healthz')).body, 'ok\n');
+    assert.equal((await httpCall(port, '/readyz')).body, 'ready\n');
+    const ok = await httpCall(port, '/monitors/reload', {
       method: 'POST',
       headers: { authorization: 'Bearer s3cret-token' },
     });
@@ -293,17 +254,17 @@ describe('API probes', () => {
   it('answers /healthz with ok and /readyz with the readiness, to GET and HEAD only', async () => {
     let why: string | undefined = 'starting monitors';
     const { port } = await serve({ ready: () => why });
-    const live = await call(port, '/healthz');
+    const live = await httpCall(port, '/healthz');
     assert.equal(live.status, 200);
     assert.equal(live.headers['content-type'], TEXT);
     assert.equal(live.body, 'ok\n');
-    const notYet = await call(port, '/readyz');
+    const notYet = await httpCall(port, '/readyz');
     assert.equal(notYet.status, 503);
     assert.equal(notYet.body, 'not ready: starting monitors\n');
     why = undefined;
-    assert.equal((await call(port, '/readyz')).status, 200);
-    assert.equal((await call(port, '/readyz', { method: 'HEAD' })).status, 200);
-    const post = await call(port, '/healthz', { method: 'POST' });
+    assert.equal((await httpCall(port, '/readyz')).status, 200);
+    assert.equal((await httpCall(port, '/readyz', { method: 'HEAD' })).status, 200);
+    const post = await httpCall(port, '/healthz', { method: 'POST' });
     assert.equal(post.status, 405);
     assert.equal(post.headers.allow, 'GET, HEAD');
   });
@@ -317,16 +278,16 @@ describe('API over TLS', () => {
   it('serves HTTPS with the configured certificate', async () => {
     const tls = { cert: readFileSync(files.cert), key: readFileSync(files.key) };
     const { port } = await serve({ tls });
-    const res = await call(port, '/version', { tls: { ca } });
+    const res = await httpCall(port, '/version', { tls: { ca } });
     assert.equal(res.status, 200);
     assert.equal(res.body, 'v1.0.0');
-    const own = await call(port, '/debug', {
+    const own = await httpCall(port, '/debug', {
       method: 'POST',
       tls: { ca },
       headers: { origin: `https://127.0.0.1:${port}` },
     });
     assert.equal(own.status, 200);
-    const plainOrigin = await call(port, '/debug', {
+    const plainOrigin = await httpCall(port, '/debug', {
       method: 'POST',
       tls: { ca },
       headers: { origin: `http://127.0.0.1:${port}` },
@@ -337,9 +298,9 @@ describe('API over TLS', () => {
   it('requires a client certificate signed by the client CA when one is set', async () => {
     const tls = { cert: readFileSync(files.cert), key: readFileSync(files.key), clientCa: ca };
     const { port } = await serve({ tls });
-    await assert.rejects(call(port, '/version', { tls: { ca } }));
+    await assert.rejects(httpCall(port, '/version', { tls: { ca } }));
     // The server certificate is signed by the same CA, so it serves as a client certificate too.
-    const res = await call(port, '/version', {
+    const res = await httpCall(port, '/version', {
       tls: { ca, cert: readFileSync(files.cert), key: readFileSync(files.key) },
     });
     assert.equal(res.status, 200);

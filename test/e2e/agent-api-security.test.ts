@@ -8,56 +8,32 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import { freePort } from '../helpers/mariadb.js';
 import { BIN, runSonde, startAgent, writeConfig, type Agent } from '../helpers/agent.js';
 import { makeTlsFiles, type TlsFiles } from '../helpers/tls.js';
+import { httpCall, type Answer } from '../helpers/http-call.js';
 
 const TOKEN = 'e2e-Token-7f3a9c';
 
-interface Answer {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One request with exactly these headers (Host included), over HTTP or HTTPS. */
+/** One request; with `tls`, HTTPS verified by the test CA, and a client certificate when asked. */
 function send(
   port: number,
   path: string,
   o: { method?: string; headers?: Record<string, string>; tls?: TlsFiles; clientCert?: boolean } = {},
 ): Promise<Answer> {
   const tls = o.tls;
-  const request = tls ? httpsRequest : httpRequest;
-  const tlsOptions = tls
-    ? {
-        ca: readFileSync(tls.ca),
-        servername: 'localhost',
-        ...(o.clientCert ? { cert: readFileSync(tls.cert), key: readFileSync(tls.key) } : {}),
-      }
-    : {};
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: o.method ?? 'GET',
-        agent: false,
-        headers: { host: `127.0.0.1:${port}`, ...o.headers },
-        ...tlsOptions,
-      },
-      (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (body += d));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-      },
-    );
-    req.on('error', reject);
-    req.end();
+  return httpCall(port, path, {
+    ...(o.method === undefined ? {} : { method: o.method }),
+    ...(o.headers === undefined ? {} : { headers: o.headers }),
+    ...(tls === undefined
+      ? {}
+      : {
+          tls: {
+            ca: readFileSync(tls.ca),
+            ...(o.clientCert ? { cert: readFileSync(tls.cert), key: readFileSync(tls.key) } : {}),
+          },
+        }),
   });
 }
 
