@@ -243,7 +243,11 @@ export class Engine {
     // Domains wait for a slot until the run stops waiting; without waitMs, until the run's signal.
     const waiting =
       req.waitMs === undefined
-        ? { signal: req.signal ?? new AbortController().signal, done: () => undefined }
+        ? {
+            signal: req.signal ?? new AbortController().signal,
+            done: () => undefined,
+            abort: () => undefined,
+          }
         : deadlineOn(this.#clock, req.start + req.waitMs, 'not started in time', req.signal);
     const tasks = Promise.all(queue.map((w) => this.#runDomain(w, state, waiting.signal)));
     status?.set(
@@ -261,6 +265,8 @@ export class Engine {
       stopWaiting.abort();
     }
     state.open = false;
+    // Whatever still waits for a slot now was not started in time: skipped this run.
+    waiting.abort(new Error('not started in time'));
     waiting.done();
     this.#summarize(state);
     return { outcomes: state.outcomes, started: state.started };
