@@ -335,6 +335,19 @@ describe('validation', () => {
     );
   });
 
+  it('refuses an exporter flag sonde does not implement, naming it', () => {
+    assert.equal(
+      invalid('exporter: {mode: dual, flags: {collect.info_schema.tables: "true"}}'),
+      'invalid config.exporter.flags: collect.info_schema.tables: not supported; supported flags: web.listen-address, web.telemetry-path',
+    );
+    assert.doesNotThrow(() =>
+      parseConfig('exporter: {flags: {web.listen-address: ":9104", web.telemetry-path: /m}}', {
+        env: {},
+        cwd: dir,
+      }),
+    );
+  });
+
   it('checks heartbeat.freq and the other heartbeat keys', () => {
     assert.equal(
       invalid('heartbeat: {freq: "0"}'),

@@ -13,6 +13,7 @@ import { configSchema } from './schema.js';
 import {
   checkDuration,
   checkExporter,
+  checkExporterFlags,
   checkHeartbeat,
   checkPlans,
   checkStopLoss,
@@ -183,6 +184,7 @@ export function validateConfig(c: Config, opts: ValidateConfigOptions = {}): voi
   const checks: [string, () => string | undefined][] = [
     ['monitor-loader.stop-loss', () => checkStopLoss(c['monitor-loader']?.['stop-loss'])],
     ['exporter.mode', () => checkExporter(c.exporter)],
+    ['exporter.flags', () => checkExporterFlags(c.exporter)],
     ['heartbeat', () => checkHeartbeat(c.heartbeat)],
     [
       'mysql.timeout-connect',

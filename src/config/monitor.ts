@@ -19,7 +19,14 @@ import { LEVEL_STATES } from '../core/plan.js';
 import { interpolateMonitor } from '../util/interpolate.js';
 import { ConfigError, interpolateKey } from './errors.js';
 import { myCnfHostname, readMyCnfSync } from './mycnf.js';
-import { checkDuration, checkExporter, checkHeartbeat, checkPlans, checkTls } from './validate.js';
+import {
+  checkDuration,
+  checkExporter,
+  checkExporterFlags,
+  checkHeartbeat,
+  checkPlans,
+  checkTls,
+} from './validate.js';
 
 /** Exporter plan used when a monitor enables the exporter without naming a plan. */
 export const DEFAULT_EXPORTER_PLAN = 'default-exporter';
@@ -313,6 +320,7 @@ export function validateMonitor(m: FinalMonitorConfig, opts: { cwd?: string | un
   const cwd = opts.cwd ?? process.cwd();
   const checks: [string, () => string | undefined][] = [
     ['exporter.mode', () => checkExporter(m.exporter)],
+    ['exporter.flags', () => checkExporterFlags(m.exporter)],
     ['heartbeat', () => checkHeartbeat(m.heartbeat)],
     ['timeout-connect', () => checkDuration('config.timeout-connect', m['timeout-connect'])],
     ['plans.change', () => checkPlans(m.plans)],

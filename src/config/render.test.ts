@@ -92,7 +92,7 @@ describe('renderConfigYaml', () => {
 
   it('renders JSON with the same kebab-case keys and rules', () => {
     const c = parseConfig(
-      'mysql: {password: pw, password-file: /pw}\nexporter: {mode: dual, flags: {b: "2", a: "1"}}',
+      'mysql: {password: pw, password-file: /pw}\nexporter: {mode: dual, flags: {web.telemetry-path: /m, web.listen-address: ":1"}}',
       {
         env: {},
       },
@@ -100,12 +100,12 @@ describe('renderConfigYaml', () => {
     const j = renderConfigJson(c);
     assert.deepEqual(j, {
       api: { bind: '127.0.0.1:7522' },
-      exporter: { mode: 'dual', flags: { a: '1', b: '2' } },
+      exporter: { mode: 'dual', flags: { 'web.listen-address': ':1', 'web.telemetry-path': '/m' } },
       mysql: { password: '...', 'password-file': '/pw', 'timeout-connect': '10s', username: 'blip' },
     });
     assert.equal(
       JSON.stringify(j),
-      '{"api":{"bind":"127.0.0.1:7522"},"exporter":{"mode":"dual","flags":{"a":"1","b":"2"}},"mysql":{"password":"...","password-file":"/pw","timeout-connect":"10s","username":"blip"}}',
+      '{"api":{"bind":"127.0.0.1:7522"},"exporter":{"mode":"dual","flags":{"web.listen-address":":1","web.telemetry-path":"/m"}},"mysql":{"password":"...","password-file":"/pw","timeout-connect":"10s","username":"blip"}}',
     );
   });
 });

@@ -18,11 +18,23 @@ export function checkStopLoss(v: string | undefined): string | undefined {
   return undefined;
 }
 
+/** The mysqld_exporter flags sonde implements; any other key is refused, never ignored. */
+export const EXPORTER_FLAGS: readonly string[] = ['web.listen-address', 'web.telemetry-path'];
+
 /** exporter.mode: `""`, `dual` or `legacy`. */
 export function checkExporter(e: ExporterConfig | undefined): string | undefined {
   const mode = e?.mode ?? '';
   if (mode !== '' && mode !== 'dual' && mode !== 'legacy') {
     return `invalid config.exporter.mode: ${mode}; valid values: dual, legacy`;
+  }
+  return undefined;
+}
+
+/** exporter.flags: only the keys sonde implements. */
+export function checkExporterFlags(e: ExporterConfig | undefined): string | undefined {
+  const unknown = Object.keys(e?.flags ?? {}).find((k) => !EXPORTER_FLAGS.includes(k));
+  if (unknown !== undefined) {
+    return `invalid config.exporter.flags: ${unknown}: not supported; supported flags: ${EXPORTER_FLAGS.join(', ')}`;
   }
   return undefined;
 }
