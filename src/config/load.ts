@@ -9,7 +9,7 @@ import { LEVEL_STATES } from '../core/plan.js';
 import { DecodeFailure, MAX_YAML_BYTES, strictDecode, tooLarge } from './decode.js';
 import { ConfigError, interpolateKey, osErrorText } from './errors.js';
 import { noteMonitorSource } from './monitor.js';
-import { configSchema } from './schema.js';
+import { configSchema } from '../core/config-schema.js';
 import {
   checkDuration,
   checkExporter,

@@ -11,7 +11,7 @@ import type { MonitorConfig } from '../core/config.js';
 import { decodeYaml, DecodeFailure, MAX_YAML_BYTES, tooLarge, validateDecoded } from './decode.js';
 import { ConfigError, osErrorText } from './errors.js';
 import { noteMonitorSource } from './monitor.js';
-import { monitorListFileSchema, monitorSchema } from './schema.js';
+import { monitorListFileSchema, monitorSchema } from '../core/config-schema.js';
 
 function hasMonitorsKey(v: unknown): boolean {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, 'monitors');
