@@ -13,6 +13,7 @@ import { registration as innodbBufferPool } from './innodb.buffer-pool/index.js'
 import { registration as innodb } from './innodb/index.js';
 import { registration as perconaResponseTime } from './percona.response-time/index.js';
 import { registration as queryResponseTime } from './query.response-time/index.js';
+import { EXPORTER_BUILTIN } from './exporter/index.js';
 import { CollectorRegistry } from './registry.js';
 import { registration as replLag } from './repl.lag/index.js';
 import { registration as repl } from './repl/index.js';
@@ -49,6 +50,7 @@ export const BUILTIN: readonly CollectorRegistration[] = [
   errorHost,
   errorUser,
   errorThread,
+  ...EXPORTER_BUILTIN,
 ];
 
 /** A registry holding every built-in collector. */

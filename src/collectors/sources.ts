@@ -25,6 +25,7 @@ import { CollectError } from '../core/collector.js';
 import type { Db, Flavor, ServerInfo } from '../core/db.js';
 import { errnoOf } from '../core/errors.js';
 import { describeServer, versionAtLeast } from '../db/flavor.js';
+import { EXPORTER_SOURCES } from './exporter/sources.js';
 
 /** One row of the table. The first row of a domain that matches the server wins. */
 export interface SourceRule {
@@ -171,6 +172,7 @@ export const SOURCE_TABLE: Readonly<Record<string, readonly SourceRule[]>> = {
   'error.host': errorDomain('events_errors_summary_by_host_by_error'),
   'error.user': errorDomain('events_errors_summary_by_user_by_error'),
   'error.thread': errorDomain('events_errors_summary_by_thread_by_error'),
+  ...EXPORTER_SOURCES,
   [TRUNCATE_STEP]: [
     { flavor: 'mysql', source: 'truncate' },
     { flavor: 'mariadb', source: 'set-statement-truncate' },

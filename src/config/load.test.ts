@@ -337,8 +337,24 @@ describe('validation', () => {
 
   it('refuses an exporter flag sonde does not implement, naming it', () => {
     assert.equal(
-      invalid('exporter: {mode: dual, flags: {collect.info_schema.tables: "true"}}'),
-      'invalid config.exporter.flags: collect.info_schema.tables: not supported; supported flags: web.listen-address, web.telemetry-path',
+      invalid('exporter: {mode: dual, flags: {web.systemd-socket: "true"}}'),
+      'invalid config.exporter.flags: web.systemd-socket: not supported; supported flags: web.listen-address, web.telemetry-path, web.config.file, timeout-offset, tls.insecure-skip-verify, exporter.lock_wait_timeout, exporter.enable_lock_wait_timeout, exporter.log_slow_filter, exporter.query_timeout, exporter.max_open_connections, collect.<collector> and its sub-flags',
+    );
+    assert.equal(
+      invalid('exporter: {mode: dual, flags: {collect.info_schema.processlist.min_time: "x"}}'),
+      'invalid config.exporter.flags: collect.info_schema.processlist.min_time: x: not an integer',
+    );
+    assert.equal(
+      invalid('exporter: {mode: dual, flags: {collect.slave_status: "maybe"}}'),
+      'invalid config.exporter.flags: collect.slave_status: maybe: not true or false',
+    );
+    assert.equal(
+      invalid('exporter: {mode: dual, flags: {exporter.max_open_connections: "0"}}'),
+      'invalid config.exporter.flags: exporter.max_open_connections: 0: must be >= 1',
+    );
+    assert.equal(
+      invalid('exporter: {mode: dual, flags: {collect.info_schema.table: "true"}}'),
+      'invalid config.exporter.flags: collect.info_schema.table: no such mysqld_exporter collector or collector flag',
     );
     assert.doesNotThrow(() =>
       parseConfig('exporter: {flags: {web.listen-address: ":9104", web.telemetry-path: /m}}', {

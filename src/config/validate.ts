@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import type { ExporterConfig, HeartbeatConfig, PlansConfig, TlsConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import { LEVEL_STATES } from '../core/plan.js';
+import { UPSTREAM_EXPORTER_FLAGS, scraperByName, subflagByName } from '../core/upstream.js';
 import { parseDuration } from '../util/duration.js';
 
 const STOP_LOSS = /^(\d+)(%?)$/;
@@ -18,9 +19,6 @@ export function checkStopLoss(v: string | undefined): string | undefined {
   return undefined;
 }
 
-/** The mysqld_exporter flags sonde implements; any other key is refused, never ignored. */
-export const EXPORTER_FLAGS: readonly string[] = ['web.listen-address', 'web.telemetry-path'];
-
 /** exporter.mode: `""`, `dual` or `legacy`. */
 export function checkExporter(e: ExporterConfig | undefined): string | undefined {
   const mode = e?.mode ?? '';
@@ -30,13 +28,59 @@ export function checkExporter(e: ExporterConfig | undefined): string | undefined
   return undefined;
 }
 
-/** exporter.flags: only the keys sonde implements. */
+/**
+ * exporter.flags: mysqld_exporter's flags by their names — its exporter-wide flags
+ * (UPSTREAM_EXPORTER_FLAGS), `collect.<scraper>` and the scrapers' sub-flags — with values
+ * of the right kind. Any other key is refused, never ignored.
+ */
 export function checkExporterFlags(e: ExporterConfig | undefined): string | undefined {
-  const unknown = Object.keys(e?.flags ?? {}).find((k) => !EXPORTER_FLAGS.includes(k));
-  if (unknown !== undefined) {
-    return `invalid config.exporter.flags: ${unknown}: not supported; supported flags: ${EXPORTER_FLAGS.join(', ')}`;
+  for (const [key, value] of Object.entries(e?.flags ?? {})) {
+    const why = exporterFlagProblem(key, value);
+    if (why !== undefined) return `invalid config.exporter.flags: ${key}: ${why}`;
   }
   return undefined;
+}
+
+const BOOL_FLAGS = new Set([
+  'tls.insecure-skip-verify',
+  'exporter.enable_lock_wait_timeout',
+  'exporter.log_slow_filter',
+]);
+const INT_FLAGS = new Set([
+  'exporter.lock_wait_timeout',
+  'exporter.query_timeout',
+  'exporter.max_open_connections',
+]);
+
+/** Why one exporter flag is refused, or undefined. */
+export function exporterFlagProblem(key: string, value: string): string | undefined {
+  const v = value.trim();
+  if (key in UPSTREAM_EXPORTER_FLAGS) {
+    if (BOOL_FLAGS.has(key) && !isBool(v)) return `${value}: not true or false`;
+    if (INT_FLAGS.has(key) && !/^-?\d+$/.test(v)) return `${value}: not an integer`;
+    if (key === 'exporter.max_open_connections' && Number(v) < 1) return `${value}: must be >= 1`;
+    if (key === 'exporter.query_timeout' && Number(v) < 0) return `${value}: must be >= 0`;
+    if (key === 'timeout-offset' && !(Number.isFinite(Number(v)) && v !== '' && Number(v) >= 0))
+      return `${value}: not a number of seconds >= 0`;
+    return undefined;
+  }
+  if (key.startsWith('collect.')) {
+    const scraper = scraperByName(key.slice('collect.'.length));
+    if (scraper !== undefined) return isBool(v) ? undefined : `${value}: not true or false`;
+    const sub = subflagByName(key);
+    if (sub !== undefined) {
+      const kind = sub[1].kind;
+      if (kind === 'bool' && !isBool(v)) return `${value}: not true or false`;
+      if (kind === 'int' && !/^-?\d+$/.test(v)) return `${value}: not an integer`;
+      return undefined;
+    }
+    return 'no such mysqld_exporter collector or collector flag';
+  }
+  return `not supported; supported flags: ${Object.keys(UPSTREAM_EXPORTER_FLAGS).join(', ')}, collect.<collector> and its sub-flags`;
+}
+
+function isBool(v: string): boolean {
+  return ['1', 't', 'true', '0', 'f', 'false'].includes(v.toLowerCase());
 }
 
 /** heartbeat: freq a duration > 0; other keys need freq. */

@@ -25,6 +25,7 @@ import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
 import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
+import { scraperByDomain } from '../core/upstream.js';
 import { withDeadline } from '../util/abort.js';
 import { LISTENER_LIMITS, TokenFile, answerClientError, listenerOptions } from '../util/http-guard.js';
 import { parseHostPort } from '../util/net.js';
@@ -42,16 +43,9 @@ export const DEFAULT_SCRAPE_TIMEOUT_MS = 10_000;
 /** mysqld_exporter's `--timeout-offset` default, subtracted from Prometheus' timeout. */
 export const TIMEOUT_OFFSET_S = 0.25;
 
-/** sonde domain ↔ mysqld_exporter collector (scraper) name. */
-export const UPSTREAM_COLLECTORS: Readonly<Record<string, string>> = {
-  'status.global': 'global_status',
-  'var.global': 'global_variables',
-  innodb: 'info_schema.innodb_metrics',
-};
-
 /** The `collector` label of a domain: `collect.<mysqld_exporter name>` (the domain for others). */
 export function collectorLabel(domain: string): string {
-  return `collect.${UPSTREAM_COLLECTORS[domain] ?? domain}`;
+  return `collect.${scraperByDomain(domain)?.name ?? domain}`;
 }
 
 /**
@@ -62,7 +56,7 @@ export function collectorLabel(domain: string): string {
 export function collectFilter(params: readonly string[], available: readonly string[]): string[] | undefined {
   if (params.length === 0) return undefined;
   const wanted = new Set(params);
-  const out = available.filter((d) => wanted.has(d) || wanted.has(UPSTREAM_COLLECTORS[d] ?? '\0'));
+  const out = available.filter((d) => wanted.has(d) || wanted.has(scraperByDomain(d)?.name ?? '\0'));
   return out.length > 0 ? out : undefined;
 }
 

@@ -8,6 +8,7 @@ import type { FinalMonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
+import { applyCollectFlags } from '../plan/exporter-plan.js';
 import type { Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
@@ -306,8 +307,8 @@ export class Monitor {
     this.#status.set(MonitorKey.monitor, 'starting exporter');
     let source: ExporterSource & { close?(): Promise<void> };
     try {
-      const plan = lookup(ex.plan || 'default-exporter');
-      const n = Object.keys(plan.levels).length;
+      const base = lookup(ex.plan || 'default-exporter');
+      const n = Object.keys(base.levels).length;
       if (n !== 1) {
         this.#status.set(
           MonitorKey.exporter,
@@ -315,6 +316,7 @@ export class Monitor {
         );
         return new Error(`exporter plan has ${n} levels, expected 1`);
       }
+      const plan = applyCollectFlags(base, ex.flags ?? {});
       source = exporter.createSource({
         monitorId: this.id,
         db,

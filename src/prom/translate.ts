@@ -21,11 +21,39 @@
  * the lowercase name, the Blip type and a generic HELP are used.
  */
 import { INNODB_META, MetricType, type MetricValue } from '../core/metrics.js';
+import { EXPORTER_DOMAIN_PREFIX, PROM_HELP_META } from '../core/upstream.js';
 import type { PromSample, PromType } from './exposition.js';
 
 /** True when `domain` has a Prometheus translation. */
 export function hasPromTranslator(domain: string): boolean {
-  return domain === 'status.global' || domain === 'var.global' || domain === 'innodb';
+  return (
+    domain === 'status.global' ||
+    domain === 'var.global' ||
+    domain === 'innodb' ||
+    domain.startsWith(EXPORTER_DOMAIN_PREFIX)
+  );
+}
+
+/**
+ * The values of an `exporter.*` domain are Prometheus samples already: name = family,
+ * group = labels, meta `help` = HELP, type counter/gauge/untyped (CumulativeCounter, Gauge,
+ * Unknown). Other types give nothing.
+ */
+export function upstreamSamples(values: readonly MetricValue[]): PromSample[] {
+  const out: PromSample[] = [];
+  for (const v of values) {
+    const type: PromType | undefined =
+      v.type === MetricType.CumulativeCounter
+        ? 'counter'
+        : v.type === MetricType.Gauge
+          ? 'gauge'
+          : v.type === MetricType.Unknown
+            ? 'untyped'
+            : undefined;
+    if (type === undefined) continue;
+    out.push({ name: v.name, help: v.meta?.[PROM_HELP_META] ?? '', type, value: v.value, labels: v.group });
+  }
+  return out;
 }
 
 /** Blip's `sanitize`: every character outside `[a-zA-Z0-9_]` → `_`, then lowercase. */
@@ -268,6 +296,7 @@ function makeTranslator(
   /** domain → metric type → key → template */
   const caches = new Map<string, Map<number, Map<string, Template>>>();
   return (domain, values) => {
+    if (domain.startsWith(EXPORTER_DOMAIN_PREFIX)) return upstreamSamples(values);
     const out: PromSample[] = [];
     const fn = one[domain];
     if (fn === undefined) return out;

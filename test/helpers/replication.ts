@@ -84,15 +84,16 @@ async function waitFor(
   }
 }
 
-/** Start a primary and a replica replicating from it. */
-export async function startReplicationPair(): Promise<ReplicationPair> {
+/** Start a primary and a replica replicating from it; `args` are added to both servers' arguments. */
+export async function startReplicationPair(opts: { args?: string[] } = {}): Promise<ReplicationPair> {
+  const extra = opts.args ?? [];
   const primary = await startMariaDB({
-    args: ['--log-bin=mysql-bin', '--server-id=1', '--binlog-format=ROW'],
+    args: ['--log-bin=mysql-bin', '--server-id=1', '--binlog-format=ROW', ...extra],
   });
   let replica: MariaDB | undefined;
   try {
     replica = await startMariaDB({
-      args: ['--server-id=2', '--read-only=ON', '--relay-log=relay-bin', '--skip-slave-start'],
+      args: ['--server-id=2', '--read-only=ON', '--relay-log=relay-bin', '--skip-slave-start', ...extra],
     });
     await primary.query(`CREATE USER ?@'%' IDENTIFIED BY ?`, [REPL_USER, REPL_PASSWORD]);
     await primary.query(`GRANT REPLICATION SLAVE ON *.* TO ?@'%'`, [REPL_USER]);

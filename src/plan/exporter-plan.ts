@@ -1,0 +1,74 @@
+/**
+ * The exporter plan as mysqld_exporter's collector flags shape it. `collect.<scraper>`
+ * switches one scraper's domain on (`true`) or off (`false`) in the plan's single level;
+ * `collect.<scraper>.<option>` sets that domain's option. Without flags the plan is used as
+ * it is. upstreamPlan() is mysqld_exporter's own default set, for its command line.
+ */
+import type { DomainPlan, Plan } from '../core/plan.js';
+import { UPSTREAM_SCRAPERS, scraperByName, subflagByName } from '../core/upstream.js';
+import { parseDuration } from '../util/duration.js';
+
+/** Options that make sonde's domains read what mysqld_exporter's scrapers read. */
+const DOMAIN_OPTIONS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  'status.global': { all: 'yes' },
+  'var.global': { all: 'yes' },
+  innodb: { all: 'enabled' },
+};
+
+function domainPlan(domain: string): DomainPlan {
+  return { metrics: [], options: { ...DOMAIN_OPTIONS[domain] }, errors: {} };
+}
+
+/** Go's strconv.ParseBool, as kingpin reads a bool flag; undefined when it is none. */
+export function flagBool(value: string): boolean | undefined {
+  switch (value.trim().toLowerCase()) {
+    case '1':
+    case 't':
+    case 'true':
+      return true;
+    case '0':
+    case 'f':
+    case 'false':
+      return false;
+    default:
+      return undefined;
+  }
+}
+
+/** mysqld_exporter's default collectors in one 10s level named `prom`. */
+export function upstreamPlan(name = 'mysqld-exporter'): Plan {
+  const collect: Record<string, DomainPlan> = {};
+  for (const s of UPSTREAM_SCRAPERS) if (s.enabled) collect[s.domain] = domainPlan(s.domain);
+  return {
+    name,
+    source: 'sonde',
+    levels: { prom: { name: 'prom', freq: '10s', freqMs: parseDuration('10s'), collect } },
+  };
+}
+
+/**
+ * `plan` with the collector flags applied (a copy; `plan` is not changed). The plan must
+ * have one level (checked by the caller). Flags that are no collector flag are left to the
+ * exporter; invalid ones were refused when the config was loaded.
+ */
+export function applyCollectFlags(plan: Plan, flags: Readonly<Record<string, string>>): Plan {
+  const entries = Object.entries(flags).filter(([k]) => k.startsWith('collect.'));
+  if (entries.length === 0) return plan;
+  const [levelName, level] = Object.entries(plan.levels)[0] ?? [];
+  if (levelName === undefined || level === undefined) return plan;
+  const collect: Record<string, DomainPlan> = {};
+  for (const [d, dp] of Object.entries(level.collect)) collect[d] = { ...dp, options: { ...dp.options } };
+  for (const [flag, value] of entries) {
+    const s = scraperByName(flag.slice('collect.'.length));
+    if (s === undefined) continue;
+    if (flagBool(value) === true) collect[s.domain] ??= domainPlan(s.domain);
+    else delete collect[s.domain];
+  }
+  for (const [flag, value] of entries) {
+    const found = subflagByName(flag);
+    if (found === undefined) continue;
+    const dp = collect[found[0].domain];
+    if (dp !== undefined) dp.options[found[1].option] = value;
+  }
+  return { ...plan, levels: { [levelName]: { ...level, collect } } };
+}
