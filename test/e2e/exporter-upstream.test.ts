@@ -100,11 +100,9 @@ async function startSide(server: MariaDB): Promise<Side> {
   );
   // Every scraper sonde serves switched on by its flag, as a user would.
   const registry = builtinCollectors();
-  const flags = UPSTREAM_SCRAPERS.filter((s) => registry.has(s.domain)).map((s) => [
-    `collect.${s.name}`,
-    'true',
-  ]);
-  const plan = applyCollectFlags(upstreamPlan(), Object.fromEntries(flags));
+  const flags: Record<string, string> = {};
+  for (const s of UPSTREAM_SCRAPERS) if (registry.has(s.domain)) flags[`collect.${s.name}`] = 'true';
+  const plan = applyCollectFlags(upstreamPlan(), flags);
   const reader = createScrapeReader({ monitorId: 'db', db, plan, collectors: registry });
   const sonde = await startExporter({
     monitorId: 'db',
