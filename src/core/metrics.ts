@@ -23,6 +23,18 @@ export const METRIC_TYPE_NAMES: Record<MetricType, string> = {
   5: 'event',
 };
 
+/**
+ * A Prometheus histogram or summary carried by one value (only the `exporter.*` domains
+ * make them): `points` are [upper bound, cumulative count] for a histogram (the `+Inf`
+ * bucket is `count` and is not listed) or [quantile, value] for a summary.
+ */
+export interface Distribution {
+  kind: 'histogram' | 'summary';
+  points: readonly (readonly [number, number])[];
+  sum: number;
+  count: number;
+}
+
 /** One value of one metric. `name` has no domain prefix. */
 export interface MetricValue {
   name: string;
@@ -32,6 +44,8 @@ export interface MetricValue {
   group?: Record<string, string>;
   /** Annotations, not identity. Reserved key `ts` = Unix milliseconds. */
   meta?: Record<string, string>;
+  /** Set on histogram and summary values; `value` is then the count. */
+  dist?: Distribution;
 }
 
 /** One collection of one plan level from one monitor: what sinks receive. */

@@ -17,7 +17,7 @@ import {
   type CollectorHelp,
 } from '../../core/collector.js';
 import type { Db } from '../../core/db.js';
-import { MetricType, type MetricValue } from '../../core/metrics.js';
+import { MetricType, type Distribution, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { PROM_HELP_META, scraperByDomain, type UpstreamScraper } from '../../core/upstream.js';
 import { levelPlans, queryError } from '../common.js';
@@ -39,6 +39,16 @@ export function family(name: string, help: string, type: 'counter' | 'gauge' | '
         ? MetricType.Gauge
         : MetricType.Unknown;
   return Object.freeze({ name, type: t, meta: Object.freeze({ [PROM_HELP_META]: help }) });
+}
+
+/**
+ * One histogram or summary of a family (made with type `untyped`; the distribution's kind
+ * decides the TYPE the exporter writes).
+ */
+export function distSample(f: Family, dist: Distribution, labels?: Record<string, string>): MetricValue {
+  const v = sample(f, dist.count, labels);
+  v.dist = dist;
+  return v;
 }
 
 /** One sample of a family. */
