@@ -31,6 +31,8 @@ import { buildRuntime } from '../monitor/plan-runtime.js';
 import { runHeartbeatWriter } from '../heartbeat/writer.js';
 import { createScrapeReader } from '../monitor/scrape-reader.js';
 import { startExporter } from '../exporter/server.js';
+import { checkWebConfigFile, startProbe, type ProbeHandle } from '../exporter/probe.js';
+import { probeTargets } from '../monitor/probe-targets.js';
 import { unsupportedFeature } from '../monitor/features.js';
 import { PlanStore, printPlans } from '../plan/store.js';
 import type { HelpLookup } from '../plan/store.js';
@@ -173,7 +175,10 @@ async function testBind(bind: string): Promise<void> {
 }
 
 /** The connection builder every part of sonde uses: each password it reads is scrubbed. */
-type Connect = (cfg: FinalMonitorConfig, o?: { reload?: boolean }) => ReturnType<typeof buildConnection>;
+type Connect = (
+  cfg: FinalMonitorConfig,
+  o?: { reload?: boolean; authModule?: string },
+) => ReturnType<typeof buildConnection>;
 
 /** What the boot steps share once the config is loaded. */
 interface Boot {
@@ -209,6 +214,7 @@ async function bootConfig(opts: Options, events: EventLog): Promise<Config> {
         throw new Error(`api.bind: ${errorMessage(err)}`);
       }
     }
+    await checkProbeConfig(config);
   } catch (err) {
     events.info('boot-config-invalid', '', errorMessage(err));
     throw new BootError(errorMessage(err));
@@ -219,6 +225,23 @@ async function bootConfig(opts: Options, events: EventLog): Promise<Config> {
     if (pw) events.addSecret(pw);
   }
   return config;
+}
+
+/**
+ * `probe` at boot: its address free and not the API's, and no `web-config-file` while TLS and
+ * basic auth for it are not available.
+ */
+async function checkProbeConfig(config: Config): Promise<void> {
+  const bind = config.probe?.bind ?? '';
+  if (bind === '') return;
+  if (config.api?.disable !== true && bind === (config.api?.bind ?? DEFAULT_API_BIND))
+    throw new Error(`probe.bind: ${bind} is also api.bind; the two listeners need distinct addresses`);
+  try {
+    await testBind(bind);
+  } catch (err) {
+    throw new Error(`probe.bind: ${errorMessage(err)}`);
+  }
+  checkWebConfigFile(config.probe?.['web-config-file']);
 }
 
 /** A connection builder that adds each password it reads to the secrets scrubbed from output. */
@@ -476,20 +499,52 @@ function reportStrayErrors(events: Events): void {
 
 /** Keep trying to listen (every second) until it works or `stopping()` says to give up. */
 async function listenUntilStopped(
-  api: ReturnType<typeof buildApi>,
-  bind: string,
-  events: Events,
+  listen: () => Promise<unknown>,
+  onError: (message: string) => void,
   stopping: () => boolean,
 ): Promise<void> {
   while (!stopping()) {
     try {
-      await listenApi(api, bind);
+      await listen();
       return;
     } catch (err) {
-      events.error('server-api-error', '', errorMessage(err));
+      onError(errorMessage(err));
       await sleep(1000);
     }
   }
+}
+
+/** The probe listener, when `probe.bind` is set: listening (retried every second) until the stop. */
+function runProbe(
+  b: Boot,
+  loader: Loader,
+  stopping: () => boolean,
+): { done: Promise<void>; close(): Promise<void> } {
+  const bind = b.config.probe?.bind ?? '';
+  let handle: ProbeHandle | undefined;
+  if (bind === '') return { done: Promise.resolve(), close: async () => undefined };
+  const webConfigFile = b.config.probe?.['web-config-file'];
+  const targets = probeTargets({ monitors: () => loader.loaded() });
+  const done = listenUntilStopped(
+    async () => {
+      handle = await startProbe({
+        bind,
+        targets,
+        events: b.events,
+        ...(webConfigFile ? { webConfigFile } : {}),
+      });
+      b.events.info('server-probe', '', `probe listener on ${handle.address}`);
+    },
+    (msg) => b.events.error('server-probe-error', '', msg),
+    stopping,
+  );
+  return {
+    done,
+    async close() {
+      await done;
+      await handle?.close();
+    },
+  };
 }
 
 /** Resolves on the first SIGTERM or SIGINT; SIGUSR1 toggles debugging meanwhile. */
@@ -553,7 +608,14 @@ async function run(
 
   let stopping = false;
   const bind = b.config.api?.bind ?? DEFAULT_API_BIND;
-  const apiLoop = api ? listenUntilStopped(api, bind, events, () => stopping) : Promise.resolve();
+  const apiLoop = api
+    ? listenUntilStopped(
+        () => listenApi(api, bind),
+        (msg) => events.error('server-api-error', '', msg),
+        () => stopping,
+      )
+    : Promise.resolve();
+  const probe = runProbe(b, loader, () => stopping);
   await loader.startAll();
   readiness.why = undefined;
   serverStatus.set(ServerKey.server, `running since ${formatTimestamp(new Date())}`);
@@ -565,6 +627,7 @@ async function run(
   const disarm = armHardStop(events);
   await api?.close().catch(() => undefined);
   await apiLoop;
+  await probe.close().catch(() => undefined);
   await loader.stopAll(STOP_DEADLINE_MS);
   disarm();
 }

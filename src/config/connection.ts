@@ -14,7 +14,7 @@ import { parseDuration } from '../util/duration.js';
 import { splitHostPort } from '../util/net.js';
 import type { HostPort } from '../util/net.js';
 import { ConfigError, osErrorText } from './errors.js';
-import { myCnfHostname, readMyCnf, readMyCnfSync } from './mycnf.js';
+import { myCnfHostname, readMyCnf, readMyCnfModule, readMyCnfSync } from './mycnf.js';
 import type { MyCnf } from './mycnf.js';
 
 /** MySQL's port when none is given. */
@@ -134,6 +134,14 @@ export interface BuildConnectionOptions {
   reload?: boolean;
   /** base of relative mycnf/password-file/tls paths; default process.cwd() */
   cwd?: string;
+  /**
+   * An auth module (the probe listener's `auth_module`): the username and password come
+   * from the `[client.<name>]` section of the monitor's my.cnf (its missing keys from
+   * `[client]`) instead of the monitor's own; address, TLS and timeouts stay the monitor's.
+   * Throws a ConfigError with key `auth_module` when the monitor has no my.cnf, the file has
+   * no such section, or the section gives no user.
+   */
+  authModule?: string;
 }
 
 /**
@@ -155,7 +163,10 @@ export async function buildConnection(
 ): Promise<ConnectionSpec> {
   const cwd = opts.cwd ?? process.cwd();
   const f = await withMyCnf(m, cwd);
-  const password = await chosenPassword(m, f, cwd);
+  const module =
+    opts.authModule === undefined ? undefined : await authModuleCredentials(m, opts.authModule, cwd);
+  const username = module?.user ?? f.username;
+  const password = module !== undefined ? module.password : await chosenPassword(m, f, cwd);
 
   // Address: a socket wins; otherwise tcp, 127.0.0.1 and port 3306 by default.
   let host: string | undefined;
@@ -168,7 +179,7 @@ export async function buildConnection(
   const tlsSpec = await tlsSpecOf(m, f, cwd);
 
   return new ConnectionSpec({
-    username: f.username,
+    username,
     password,
     socket: f.socket === '' ? undefined : f.socket,
     host,
@@ -176,12 +187,55 @@ export async function buildConnection(
     tls: tlsSpec,
     connectTimeoutMs: connectTimeout(m['timeout-connect']),
     redactedDsn: redactDsn({
-      username: f.username,
+      username,
       socket: f.socket,
       hostname: f.hostname,
       tls: tlsSpec ? m.id : undefined,
     }),
   });
+}
+
+/** The user and password of the auth module `name`: `[client.<name>]` of the monitor's my.cnf. */
+async function authModuleCredentials(
+  m: FinalMonitorConfig,
+  name: string,
+  cwd: string,
+): Promise<{ user: string; password: string }> {
+  const key = 'auth_module';
+  const file = m.mycnf ?? '';
+  if (file === '') throw new ConfigError(`auth_module ${name}: monitor ${m.id} has no mycnf`, { key });
+  let cnf: MyCnf | undefined;
+  try {
+    cnf = await readMyCnfModule(resolve(cwd, file), name);
+  } catch (err) {
+    throw new ConfigError(`auth_module ${name}: cannot read mycnf: ${errorMessage(err)}`, {
+      key,
+      cause: err,
+    });
+  }
+  if (cnf === undefined)
+    throw new ConfigError(`auth_module ${name}: no [client.${name}] section in ${file}`, { key });
+  if (cnf.user === '')
+    throw new ConfigError(`auth_module ${name}: [client.${name}] in ${file} has no user`, { key });
+  return { user: cnf.user, password: cnf.password };
+}
+
+/**
+ * Where a monitor connects, as its config and my.cnf say (read synchronously, no
+ * connection): `host:port` with the default port added and an IPv6 host in brackets, or
+ * `unix://<path>` for a socket. An unreadable my.cnf counts as none.
+ */
+export function monitorAddress(m: FinalMonitorConfig, opts: { cwd?: string } = {}): string {
+  let cnf: MyCnf | undefined;
+  if ((m.mycnf ?? '') !== '') {
+    try {
+      cnf = readMyCnfSync(resolve(opts.cwd ?? process.cwd(), m.mycnf ?? ''));
+    } catch {
+      cnf = undefined;
+    }
+  }
+  const f = fillFromMyCnf(m, cnf);
+  return f.socket !== '' ? `unix://${f.socket}` : displayTcpAddress(f.hostname);
 }
 
 /** The connection fields of a monitor once my.cnf has filled the gaps. */

@@ -16,6 +16,7 @@ import {
   checkExporterFlags,
   checkHeartbeat,
   checkPlans,
+  checkProbe,
   checkStopLoss,
   checkTls,
 } from './validate.js';
@@ -110,6 +111,10 @@ export function interpolateServerConfig(
     }
   }
   if (c.http) c.http.proxy = e('http.proxy', c.http.proxy);
+  if (c.probe) {
+    c.probe.bind = e('probe.bind', c.probe.bind);
+    c.probe['web-config-file'] = e('probe.web-config-file', c.probe['web-config-file']);
+  }
   const ml = c['monitor-loader'];
   if (ml) {
     ml['stop-loss'] = e('monitor-loader.stop-loss', ml['stop-loss']);
@@ -174,14 +179,15 @@ export interface ValidateConfigOptions {
 }
 
 /**
- * Validate the top-level sections in this order (api, http, sinks,
- * monitor-loader, aws, exporter, ha, heartbeat, mysql, plans, tls) and throw a ConfigError
+ * Validate the top-level sections in this order (probe, monitor-loader, exporter,
+ * heartbeat, mysql, plans, tls) and throw a ConfigError
  * (kind `invalid`) with the exact text of the first failure. api.bind is not test-bound here
  * (the CLI does that); `monitors` entries are validated when they are finalized.
  */
 export function validateConfig(c: Config, opts: ValidateConfigOptions = {}): void {
   const cwd = opts.cwd ?? process.cwd();
   const checks: [string, () => string | undefined][] = [
+    ['probe', () => checkProbe(c.probe)],
     ['monitor-loader.stop-loss', () => checkStopLoss(c['monitor-loader']?.['stop-loss'])],
     ['exporter.mode', () => checkExporter(c.exporter)],
     ['exporter.flags', () => checkExporterFlags(c.exporter)],

@@ -1,5 +1,6 @@
 /**
- * my.cnf reading: only the `[client]` section (case-sensitive),
+ * my.cnf reading: the `[client]` section (case-sensitive), and `[client.<name>]` sections for
+ * the probe listener's `auth_module`,
  * INI `key = value`, `#`/`;` comment lines, surrounding quotes stripped, value-less keys
  * allowed (their value is ""), `!include`/`!includedir` ignored (not followed).
  *
@@ -35,10 +36,10 @@ function unquote(v: string): string {
   return v;
 }
 
-/** Parse my.cnf text. Throws `line N: <problem>` on a malformed line. */
-export function parseMyCnf(text: string): MyCnf {
-  const client: Record<string, string> = {};
-  let section = '';
+/** Every section's keys (`_` written as `-`) → value, in file order. */
+function parseSections(text: string): Map<string, Record<string, string>> {
+  const sections = new Map<string, Record<string, string>>();
+  let current: Record<string, string> | undefined;
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   lines.forEach((raw, i) => {
     const line = raw.trim();
@@ -46,16 +47,23 @@ export function parseMyCnf(text: string): MyCnf {
     if (line.startsWith('[')) {
       const m = /^\[([^\]]*)\]\s*([#;].*)?$/.exec(line);
       if (!m) throw new Error(`line ${i + 1}: invalid section header`);
-      section = (m[1] ?? '').trim();
+      const name = (m[1] ?? '').trim();
+      current = sections.get(name) ?? {};
+      sections.set(name, current);
       return;
     }
     const eq = line.indexOf('=');
     const key = (eq === -1 ? line : line.slice(0, eq)).trim().replace(/_/g, '-');
     if (key === '') throw new Error(`line ${i + 1}: missing option name`);
-    if (section !== 'client') return;
+    if (current === undefined) return;
     const value = eq === -1 ? '' : unquote(line.slice(eq + 1).trim());
-    Object.defineProperty(client, key, { value, enumerable: true, writable: true, configurable: true });
+    Object.defineProperty(current, key, { value, enumerable: true, writable: true, configurable: true });
   });
+  return sections;
+}
+
+/** The MyCnf of one section's keys. */
+function fromKeys(client: Record<string, string>): MyCnf {
   const get = (k: string): string => (Object.hasOwn(client, k) ? (client[k] ?? '') : '');
   return {
     user: get('user'),
@@ -69,6 +77,23 @@ export function parseMyCnf(text: string): MyCnf {
     sslKey: get('ssl-key'),
     client,
   };
+}
+
+/** Parse my.cnf text. Throws `line N: <problem>` on a malformed line. */
+export function parseMyCnf(text: string): MyCnf {
+  return fromKeys(parseSections(text).get('client') ?? {});
+}
+
+/**
+ * The `[client.<name>]` section of my.cnf text (an auth module, as mysqld_exporter's
+ * `auth_module` names it), its missing keys taken from `[client]`; undefined when the file
+ * has no such section. Throws `line N: <problem>` on a malformed line.
+ */
+export function parseMyCnfModule(text: string, name: string): MyCnf | undefined {
+  const sections = parseSections(text);
+  const own = sections.get(`client.${name}`);
+  if (own === undefined) return undefined;
+  return fromKeys({ ...sections.get('client'), ...own });
 }
 
 function wrapParse(path: string, text: string): MyCnf {
@@ -88,6 +113,24 @@ export async function readMyCnf(path: string): Promise<MyCnf> {
     throw new Error(osErrorText(err, path), { cause: err });
   }
   return wrapParse(path, text);
+}
+
+/**
+ * The `[client.<name>]` section of a my.cnf file over its `[client]` keys; undefined when the
+ * file has no such section. Errors as readMyCnf.
+ */
+export async function readMyCnfModule(path: string, name: string): Promise<MyCnf | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(osErrorText(err, path), { cause: err });
+  }
+  try {
+    return parseMyCnfModule(text, name);
+  } catch (err) {
+    throw new Error(`${path}: ${(err as Error).message}`, { cause: err });
+  }
 }
 
 /** Synchronous readMyCnf, for monitor-id derivation during (synchronous) finalization. */

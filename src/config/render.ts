@@ -237,6 +237,13 @@ function configObject(c: Config): Out {
       ],
       ['http', obj([['proxy', c.http?.proxy ? redactText(c.http.proxy) : undefined]])],
       [
+        'probe',
+        obj([
+          ['bind', str(c.probe?.bind)],
+          ['web-config-file', str(c.probe?.['web-config-file'])],
+        ]),
+      ],
+      [
         'monitor-loader',
         obj([
           ['files', list(ml?.files)],

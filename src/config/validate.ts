@@ -4,11 +4,12 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { ExporterConfig, HeartbeatConfig, PlansConfig, TlsConfig } from '../core/config.js';
+import type { ExporterConfig, HeartbeatConfig, PlansConfig, ProbeConfig, TlsConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import { LEVEL_STATES } from '../core/plan.js';
 import { UPSTREAM_EXPORTER_FLAGS, scraperByName, subflagByName } from '../core/upstream.js';
 import { parseDuration } from '../util/duration.js';
+import { parseHostPort } from '../util/net.js';
 
 const STOP_LOSS = /^(\d+)(%?)$/;
 
@@ -16,6 +17,24 @@ const STOP_LOSS = /^(\d+)(%?)$/;
 export function checkStopLoss(v: string | undefined): string | undefined {
   if (v === undefined || v === '') return undefined;
   if (!STOP_LOSS.test(v)) return `'${v}' does not match /^(\\d+)(%?)$/`;
+  return undefined;
+}
+
+/**
+ * probe: `bind` empty (no listener) or `host:port`/`:port`/`[v6]:port`; `web-config-file`
+ * only with a `bind` (it protects that listener).
+ */
+export function checkProbe(p: ProbeConfig | undefined): string | undefined {
+  const bind = p?.bind ?? '';
+  if (bind !== '') {
+    try {
+      parseHostPort(bind);
+    } catch {
+      return `invalid config.probe.bind: ${JSON.stringify(bind)}: want host:port or :port`;
+    }
+  }
+  if ((p?.['web-config-file'] ?? '') !== '' && bind === '')
+    return 'invalid config.probe.web-config-file: probe.bind is not set, so there is no probe listener to protect';
   return undefined;
 }
 

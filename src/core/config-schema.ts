@@ -49,6 +49,8 @@ export const apiSchema = z.strictObject({
   tls: opt(z.strictObject({ cert: opt(str), key: opt(str), 'client-ca': opt(str) })),
 });
 export const httpSchema = z.strictObject({ proxy: opt(str) });
+/** The agent-wide multi-target listener (`/probe`, `/metrics`, `/targets`); off without `bind`. */
+export const probeSchema = z.strictObject({ bind: opt(str), 'web-config-file': opt(str) });
 export const monitorLoaderSchema = z.strictObject({
   files: opt(strList),
   'stop-loss': opt(str),
@@ -155,6 +157,7 @@ export const monitorSchema: z.ZodType<MonitorShape> = z.lazy(() =>
 export const configSchema = z.strictObject({
   api: opt(apiSchema),
   http: opt(httpSchema),
+  probe: opt(probeSchema),
   'monitor-loader': opt(monitorLoaderSchema),
   sinks: opt(sinksSchema),
   aws: opt(awsSchema),

@@ -19,12 +19,14 @@ import type {
   planChangeSchema,
   planChangeStateSchema,
   PlansShape,
+  probeSchema,
   sinksSchema,
   tlsSchema,
 } from './config-schema.js';
 
 export type ApiConfig = z.output<typeof apiSchema>;
 export type HttpConfig = z.output<typeof httpSchema>;
+export type ProbeConfig = z.output<typeof probeSchema>;
 export type MonitorLoaderConfig = z.output<typeof monitorLoaderSchema>;
 /** sink name → option → value */
 export type SinksConfig = z.output<typeof sinksSchema>;

@@ -21,13 +21,14 @@
  *   others.
  * - Records: each domain's last run (time, duration, success, error, metric count) is kept
  *   and, when the engine has a status writer, shown as `domain:<domain>` and
- *   `error:<domain>`.
+ *   `error:<domain>`; finished and failed runs are counted in the monitor's tally.
  */
 import type { Collector, CollectorHelp, CollectResult } from '../core/collector.js';
 import { CollectError } from '../core/collector.js';
 import { errnoOf, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { MetricValue } from '../core/metrics.js';
+import type { CollectionTally } from '../core/probe.js';
 import type { Plan } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
@@ -76,6 +77,8 @@ export interface EngineOptions {
   status?: StatusWriter;
   /** Prepare a domain again before its next run after it failed (the exporter's rule). */
   reprepareAfterError?: boolean;
+  /** Counts every finished domain run and every failed one (the agent's own `/metrics`). */
+  tally?: CollectionTally;
 }
 
 /** What one domain's run gave. */
@@ -375,6 +378,11 @@ export class Engine {
           `${state.tag}/${w.domain}: late values dropped`,
         );
       return;
+    }
+    const tally = this.#opts.tally;
+    if (tally !== undefined) {
+      tally.collections++;
+      if (failed) tally.errors++;
     }
     const help = this.#opts.collectors.help(w.domain);
     const applied = applyPolicy(this.#policy, this.plan, w, result, help, (text) =>

@@ -193,19 +193,27 @@ function landingPage(monitorId: string, path: string): Buffer {
   );
 }
 
-/** Answers scrapes of one monitor: self-metrics and the exposition layout live across scrapes. */
-class ScrapeHandler {
-  readonly #args: StartExporterArgs;
+/**
+ * Answers scrapes of one monitor: self-metrics and the exposition layout live across scrapes.
+ * Used by the monitor's own endpoint and by the probe listener (one per monitor and auth
+ * module), so both answer a scrape the same way.
+ */
+export class ScrapeHandler {
+  readonly #args: { monitorId: string; events: Events };
   readonly #self = new SelfMetrics();
   // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
   readonly #expo = new ExpositionCache();
 
-  constructor(args: StartExporterArgs) {
+  constructor(args: { monitorId: string; events: Events }) {
     this.#args = args;
   }
 
-  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
-    const { source } = this.#args;
+  /**
+   * One scrape of `source`: the deadline from `X-Prometheus-Scrape-Timeout-Seconds`, the
+   * `collect[]` filter of `url`, cancelled when the client goes away; answers 200 (gzip when
+   * accepted) or 500 when the samples cannot be exposed. Rejects only on a bug.
+   */
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL, source: ExporterSource): Promise<void> {
     const timeoutMs = scrapeTimeoutMs(
       req.headers['x-prometheus-scrape-timeout-seconds'] as string | undefined,
     );
@@ -279,7 +287,7 @@ function router(
   token: TokenFile | undefined,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { monitorId, events } = args;
-  const scrapes = new ScrapeHandler(args);
+  const scrapes = new ScrapeHandler({ monitorId, events });
   const landing = landingPage(monitorId, path);
   return (req, res) => {
     if (token !== undefined && !token.check(req.headers.authorization)) {
@@ -295,7 +303,7 @@ function router(
       return;
     }
     if (url.pathname === path) {
-      scrapes.handle(req, res, url).catch((err: unknown) => {
+      scrapes.handle(req, res, url, args.source).catch((err: unknown) => {
         events.debug(`exporter ${monitorId}: scrape failed: ${errorMessage(err)}`);
         if (!res.headersSent)
           send(res, req, 500, 'text/plain; charset=utf-8', Buffer.from(`${errorMessage(err)}\n`));
@@ -311,7 +319,7 @@ function router(
 }
 
 /** Listen on `listen`; resolves with the bound `host:port` (`[v6]:port` for IPv6). */
-async function listenOn(server: Server, listen: string): Promise<string> {
+export async function listenOn(server: Server, listen: string): Promise<string> {
   const { host, port } = parseListenAddress(listen);
   await new Promise<void>((resolve, reject) => {
     const onError = (err: Error): void =>
@@ -366,7 +374,8 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
   };
 }
 
-function send(
+/** Answer with `body` (none for HEAD) and its length. */
+export function send(
   res: ServerResponse,
   req: IncomingMessage,
   code: number,

@@ -25,6 +25,7 @@ import type { LevelState, Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
+import type { CollectionTally } from '../core/probe.js';
 import type { ActivePlan, DomainOutcome, DomainWork, EngineOptions } from '../engine/engine.js';
 import { Engine } from '../engine/engine.js';
 import type { Limiter } from '../engine/limiter.js';
@@ -54,6 +55,8 @@ export interface LevelCollectorContext {
   buildRuntime(plan: Plan): PlanRuntime;
   /** The monitor's collector cap, shared with its exporter. */
   limiter?: Limiter;
+  /** Counts this reader's finished and failed domain runs (kept across plan changes). */
+  tally?: CollectionTally;
   /** Tick period; 1000 ms except in tests that want a faster clock. */
   tickMs?: number;
   clock?: Clock;
@@ -283,6 +286,7 @@ export class LevelCollector {
       status,
       clock: this.#clock,
       ...(this.#ctx.limiter === undefined ? {} : { limiter: this.#ctx.limiter }),
+      ...(this.#ctx.tally === undefined ? {} : { tally: this.#ctx.tally }),
     };
   }
 

@@ -47,8 +47,9 @@ export interface LoaderDeps {
   listDsn?: (m: FinalMonitorConfig) => string;
 }
 
-/** What the loader uses of a monitor. */
-export type LoadedMonitor = Pick<Monitor, 'id' | 'config' | 'dsn' | 'running' | 'start' | 'stop'>;
+/** What the loader uses of a monitor; a monitor without `probe` and `tally` cannot be probed. */
+export type LoadedMonitor = Pick<Monitor, 'id' | 'config' | 'dsn' | 'running' | 'start' | 'stop'> &
+  Partial<Pick<Monitor, 'probe' | 'tally'>>;
 
 /** Pause between starting monitors: 1000/n ms clamped to [20, 100]; 0 for n ≤ 1. */
 export function startPauseMs(n: number): number {
@@ -89,6 +90,14 @@ export class Loader implements MonitorControl {
   /** Finalized configs of the loaded monitors (for --print-monitors). */
   configs(): FinalMonitorConfig[] {
     return [...this.#loaded.values()].map((l) => l.monitor.config);
+  }
+
+  /** The loaded monitors, sorted by id. */
+  loaded(): LoadedMonitor[] {
+    return [...this.#loaded.keys()].sort().flatMap((id) => {
+      const l = this.#loaded.get(id);
+      return l === undefined ? [] : [l.monitor];
+    });
   }
 
   monitors(): Record<string, string> {

@@ -9,7 +9,9 @@ import type { ConnectionSpec, Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import { applyCollectFlags } from '../plan/exporter-plan.js';
+import { defaultPlan } from '../plan/defaults.js';
 import type { Plan } from '../core/plan.js';
+import type { CollectionTally } from '../core/probe.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { errorMessage } from '../core/errors.js';
@@ -32,7 +34,11 @@ export interface MonitorDeps {
   events: Events;
   help(domain: string): CollectorHelp | undefined;
   makeCollector(domain: string, ctx: CollectorContext): Collector;
-  buildConnection(cfg: FinalMonitorConfig, opts?: { reload?: boolean }): Promise<ConnectionSpec>;
+  /** `authModule`: the credentials of my.cnf's `[client.<name>]` (see config/connection.ts). */
+  buildConnection(
+    cfg: FinalMonitorConfig,
+    opts?: { reload?: boolean; authModule?: string },
+  ): Promise<ConnectionSpec>;
   createDb(
     spec: ConnectionSpec,
     opts: { reloadCredentials: () => Promise<ConnectionSpec>; onPasswordReloadError: (msg: string) => void },
@@ -67,6 +73,8 @@ export interface MonitorDeps {
       /** Given in legacy mode only: then the exporter's engine writes the per-domain keys. */
       status?: StatusWriter;
       events: Events;
+      /** The monitor's scrape tally: counts the reader's finished and failed domain runs. */
+      tally?: CollectionTally;
       /** Called after a scrape without errors. */
       onClean?(): void;
     }): ExporterSource & { close?(): Promise<void> };
@@ -92,6 +100,22 @@ export interface MonitorDeps {
 /** Cap of the startup backoff */
 const STARTUP_BACKOFF_CAP_MS = 20_000;
 
+/** A source for one probe; release() closes what the probe opened for itself. */
+export interface ProbeLease {
+  source: ExporterSource;
+  release(): Promise<void>;
+}
+
+/** A probe of a monitor that is not running (stopped, or not started yet). */
+export class MonitorNotRunning extends Error {}
+
+/** What a running monitor lends to probes: its pool, its collector cap and its plans. */
+interface Running {
+  db: Db;
+  limiter: Limiter;
+  lookup: (name: string) => Plan;
+}
+
 export class Monitor {
   readonly id: string;
   readonly config: FinalMonitorConfig;
@@ -108,9 +132,18 @@ export class Monitor {
   #subsystemDone: Promise<unknown>[] = [];
   #exporter: ExporterHandle | undefined;
   #exporterSource: (ExporterSource & { close?(): Promise<void> }) | undefined;
+  /** Reader used by probes when the monitor has no exporter of its own; made on first probe. */
+  #probeSource: (ExporterSource & { close?(): Promise<void> }) | undefined;
+  /** Set once the plans are loaded, cleared by the teardown. */
+  #running: Running | undefined;
   readonly #clock: Clock;
   /** The monitor's events with its error lines under a backoff. */
   readonly #events: ErrorGate;
+  /** Finished and failed domain runs of each reader, kept across restarts (`/metrics`). */
+  readonly tally: { level: CollectionTally; scrape: CollectionTally } = {
+    level: { collections: 0, errors: 0 },
+    scrape: { collections: 0, errors: 0 },
+  };
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -190,9 +223,11 @@ export class Monitor {
       await exporter.close().catch(() => undefined);
       this.#status.set(MonitorKey.exporter, 'stopped');
     }
-    const source = this.#exporterSource;
+    const sources = [this.#exporterSource, this.#probeSource];
     this.#exporterSource = undefined;
-    await source?.close?.().catch(() => undefined);
+    this.#probeSource = undefined;
+    this.#running = undefined;
+    await Promise.all(sources.map(async (s) => s?.close?.().catch(() => undefined)));
     this.#subsystems?.abort();
     this.#subsystems = undefined;
     await Promise.allSettled(this.#subsystemDone);
@@ -240,11 +275,13 @@ export class Monitor {
     if (ex?.mode && this.#deps.exporter) {
       const failed = await this.#startExporter(db, lookup, limiter, ex.mode === 'legacy');
       if (failed !== undefined) return this.#fail('error starting exporter', failed);
+      this.#running = { db, limiter, lookup };
       if (ex.mode === 'legacy') {
         this.#deps.events.info('monitor-started', this.id, this.#dsn);
         return 'legacy';
       }
     }
+    this.#running = { db, limiter, lookup };
     this.#startLevelCollector(db, lookup, limiter, subsystems.signal);
     this.#deps.events.info('monitor-started', this.id, this.#dsn);
     return true;
@@ -324,6 +361,7 @@ export class Monitor {
         cfg: this.config,
         limiter,
         events,
+        tally: this.tally.scrape,
         // Legacy mode: only scrapes tell the monitor is healthy again (the level collector does otherwise).
         ...(legacy ? { status: this.#status, onClean: () => this.#events.reset() } : {}),
       });
@@ -349,6 +387,69 @@ export class Monitor {
     return undefined;
   }
 
+  /**
+   * A source for one probe. Without an auth module: the monitor's own scrape reader (its
+   * exporter's when it serves one, else one made on the first probe with the probe plan),
+   * on the monitor's pool. With `authModule`: a reader of its own on a new pool with the
+   * `[client.<name>]` credentials, closed by release(); the credentials are read (and a
+   * missing section refused with a ConfigError keyed `auth_module`) before anything connects.
+   * Throws MonitorNotRunning when the monitor is not running.
+   */
+  async probe(authModule: string): Promise<ProbeLease> {
+    const spec =
+      authModule === '' ? undefined : await this.#deps.buildConnection(this.config, { authModule });
+    const running = this.#running;
+    const exporter = this.#deps.exporter;
+    if (running === undefined || exporter === undefined)
+      throw new MonitorNotRunning(`monitor ${this.id} is not running`);
+    if (spec === undefined) {
+      const source = this.#exporterSource ?? (this.#probeSource ??= this.#probeReader(running, running.db));
+      return { source, release: async () => undefined };
+    }
+    const db = this.#deps.createDb(spec, {
+      reloadCredentials: () => this.#deps.buildConnection(this.config, { reload: true, authModule }),
+      onPasswordReloadError: (msg) => this.#events.info('db-reload-password-error', this.id, msg),
+    });
+    let source: ExporterSource & { close?(): Promise<void> };
+    try {
+      source = this.#probeReader(running, db);
+    } catch (err) {
+      await db.close().catch(() => undefined);
+      throw err;
+    }
+    return {
+      source,
+      release: async () => {
+        await source.close?.().catch(() => undefined);
+        await db.close().catch(() => undefined);
+      },
+    };
+  }
+
+  /**
+   * A scrape reader on `db` with the probe plan: the monitor's exporter plan (`exporter.plan`
+   * and its collect flags) when it sets one, else the built-in `default-exporter` with them.
+   */
+  #probeReader(running: Running, db: Db): ExporterSource & { close?(): Promise<void> } {
+    const exporter = this.#deps.exporter;
+    if (exporter === undefined) throw new MonitorNotRunning(`monitor ${this.id} is not running`);
+    const ex = this.config.exporter;
+    const base = ex?.plan ? running.lookup(ex.plan) : defaultPlan('default-exporter');
+    if (base === undefined) throw new Error('built-in plan default-exporter is missing');
+    const n = Object.keys(base.levels).length;
+    if (n !== 1) throw new Error(`exporter plan has ${n} levels, expected 1`);
+    const plan = applyCollectFlags(base, ex?.flags ?? {});
+    return exporter.createSource({
+      monitorId: this.id,
+      db,
+      plan: this.#deps.buildRuntime(plan, this.config).active.plan,
+      cfg: this.config,
+      limiter: running.limiter,
+      events: this.#events,
+      tally: this.tally.scrape,
+    });
+  }
+
   /** Start the level collector, then the plan changer or the monitor's plan. */
   #startLevelCollector(db: Db, lookup: (name: string) => Plan, limiter: Limiter, signal: AbortSignal): void {
     const cfg = this.config;
@@ -366,6 +467,7 @@ export class Monitor {
       lookupPlan: async (name) => lookup(name),
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),
       limiter,
+      tally: this.tally.level,
       onClean: () => this.#events.reset(),
       ...(this.#deps.tickMs === undefined ? {} : { tickMs: this.#deps.tickMs }),
       clock: this.#clock,

@@ -17,6 +17,7 @@ import type { Events } from '../core/events.js';
 import { NO_EVENTS } from '../core/events.js';
 import type { ExporterSource, ScrapeDomain, ScrapeResult } from '../core/exporter.js';
 import type { Metrics } from '../core/metrics.js';
+import type { CollectionTally } from '../core/probe.js';
 import type { Level, Plan } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
 import type { ActivePlan, DomainOutcome } from '../engine/engine.js';
@@ -54,6 +55,8 @@ export interface ScrapeReaderOptions {
   events?: Events;
   /** The monitor's collector cap, shared with its level collector. */
   limiter?: Limiter;
+  /** Counts this reader's finished and failed domain runs. */
+  tally?: CollectionTally;
   clock?: Clock;
   /** Called after a scrape without errors. */
   onClean?(): void;
@@ -133,6 +136,7 @@ class Reader implements ScrapeReader {
       reprepareAfterError: true,
       ...(opts.status === undefined ? {} : { status: opts.status }),
       ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }),
+      ...(opts.tally === undefined ? {} : { tally: opts.tally }),
     });
   }
 

@@ -1,0 +1,268 @@
+/**
+ * The agent-wide probe listener: mysqld_exporter's multi-target mode for every monitor of
+ * the agent, beside the per-monitor endpoints (server.ts).
+ *
+ * - `GET /probe?target=<monitor id or host:port>[&auth_module=<name>][&collect[]=…]`: one
+ *   scrape of that monitor, answered exactly like the monitor's own endpoint (ScrapeHandler:
+ *   exposition, self-metrics, `collect[]`, the scrape-timeout header). The target and the
+ *   auth module are resolved from the config (ProbeTargets) before anything connects: a
+ *   request naming nothing configured gets a 4xx and a one-line reason.
+ * - `GET /metrics`: the agent's own metrics: prom-client's process and Node.js metrics, and
+ *   each monitor's collection counts (`sonde_collections_total`,
+ *   `sonde_collection_errors_total`), read from the engines' tallies when scraped.
+ * - `GET /targets`: the monitors for Prometheus' `http_sd_configs`: one entry per monitor,
+ *   its id as the target, its tags as labels (names made valid, labelName) and its address
+ *   as `mysql_address`.
+ * - `/`: a landing page; anything else 404.
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { errorMessage } from '../core/errors.js';
+import type { Events } from '../core/events.js';
+import type { MonitorTallies, ProbeTargets } from '../core/probe.js';
+import { LISTENER_LIMITS, answerClientError, listenerOptions } from '../util/http-guard.js';
+import { EXPORTER_KEEP_ALIVE_MS, ScrapeHandler, listenOn, send } from './server.js';
+
+/** The label of a `/targets` entry holding the monitor's address. */
+export const ADDRESS_LABEL = 'mysql_address';
+
+const TEXT = 'text/plain; charset=utf-8';
+
+/**
+ * A tag name as a Prometheus label name: every character other than `[a-zA-Z0-9_]` becomes
+ * `_`, and a name that would start with a digit or with `__` (reserved by Prometheus) gets
+ * the prefix `tag_`. '' for an empty name (the tag is left out).
+ */
+export function labelName(tag: string): string {
+  if (tag === '') return '';
+  const name = tag.replace(/[^a-zA-Z0-9_]/g, '_');
+  return /^[0-9]/.test(name) || name.startsWith('__') ? `tag_${name}` : name;
+}
+
+/**
+ * The labels of one monitor: its tags in name order (of two tags with the same label name,
+ * the first in that order wins), then `mysql_address` (always the address).
+ */
+export function targetLabels(
+  tags: Readonly<Record<string, string>>,
+  address: string,
+): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const tag of Object.keys(tags).sort()) {
+    const name = labelName(tag);
+    if (name !== '' && !Object.hasOwn(labels, name))
+      Object.defineProperty(labels, name, { value: tags[tag] ?? '', enumerable: true, writable: true });
+  }
+  labels[ADDRESS_LABEL] = address;
+  return labels;
+}
+
+/** The `/targets` answer: Prometheus' HTTP service discovery format. */
+export function targetsJson(targets: ProbeTargets): string {
+  return JSON.stringify(
+    targets.list().map((t) => ({ targets: [t.id], labels: targetLabels(t.tags, t.address) })),
+  );
+}
+
+/** The counters of `/metrics` read from the tallies each time they are scraped. */
+function tallyCounters(registry: Registry, tallies: () => MonitorTallies[]): void {
+  const counter = (
+    name: string,
+    help: string,
+    pick: (t: { collections: number; errors: number }) => number,
+  ) =>
+    new Counter({
+      name,
+      help,
+      labelNames: ['monitor', 'reader'] as const,
+      registers: [registry],
+      collect() {
+        this.reset();
+        for (const t of tallies()) {
+          this.inc({ monitor: t.monitor, reader: 'level' }, pick(t.level));
+          this.inc({ monitor: t.monitor, reader: 'scrape' }, pick(t.scrape));
+        }
+      },
+    });
+  counter(
+    'sonde_collections_total',
+    'Domain collections finished, per monitor and reader (level: the sinks; scrape: exporter and probes).',
+    (t) => t.collections,
+  );
+  counter(
+    'sonde_collection_errors_total',
+    'Domain collections that failed, per monitor and reader (level: the sinks; scrape: exporter and probes).',
+    (t) => t.errors,
+  );
+}
+
+/** The registry behind `/metrics`: prom-client's default metrics and the tallies. */
+export function agentRegistry(targets: ProbeTargets): Registry {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry });
+  tallyCounters(registry, () => targets.tallies());
+  return registry;
+}
+
+const LANDING = Buffer.from(
+  [
+    '<html>',
+    '<head><title>MySQLd exporter (sonde, multi-target)</title></head>',
+    '<body>',
+    '<h1>MySQLd exporter (sonde, multi-target)</h1>',
+    "<p><a href='/probe?target='>Probe</a>: <code>/probe?target=&lt;monitor id or host:port&gt;</code></p>",
+    "<p><a href='/targets'>Targets</a> (Prometheus http_sd_configs)</p>",
+    "<p><a href='/metrics'>Metrics</a> of the agent</p>",
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n'),
+);
+
+function refuse(req: IncomingMessage, res: ServerResponse, status: number, reason: string): void {
+  send(res, req, status, TEXT, Buffer.from(`${reason}\n`), { 'X-Content-Type-Options': 'nosniff' });
+}
+
+/** `/probe`: resolve, scrape through the target's ScrapeHandler, release. */
+class Prober {
+  readonly #targets: ProbeTargets;
+  readonly #events: Events;
+  /** One handler per monitor and auth module: their self-metrics count across probes. */
+  readonly #handlers = new Map<string, ScrapeHandler>();
+
+  constructor(targets: ProbeTargets, events: Events) {
+    this.#targets = targets;
+    this.#events = events;
+  }
+
+  #handler(id: string, authModule: string): ScrapeHandler {
+    const key = `${id}\n${authModule}`;
+    let h = this.#handlers.get(key);
+    if (h === undefined) {
+      // A new key: forget the handlers of monitors no longer loaded.
+      const ids = new Set(this.#targets.list().map((t) => t.id));
+      for (const k of this.#handlers.keys())
+        if (!ids.has(k.slice(0, k.indexOf('\n')))) this.#handlers.delete(k);
+      h = new ScrapeHandler({ monitorId: id, events: this.#events });
+      this.#handlers.set(key, h);
+    }
+    return h;
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
+    const target = url.searchParams.get('target') ?? '';
+    if (target === '') return refuse(req, res, 400, 'target is required');
+    const opened = await this.#targets.open(target, url.searchParams.get('auth_module') ?? '');
+    if (!opened.ok) return refuse(req, res, opened.status, opened.reason);
+    try {
+      await this.#handler(opened.id, opened.authModule).handle(req, res, url, opened.source);
+    } finally {
+      await opened.release();
+    }
+  }
+}
+
+export interface StartProbeArgs {
+  /** `probe.bind`: `host:port`, `:port` (every interface) or `[v6]:port`. */
+  bind: string;
+  /**
+   * `probe.web-config-file`: TLS and basic auth for this listener (exporter-toolkit's web
+   * configuration). Not available yet: a set value fails the start, never served unprotected.
+   */
+  webConfigFile?: string;
+  targets: ProbeTargets;
+  events: Events;
+}
+
+/** A running probe listener. */
+export interface ProbeHandle {
+  /** bound address, `host:port` */
+  address: string;
+  close(): Promise<void>;
+}
+
+/** The request router of the probe listener. */
+function router(args: StartProbeArgs): (req: IncomingMessage, res: ServerResponse) => void {
+  const { events } = args;
+  const prober = new Prober(args.targets, events);
+  const registry = agentRegistry(args.targets);
+  const failed = (req: IncomingMessage, res: ServerResponse, what: string, err: unknown): void => {
+    events.debug(`probe listener: ${what} failed: ${errorMessage(err)}`);
+    if (!res.headersSent)
+      refuse(req, res, 500, `${what} failed: ${errorMessage(err).replace(/[\r\n]+/g, ' ')}`);
+    else res.destroy();
+  };
+  return (req, res) => {
+    let url: URL;
+    try {
+      url = new URL(req.url ?? '/', 'http://probe');
+    } catch {
+      return refuse(req, res, 400, '400 bad request');
+    }
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      res.setHeader('Allow', 'GET, HEAD');
+      return refuse(req, res, 405, `method ${req.method ?? ''} not allowed`);
+    }
+    switch (url.pathname) {
+      case '/probe':
+        prober.handle(req, res, url).catch((err: unknown) => failed(req, res, 'probe', err));
+        return;
+      case '/metrics':
+        registry.metrics().then(
+          (text) => send(res, req, 200, registry.contentType, Buffer.from(text)),
+          (err: unknown) => failed(req, res, 'metrics', err),
+        );
+        return;
+      case '/targets':
+        return send(res, req, 200, 'application/json', Buffer.from(targetsJson(args.targets)));
+      case '/':
+        return send(res, req, 200, 'text/html; charset=utf-8', LANDING);
+      default:
+        return refuse(req, res, 404, '404 page not found');
+    }
+  };
+}
+
+/**
+ * Throws when `probe.web-config-file` cannot be honoured: TLS and basic auth for the probe
+ * listener do not exist yet, and a listener the user asked to protect is never served
+ * unprotected. The boot calls it so that the config fails before anything runs.
+ */
+export function checkWebConfigFile(file: string | undefined): void {
+  if (file !== undefined && file !== '')
+    throw new Error(`probe.web-config-file: ${file}: TLS and basic auth are not supported yet`);
+}
+
+/**
+ * The listener's server, with the limits every sonde listener applies. `probe.web-config-file`
+ * is where TLS and basic auth would be set up; until that exists a set file is an error.
+ */
+function createListener(args: StartProbeArgs): Server {
+  checkWebConfigFile(args.webConfigFile);
+  const server = createServer(
+    { ...listenerOptions(), keepAliveTimeout: EXPORTER_KEEP_ALIVE_MS },
+    router(args),
+  );
+  server.keepAliveTimeout = EXPORTER_KEEP_ALIVE_MS;
+  server.maxConnections = LISTENER_LIMITS.maxConnections;
+  server.on('clientError', answerClientError);
+  return server;
+}
+
+/** Start the probe listener; resolves once listening, rejects when `bind` cannot be bound. */
+export async function startProbe(args: StartProbeArgs): Promise<ProbeHandle> {
+  const server = createListener(args);
+  const address = await listenOn(server, args.bind);
+  server.on('error', (err) => args.events.debug(`probe listener: ${errorMessage(err)}`));
+  let closed: Promise<void> | undefined;
+  return {
+    address,
+    close(): Promise<void> {
+      closed ??= new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      return closed;
+    },
+  };
+}
