@@ -263,6 +263,7 @@ describe('top-level ${ENV} interpolation', () => {
       [
         'api: {bind: "${H}:1"}',
         'http: {proxy: "http://${H}"}',
+        'probe: {bind: "${H}:9104", web-config-file: "${D}/web.yml"}',
         'monitor-loader: {stop-loss: "${S}", files: ["${D}/m.yaml"]}',
         'aws: {password-secret: "${P}", region: "${H}"}',
         'exporter: {mode: "${M:-dual}", flags: {web.listen-address: "${H}:9104"}}',
@@ -279,6 +280,7 @@ describe('top-level ${ENV} interpolation', () => {
     );
     assert.equal(c.api?.bind, 'h1:1');
     assert.equal(c.http?.proxy, 'http://h1');
+    assert.deepEqual(c.probe, { bind: 'h1:9104', 'web-config-file': '/etc/tls/web.yml' });
     assert.deepEqual(c['monitor-loader'], { 'stop-loss': '10%', files: ['/etc/tls/m.yaml'] });
     assert.deepEqual(c.aws, { 'password-secret': 'pw', region: 'h1' });
     assert.deepEqual(c.exporter, { mode: 'dual', flags: { 'web.listen-address': 'h1:9104' } });
@@ -326,6 +328,28 @@ describe('validation', () => {
     for (const ok of ['', '0', '0%', '5', '50%', '150%']) {
       assert.doesNotThrow(() => parseConfig(`monitor-loader: {stop-loss: "${ok}"}`, { env: {} }));
     }
+  });
+
+  it('checks probe: bind is host:port, web-config-file needs bind, unknown keys refused', () => {
+    assert.equal(
+      invalid('probe: {bind: localhost}'),
+      'invalid config.probe.bind: "localhost": want host:port or :port',
+    );
+    assert.equal(
+      invalid('probe: {bind: "127.0.0.1:70000"}'),
+      'invalid config.probe.bind: "127.0.0.1:70000": want host:port or :port',
+    );
+    assert.equal(
+      invalid('probe: {web-config-file: /etc/sonde/web.yml}'),
+      'invalid config.probe.web-config-file: probe.bind is not set, so there is no probe listener to protect',
+    );
+    assert.throws(() => parseConfig('probe: {bind: ":9104", path: /probe}', { env: {} }), {
+      message: /unknown key probe\.path/,
+    });
+    for (const ok of ['', '"127.0.0.1:9104"', '":9104"', '"[::1]:9104"']) {
+      assert.doesNotThrow(() => parseConfig(`probe: {bind: ${ok || '""'}}`, { env: {} }), ok);
+    }
+    assert.deepEqual(parseConfig('probe: {bind: ":9104"}', { env: {} }).probe, { bind: ':9104' });
   });
 
   it('checks exporter.mode', () => {

@@ -3,7 +3,14 @@ import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { myCnfHostname, parseMyCnf, readMyCnf, readMyCnfSync } from './mycnf.js';
+import {
+  myCnfHostname,
+  parseMyCnf,
+  parseMyCnfModule,
+  readMyCnf,
+  readMyCnfModule,
+  readMyCnfSync,
+} from './mycnf.js';
 
 let dir: string;
 before(async () => {
@@ -87,5 +94,52 @@ describe('readMyCnf', () => {
     const bad = join(dir, 'bad.cnf');
     await writeFile(bad, '[client\n');
     assert.throws(() => readMyCnfSync(bad), { message: `${bad}: line 1: invalid section header` });
+  });
+});
+
+describe('auth modules: [client.<name>]', () => {
+  const text = [
+    '[client]',
+    'user = base',
+    'password = base-pw',
+    'ssl-ca = /ca.pem',
+    '[client.servers]',
+    'user = bar',
+    'password = "bar#123"',
+    '[client.onlyuser]',
+    'user = solo',
+    '[mysqld]',
+    'user = mysql',
+    '',
+  ].join('\n');
+
+  it('reads a section over the keys of [client]; [client] alone is unchanged', () => {
+    const s = parseMyCnfModule(text, 'servers');
+    assert.equal(s?.user, 'bar');
+    assert.equal(s?.password, 'bar#123');
+    assert.equal(s?.sslCa, '/ca.pem', 'inherited from [client]');
+    const solo = parseMyCnfModule(text, 'onlyuser');
+    assert.equal(solo?.user, 'solo');
+    assert.equal(solo?.password, 'base-pw', 'inherited from [client]');
+    assert.equal(parseMyCnf(text).user, 'base');
+  });
+
+  it('is undefined for a section the file does not have, including [client] itself and other programs', () => {
+    assert.equal(parseMyCnfModule(text, 'nope'), undefined);
+    assert.equal(parseMyCnfModule(text, ''), undefined);
+    assert.equal(
+      parseMyCnfModule('[client.x]\nuser=a\n', 'X'),
+      undefined,
+      'section names are case-sensitive',
+    );
+  });
+
+  it('reads a file and fails on a malformed line without quoting it', async () => {
+    const path = join(dir, 'modules.cnf');
+    await writeFile(path, text);
+    assert.equal((await readMyCnfModule(path, 'servers'))?.user, 'bar');
+    const bad = join(dir, 'bad-modules.cnf');
+    await writeFile(bad, '[client.servers]\n= secret\n');
+    await assert.rejects(readMyCnfModule(bad, 'servers'), { message: `${bad}: line 2: missing option name` });
   });
 });
