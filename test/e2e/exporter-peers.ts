@@ -193,6 +193,21 @@ export interface PrometheusPeer extends Peer {
 
 /** Start a real Prometheus scraping `target` every second (temp config and data dir). */
 export async function startPrometheus(target: string, metricsPath = '/metrics'): Promise<PrometheusPeer> {
+  return startPrometheusWithJobs(
+    [
+      '  - job_name: sonde',
+      `    metrics_path: ${metricsPath}`,
+      '    static_configs:',
+      `      - targets: ['${target}']`,
+    ].join('\n'),
+  );
+}
+
+/**
+ * Start a real Prometheus with these `scrape_configs` entries (YAML, indented under the key),
+ * scraping every second (temp config and data dir).
+ */
+export async function startPrometheusWithJobs(jobs: string): Promise<PrometheusPeer> {
   requireBinary(PROMETHEUS, 'prometheus');
   const dir = mkdtempSync(join(tmpdir(), 'sonde-prometheus-'));
   const config = join(dir, 'prometheus.yml');
@@ -204,10 +219,7 @@ export async function startPrometheus(target: string, metricsPath = '/metrics'):
       '  scrape_timeout: 1s',
       '  evaluation_interval: 1s',
       'scrape_configs:',
-      '  - job_name: sonde',
-      `    metrics_path: ${metricsPath}`,
-      '    static_configs:',
-      `      - targets: ['${target}']`,
+      jobs,
       '',
     ].join('\n'),
   );
