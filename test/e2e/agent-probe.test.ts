@@ -8,7 +8,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { runSonde, startAgent, writeConfig, type Agent } from '../helpers/agent.js';
 import { httpGet, startPrometheusWithJobs, waitFor, type PrometheusPeer } from './exporter-peers.js';
 
 const PASSWORD = 'probe-Secret-41';
@@ -212,5 +212,44 @@ monitors:
     // alpha's probes with the limited user failed innodb_metrics, and were counted.
     assert.ok((sample(body, 'sonde_collection_errors_total{monitor="alpha",reader="scrape"}') ?? 0) > 0);
     assert.ok(sample(body, 'sonde_collection_errors_total{monitor="beta",reader="scrape"}') !== undefined);
+  });
+});
+
+describe('probe config at boot', () => {
+  const NO_AUTO = 'monitor-loader:\n  local:\n    disable-auto: true\n';
+
+  /** Boot with this config: exit 1 and the one stderr line's error. */
+  async function bootError(yaml: string): Promise<string> {
+    const [, path] = writeConfig(NO_AUTO + yaml);
+    const r = await runSonde(['--config', path, '--run=false']);
+    assert.equal(r.code, 1, r.stderr);
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 1, r.stderr);
+    return (lines[0] ?? '').replace(/^.* server\.Boot failed: /, '');
+  }
+
+  it('fails the boot with one line naming the key', async () => {
+    const port = await freePort();
+    assert.equal(
+      await bootError('probe:\n  bind: nowhere\n'),
+      'invalid config.probe.bind: "nowhere": want host:port or :port',
+    );
+    assert.equal(
+      await bootError(`api:\n  bind: 127.0.0.1:${port}\nprobe:\n  bind: 127.0.0.1:${port}\n`),
+      `probe.bind: 127.0.0.1:${port} is also api.bind; the two listeners need distinct addresses`,
+    );
+    assert.equal(
+      await bootError(
+        `api:\n  disable: true\nprobe:\n  bind: 127.0.0.1:${port}\n  web-config-file: web.yml\n`,
+      ),
+      'probe.web-config-file: web.yml: TLS and basic auth are not supported yet',
+    );
+    assert.match(await bootError('probe:\n  bind: ":9104"\n  path: /probe\n'), /unknown key probe\.path/);
+  });
+
+  it('boots without a probe listener when probe.bind is not set', async () => {
+    const [, path] = writeConfig(`${NO_AUTO}api:\n  disable: true\nprobe:\n  bind: ""\n`);
+    const r = await runSonde(['--config', path, '--run=false']);
+    assert.equal(r.code, 0, r.stderr);
   });
 });
