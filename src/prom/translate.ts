@@ -37,21 +37,25 @@ export function hasPromTranslator(domain: string): boolean {
 /**
  * The values of an `exporter.*` domain are Prometheus samples already: name = family,
  * group = labels, meta `help` = HELP, type counter/gauge/untyped (CumulativeCounter, Gauge,
- * Unknown). Other types give nothing.
+ * Unknown), or histogram/summary for a value carrying a distribution. Other types give
+ * nothing.
  */
 export function upstreamSamples(values: readonly MetricValue[]): PromSample[] {
   const out: PromSample[] = [];
   for (const v of values) {
     const type: PromType | undefined =
-      v.type === MetricType.CumulativeCounter
-        ? 'counter'
-        : v.type === MetricType.Gauge
-          ? 'gauge'
-          : v.type === MetricType.Unknown
-            ? 'untyped'
-            : undefined;
+      v.dist !== undefined
+        ? v.dist.kind
+        : v.type === MetricType.CumulativeCounter
+          ? 'counter'
+          : v.type === MetricType.Gauge
+            ? 'gauge'
+            : v.type === MetricType.Unknown
+              ? 'untyped'
+              : undefined;
     if (type === undefined) continue;
-    out.push({ name: v.name, help: v.meta?.[PROM_HELP_META] ?? '', type, value: v.value, labels: v.group });
+    const help = v.meta?.[PROM_HELP_META] ?? '';
+    out.push({ name: v.name, help, type, value: v.value, labels: v.group, dist: v.dist });
   }
   return out;
 }
