@@ -8,7 +8,7 @@ import type { FinalMonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
-import { applyCollectFlags } from '../plan/exporter-plan.js';
+import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
 import type { Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
@@ -307,7 +307,7 @@ export class Monitor {
     this.#status.set(MonitorKey.monitor, 'starting exporter');
     let source: ExporterSource & { close?(): Promise<void> };
     try {
-      const base = lookup(ex.plan || 'default-exporter');
+      const base = exporterBasePlan(ex, lookup);
       const n = Object.keys(base.levels).length;
       if (n !== 1) {
         this.#status.set(

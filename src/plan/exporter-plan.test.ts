@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { UPSTREAM_SCRAPERS } from '../core/upstream.js';
 import { defaultPlan } from './defaults.js';
-import { applyCollectFlags, flagBool, upstreamPlan } from './exporter-plan.js';
+import { applyCollectFlags, exporterBasePlan, flagBool, upstreamPlan } from './exporter-plan.js';
 
 const domainsOf = (p: ReturnType<typeof upstreamPlan>) => Object.keys(p.levels.prom?.collect ?? {}).sort();
 
@@ -46,6 +46,27 @@ describe('the exporter plan and mysqld_exporter collector flags', () => {
     assert.equal(applyCollectFlags(base, { 'web.telemetry-path': '/m' }), base);
     const p = applyCollectFlags(base, { 'collect.global_status': 'true' });
     assert.deepEqual(p.levels.prom?.collect['status.global'], base.levels.prom?.collect['status.global']);
+  });
+
+  it('starts from exporter.plan, else from mysqld_exporter defaults when collector flags are given, else default-exporter', () => {
+    const asked: string[] = [];
+    const lookup = (name: string) => {
+      asked.push(name);
+      return { name, source: 'test', levels: {} };
+    };
+    assert.equal(
+      exporterBasePlan({ plan: 'mine', flags: { 'collect.slave_status': 'true' } }, lookup).name,
+      'mine',
+    );
+    assert.equal(
+      exporterBasePlan({ flags: { 'collect.slave_status': 'false' } }, lookup).name,
+      'mysqld-exporter',
+    );
+    assert.equal(
+      exporterBasePlan({ plan: '', flags: { 'web.telemetry-path': '/m' } }, lookup).name,
+      'default-exporter',
+    );
+    assert.deepEqual(asked, ['mine', 'default-exporter']);
   });
 
   it("reads bools as Go's ParseBool does", () => {
