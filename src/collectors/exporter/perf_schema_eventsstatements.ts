@@ -33,18 +33,30 @@ const f = (name: string, help: string) => family(`${PFS_PREFIX}events_statements
 const COUNTERS = [
   ['COUNT_STAR', f('total', 'The total count of events statements by digest.'), false],
   ['SUM_TIMER_WAIT', f('seconds_total', 'The total time of events statements by digest.'), true],
-  ['SUM_LOCK_TIME', f('lock_time_seconds_total', 'The total lock time of events statements by digest.'), true],
+  [
+    'SUM_LOCK_TIME',
+    f('lock_time_seconds_total', 'The total lock time of events statements by digest.'),
+    true,
+  ],
   ['SUM_CPU_TIME', f('cpu_time_seconds_total', 'The total cpu time of events statements by digest.'), true],
   ['SUM_ERRORS', f('errors_total', 'The errors of events statements by digest.'), false],
   ['SUM_WARNINGS', f('warnings_total', 'The warnings of events statements by digest.'), false],
-  ['SUM_ROWS_AFFECTED', f('rows_affected_total', 'The total rows affected of events statements by digest.'), false],
+  [
+    'SUM_ROWS_AFFECTED',
+    f('rows_affected_total', 'The total rows affected of events statements by digest.'),
+    false,
+  ],
   ['SUM_ROWS_SENT', f('rows_sent_total', 'The total rows sent of events statements by digest.'), false],
   [
     'SUM_ROWS_EXAMINED',
     f('rows_examined_total', 'The total rows examined of events statements by digest.'),
     false,
   ],
-  ['SUM_CREATED_TMP_TABLES', f('tmp_tables_total', 'The total tmp tables of events statements by digest.'), false],
+  [
+    'SUM_CREATED_TMP_TABLES',
+    f('tmp_tables_total', 'The total tmp tables of events statements by digest.'),
+    false,
+  ],
   [
     'SUM_CREATED_TMP_DISK_TABLES',
     f('tmp_disk_tables_total', 'The total tmp disk tables of events statements by digest.'),
@@ -52,7 +64,10 @@ const COUNTERS = [
   ],
   [
     'SUM_SORT_MERGE_PASSES',
-    f('sort_merge_passes_total', 'The total number of merge passes by the sort algorithm performed by digest.'),
+    f(
+      'sort_merge_passes_total',
+      'The total number of merge passes by the sort algorithm performed by digest.',
+    ),
     false,
   ],
   ['SUM_SORT_ROWS', f('sort_rows_total', 'The total number of sorted rows by digest.'), false],

@@ -20,7 +20,11 @@ const f = (name: string, help: string) =>
 /** Summed column → family; the bool marks the one timer served in seconds. */
 const SUMS = [
   ['COUNT_STAR', f('total', 'The total count of events statements.'), false],
-  ['SUM_CREATED_TMP_DISK_TABLES', f('created_tmp_disk_tables', 'The number of on-disk temporary tables created.'), false],
+  [
+    'SUM_CREATED_TMP_DISK_TABLES',
+    f('created_tmp_disk_tables', 'The number of on-disk temporary tables created.'),
+    false,
+  ],
   ['SUM_CREATED_TMP_TABLES', f('created_tmp_tables', 'The number of temporary tables created.'), false],
   ['SUM_ERRORS', f('errors', 'Number of errors.'), false],
   ['SUM_LOCK_TIME', f('lock_time', 'Time in picoseconds spent waiting for locks.'), false],

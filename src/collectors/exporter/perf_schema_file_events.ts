@@ -22,7 +22,11 @@ export const QUERY = [
   'FROM performance_schema.file_summary_by_event_name',
 ].join('\n');
 
-const EVENTS = family(`${PFS_PREFIX}file_events_total`, 'The total file events by event name/mode.', 'counter');
+const EVENTS = family(
+  `${PFS_PREFIX}file_events_total`,
+  'The total file events by event name/mode.',
+  'counter',
+);
 const SECONDS = family(
   `${PFS_PREFIX}file_events_seconds_total`,
   'The total seconds of file events by event name/mode.',

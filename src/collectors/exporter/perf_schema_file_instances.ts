@@ -38,7 +38,8 @@ const OPS = family(
 export function fileInstancesSamples(rows: readonly Row[], removePrefix: string, out: MetricValue[]): void {
   for (const row of rows) {
     let fileName = text(row.FILE_NAME);
-    if (removePrefix !== '' && fileName.startsWith(removePrefix)) fileName = fileName.slice(removePrefix.length);
+    if (removePrefix !== '' && fileName.startsWith(removePrefix))
+      fileName = fileName.slice(removePrefix.length);
     const read = { file_name: fileName, event_name: text(row.EVENT_NAME), mode: 'read' };
     const write = { ...read, mode: 'write' };
     push(out, OPS, num(row.COUNT_READ), read);

@@ -42,7 +42,8 @@ const USED = family(
 export function memoryEventsSamples(rows: readonly Row[], removePrefix: string, out: MetricValue[]): void {
   for (const row of rows) {
     let eventName = text(row.EVENT_NAME);
-    if (removePrefix !== '' && eventName.startsWith(removePrefix)) eventName = eventName.slice(removePrefix.length);
+    if (removePrefix !== '' && eventName.startsWith(removePrefix))
+      eventName = eventName.slice(removePrefix.length);
     const labels = { event_name: eventName };
     push(out, ALLOC, num(row.SUM_NUMBER_OF_BYTES_ALLOC), labels);
     push(out, FREE, num(row.SUM_NUMBER_OF_BYTES_FREE), labels);

@@ -27,12 +27,14 @@ export const EXPORTER_SOURCES: Readonly<Record<string, readonly SourceRule[]>> =
     { flavor: 'mysql', min: '5.7.0', unknown: true, source: 'memory_summary_global_by_event_name' },
     {
       flavor: 'mysql',
-      unsupported: 'performance_schema.memory_summary_global_by_event_name exists only in MySQL 5.7 and later',
+      unsupported:
+        'performance_schema.memory_summary_global_by_event_name exists only in MySQL 5.7 and later',
     },
     { flavor: 'mariadb', min: '10.5.0', unknown: true, source: 'memory_summary_global_by_event_name' },
     {
       flavor: 'mariadb',
-      unsupported: 'performance_schema.memory_summary_global_by_event_name exists only in MariaDB 10.5 and later',
+      unsupported:
+        'performance_schema.memory_summary_global_by_event_name exists only in MariaDB 10.5 and later',
     },
   ],
   'exporter.perf_schema.tableiowaits': both('table_io_waits_summary_by_table'),

@@ -19,17 +19,33 @@ const PREFIX = 'mysql_sys_';
 
 /** Column → family and whether it is a picosecond timer. */
 const COLUMNS = [
-  ['statements', family(`${PREFIX}statements_total`, ' The total number of statements for the user', 'counter'), false],
+  [
+    'statements',
+    family(`${PREFIX}statements_total`, ' The total number of statements for the user', 'counter'),
+    false,
+  ],
   [
     'statement_latency',
     family(`${PREFIX}statement_latency`, 'The total wait time of timed statements for the user', 'counter'),
     true,
   ],
-  ['table_scans', family(`${PREFIX}table_scans_total`, 'The total number of table scans for the user', 'counter'), false],
-  ['file_ios', family(`${PREFIX}file_ios_total`, 'The total number of file I/O events for the user', 'counter'), false],
+  [
+    'table_scans',
+    family(`${PREFIX}table_scans_total`, 'The total number of table scans for the user', 'counter'),
+    false,
+  ],
+  [
+    'file_ios',
+    family(`${PREFIX}file_ios_total`, 'The total number of file I/O events for the user', 'counter'),
+    false,
+  ],
   [
     'file_io_latency',
-    family(`${PREFIX}file_io_seconds_total`, 'The total wait time of timed file I/O events for the user', 'counter'),
+    family(
+      `${PREFIX}file_io_seconds_total`,
+      'The total wait time of timed file I/O events for the user',
+      'counter',
+    ),
     true,
   ],
   [
@@ -58,7 +74,11 @@ const COLUMNS = [
   ],
   [
     'total_memory_allocated',
-    family(`${PREFIX}memory_allocated_bytes_total`, 'The total amount of allocated memory for the user', 'counter'),
+    family(
+      `${PREFIX}memory_allocated_bytes_total`,
+      'The total amount of allocated memory for the user',
+      'counter',
+    ),
     false,
   ],
 ] as const;
@@ -69,7 +89,8 @@ export const QUERY = `SELECT user, ${COLUMNS.map(([c]) => c).join(', ')} FROM sy
 export function userSummarySamples(rows: readonly Row[], out: MetricValue[]): void {
   for (const row of rows) {
     const labels = { user: text(row.user) };
-    for (const [column, fam, timer] of COLUMNS) push(out, fam, timer ? seconds(row[column]) : num(row[column]), labels);
+    for (const [column, fam, timer] of COLUMNS)
+      push(out, fam, timer ? seconds(row[column]) : num(row[column]), labels);
   }
 }
 
