@@ -4,6 +4,28 @@
  * status.global, var.global and innodb). Adding one is one file here plus one line below.
  */
 import type { CollectorRegistration } from '../../core/collector.js';
+import { registration as perfSchemaEventsStatements } from './perf_schema_eventsstatements.js';
+import { registration as perfSchemaEventsStatementsSum } from './perf_schema_eventsstatementssum.js';
+import { registration as perfSchemaEventsWaits } from './perf_schema_eventswaits.js';
+import { registration as perfSchemaFileEvents } from './perf_schema_file_events.js';
+import { registration as perfSchemaFileInstances } from './perf_schema_file_instances.js';
+import { registration as perfSchemaIndexIOWaits } from './perf_schema_indexiowaits.js';
+import { registration as perfSchemaMemoryEvents } from './perf_schema_memory_events.js';
+import { registration as perfSchemaTableIOWaits } from './perf_schema_tableiowaits.js';
+import { registration as perfSchemaTableLocks } from './perf_schema_tablelocks.js';
 import { registration as slaveStatus } from './slave_status.js';
+import { registration as sysUserSummary } from './sys_user_summary.js';
 
-export const EXPORTER_BUILTIN: readonly CollectorRegistration[] = [slaveStatus];
+export const EXPORTER_BUILTIN: readonly CollectorRegistration[] = [
+  perfSchemaEventsStatements,
+  perfSchemaEventsStatementsSum,
+  perfSchemaEventsWaits,
+  perfSchemaFileEvents,
+  perfSchemaFileInstances,
+  perfSchemaIndexIOWaits,
+  perfSchemaMemoryEvents,
+  perfSchemaTableIOWaits,
+  perfSchemaTableLocks,
+  slaveStatus,
+  sysUserSummary,
+];

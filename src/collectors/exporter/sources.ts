@@ -12,5 +12,33 @@ const both = (source: string): SourceRule[] => [
 ];
 
 export const EXPORTER_SOURCES: Readonly<Record<string, readonly SourceRule[]>> = {
+  'exporter.perf_schema.eventsstatements': [
+    // SUM_CPU_TIME and the QUANTILE_* columns, as mysqld_exporter reads them from 8.0.28.
+    { flavor: 'mysql', min: '8.0.28', source: 'events_statements_summary_by_digest:quantiles' },
+    { flavor: 'mysql', source: 'events_statements_summary_by_digest' },
+    { flavor: 'mariadb', source: 'events_statements_summary_by_digest' },
+  ],
+  'exporter.perf_schema.eventsstatementssum': both('events_statements_summary_by_digest'),
+  'exporter.perf_schema.eventswaits': both('events_waits_summary_global_by_event_name'),
+  'exporter.perf_schema.file_events': both('file_summary_by_event_name'),
+  'exporter.perf_schema.file_instances': both('file_summary_by_instance'),
+  'exporter.perf_schema.indexiowaits': both('table_io_waits_summary_by_index_usage'),
+  'exporter.perf_schema.memory_events': [
+    { flavor: 'mysql', min: '5.7.0', unknown: true, source: 'memory_summary_global_by_event_name' },
+    {
+      flavor: 'mysql',
+      unsupported:
+        'performance_schema.memory_summary_global_by_event_name exists only in MySQL 5.7 and later',
+    },
+    { flavor: 'mariadb', min: '10.5.0', unknown: true, source: 'memory_summary_global_by_event_name' },
+    {
+      flavor: 'mariadb',
+      unsupported:
+        'performance_schema.memory_summary_global_by_event_name exists only in MariaDB 10.5 and later',
+    },
+  ],
+  'exporter.perf_schema.tableiowaits': both('table_io_waits_summary_by_table'),
+  'exporter.perf_schema.tablelocks': both('table_lock_waits_summary_by_table'),
   'exporter.slave_status': both('show-slave-status'),
+  'exporter.sys.user_summary': both('sys.x$user_summary'),
 };
