@@ -28,7 +28,6 @@ import { MonitorKey } from '../core/status-keys.js';
 import { scraperByDomain } from '../core/upstream.js';
 import { withDeadline } from '../util/abort.js';
 import { TokenFile } from '../util/http-guard.js';
-import { parseHostPort } from '../util/net.js';
 import { escapeHtml } from '../util/text.js';
 import { startWebListeners } from '../util/web-listener.js';
 import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
@@ -71,12 +70,6 @@ export function scrapeTimeoutMs(header: string | undefined): number {
   const s = Number(header.trim());
   if (!Number.isFinite(s) || s <= 0) return DEFAULT_SCRAPE_TIMEOUT_MS;
   return (s > TIMEOUT_OFFSET_S ? s - TIMEOUT_OFFSET_S : s) * 1000;
-}
-
-/** Split `host:port`, `:port` or `[v6]:port`; no host means every interface. */
-export function parseListenAddress(listen: string): { host: string | undefined; port: number } {
-  const { host, port } = parseHostPort(listen, 'listen address');
-  return { host: host === '' ? undefined : host, port };
 }
 
 const HELP = {
