@@ -20,7 +20,8 @@ import { createDb, type PooledDb } from '../../src/db/pool.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { defaultPlan } from '../../src/plan/defaults.js';
-import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { runSonde, writeConfig } from '../helpers/agent.js';
+import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { makeClientCert, makeTlsFiles, type TlsFiles } from '../helpers/tls.js';
 import {
   httpGet,
@@ -248,5 +249,52 @@ describe('exporter web config file, scraped by a real Prometheus', { timeout: 18
     }
     const none = await p.query('mysql_up{job=~"basic-wrong|basic-none|mtls-none|mtls-self-signed"}');
     assert.deepEqual(none, []);
+  });
+});
+
+describe('exporter web config file boot errors', () => {
+  it('refuses to boot with one line naming the monitor, the flag, the file and the key', async () => {
+    const port = await freePort();
+    const [dir, path] = writeConfig(
+      [
+        'api:',
+        '  disable: true',
+        'monitors:',
+        `  - id: m1`,
+        `    hostname: 127.0.0.1:${await freePort()}`,
+        '    username: sonde',
+        '    exporter:',
+        '      mode: dual',
+        '      flags:',
+        `        web.listen-address: 127.0.0.1:${port}`,
+        '        web.config.file: web.yml',
+        '',
+      ].join('\n'),
+    );
+    const hash = bcrypt.hashSync('pw', 4);
+    const cases: [string, string][] = [
+      [
+        `basic_auth_users:\n  alice: ${hash}\nhttp_server_config:\n  http3: true\n`,
+        'http_server_config.http3: unknown key',
+      ],
+      ['basic_auth_users:\n  alice: hunter2\n', 'basic_auth_users.alice: not a bcrypt hash'],
+      [
+        'tls_server_config:\n  cert_file: c.pem\n  key_file: k.pem\n',
+        'tls_server_config.cert_file: cannot read c.pem: ENOENT',
+      ],
+    ];
+    try {
+      for (const [text, want] of cases) {
+        writeFileSync(join(dir, 'web.yml'), text);
+        const res = await runSonde(['--config', path], { cwd: dir });
+        assert.equal(res.code, 1, res.stderr);
+        const line = res.stderr.split('\n').find((l) => l.includes('web.config.file')) ?? '';
+        assert.ok(line.includes(`monitor m1: exporter.flags.web.config.file: web.yml: ${want}`), res.stderr);
+        if (text.includes('hunter2'))
+          assert.ok(!res.stderr.includes('hunter2'), 'the bad hash is not printed');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
