@@ -46,6 +46,7 @@ import { EventLog } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
 import { parseHostPort } from '../util/net.js';
 import { parseGoBool } from '../util/text.js';
+import { loadWebConfig } from '../util/web-config.js';
 import { formatEventTime, formatTimestamp } from '../util/time.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -379,13 +380,18 @@ function apiAccess(b: Boot): Pick<ApiDeps, 'bind' | 'allowedHosts' | 'token' | '
   };
 }
 
-/** Check every loaded monitor's exporter token file now, so that a bad one fails the boot. */
-function checkExporterTokens(loader: Loader): void {
+/**
+ * Check every loaded monitor's exporter token file and web configuration file now, so that
+ * a bad one fails the boot.
+ */
+function checkExporterFiles(loader: Loader): void {
   for (const m of loader.configs()) {
-    const file = m.exporter?.['token-file'];
-    if (!m.exporter?.mode || !file) continue;
+    if (!m.exporter?.mode) continue;
+    const file = m.exporter['token-file'];
+    const web = m.exporter.flags?.['web.config.file'];
     try {
-      new TokenFile(file, 'exporter.token-file');
+      if (file) new TokenFile(file, 'exporter.token-file');
+      if (web) loadWebConfig(web, 'exporter.flags.web.config.file');
     } catch (err) {
       throw new BootError(`monitor ${m.id}: ${errorMessage(err)}`);
     }
@@ -456,7 +462,7 @@ async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: 
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
-  checkExporterTokens(loader);
+  checkExporterFiles(loader);
   if (opts.printMonitors) process.stdout.write(`${renderMonitorsYaml(loader.configs())}\n`);
   return { b, loader };
 }

@@ -18,7 +18,7 @@
  * and `mysql_exporter_collector_success{collector}` from newer mysqld_exporter releases.
  * Collector labels use mysqld_exporter's names (`collect.global_status`, …).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
@@ -27,9 +27,9 @@ import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { scraperByDomain } from '../core/upstream.js';
 import { withDeadline } from '../util/abort.js';
-import { LISTENER_LIMITS, TokenFile, answerClientError, listenerOptions } from '../util/http-guard.js';
-import { parseHostPort } from '../util/net.js';
+import { TokenFile } from '../util/http-guard.js';
 import { escapeHtml } from '../util/text.js';
+import { startWebListeners } from '../util/web-listener.js';
 import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
 import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
 
@@ -72,12 +72,6 @@ export function scrapeTimeoutMs(header: string | undefined): number {
   return (s > TIMEOUT_OFFSET_S ? s - TIMEOUT_OFFSET_S : s) * 1000;
 }
 
-/** Split `host:port`, `:port` or `[v6]:port`; no host means every interface. */
-export function parseListenAddress(listen: string): { host: string | undefined; port: number } {
-  const { host, port } = parseHostPort(listen, 'listen address');
-  return { host: host === '' ? undefined : host, port };
-}
-
 const HELP = {
   up: 'Whether the MySQL server is up.',
   scrapes: 'Total number of times MySQL was scraped for metrics.',
@@ -90,8 +84,16 @@ const HELP = {
 
 export interface StartExporterArgs {
   monitorId: string;
-  /** `host:port`; `:port` listens on every interface; '' = 127.0.0.1:9104. */
+  /**
+   * `host:port`, or several separated by commas (one listener each); `:port` listens on
+   * every interface; '' = 127.0.0.1:9104.
+   */
   listen: string;
+  /**
+   * `web.config.file`: the exporter web configuration (TLS, basic auth, headers). A bad file
+   * fails the start with one line naming the file and the key.
+   */
+  webConfigFile?: string;
   /** Telemetry path, e.g. `/metrics`; '' = `/metrics`. */
   path: string;
   source: ExporterSource;
@@ -310,28 +312,12 @@ function router(
   };
 }
 
-/** Listen on `listen`; resolves with the bound `host:port` (`[v6]:port` for IPv6). */
-async function listenOn(server: Server, listen: string): Promise<string> {
-  const { host, port } = parseListenAddress(listen);
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void =>
-      reject(new Error(`cannot listen on ${listen}: ${err.message}`, { cause: err }));
-    server.once('error', onError);
-    server.listen({ port, ...(host !== undefined ? { host } : {}) }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const addr = server.address();
-  return addr !== null && typeof addr === 'object'
-    ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
-    : listen;
-}
-
 /**
- * Start the exporter endpoint of one monitor. Resolves once listening (status key
- * `exporter` = `listening on <addr>`); rejects when the address cannot be bound (port in
- * use…). close() stops it and sets `exporter` = `stopped`.
+ * Start the exporter endpoint of one monitor: on every address of `listen` (a comma list),
+ * behind the web configuration file when one is given (TLS, basic auth, headers). Resolves
+ * once listening (status key `exporter` = `listening on <addr>, <addr>`); rejects when the
+ * web configuration file is bad or an address cannot be bound (port in use…). close() stops
+ * it and sets `exporter` = `stopped`.
  */
 export async function startExporter(args: StartExporterArgs): Promise<ExporterHandle> {
   const { monitorId, status, events } = args;
@@ -343,24 +329,21 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
       : new TokenFile(args.tokenFile, 'exporter.token-file', {
           onError: (msg) => events.error('server-api-error', monitorId, msg),
         });
-  const server: Server = createServer(
-    { ...listenerOptions(), keepAliveTimeout: EXPORTER_KEEP_ALIVE_MS },
-    router(args, path, token),
-  );
-  server.keepAliveTimeout = EXPORTER_KEEP_ALIVE_MS;
-  server.maxConnections = LISTENER_LIMITS.maxConnections;
-  server.on('clientError', answerClientError);
-  const address = await listenOn(server, listen);
-  server.on('error', (err) => events.debug(`exporter ${monitorId}: ${errorMessage(err)}`));
-  status.set(MonitorKey.exporter, `listening on ${address}`);
+  const listeners = await startWebListeners({
+    handler: router(args, path, token),
+    listen,
+    webConfigFile: args.webConfigFile,
+    configKey: 'exporter.flags.web.config.file',
+    keepAliveMs: EXPORTER_KEEP_ALIVE_MS,
+    debug: (msg) => events.debug(`exporter ${monitorId}: ${msg}`),
+  });
+  status.set(MonitorKey.exporter, `listening on ${listeners.addresses.join(', ')}`);
   let closed: Promise<void> | undefined;
   return {
-    address,
+    address: listeners.addresses[0] ?? listen,
+    addresses: listeners.addresses,
     close(): Promise<void> {
-      closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }).then(() => status.set(MonitorKey.exporter, 'stopped'));
+      closed ??= listeners.close().then(() => status.set(MonitorKey.exporter, 'stopped'));
       return closed;
     },
   };

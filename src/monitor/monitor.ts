@@ -76,6 +76,8 @@ export interface MonitorDeps {
       path: string;
       /** Bearer token file protecting the endpoint (exporter.token-file). */
       tokenFile?: string;
+      /** Web configuration file (exporter.flags.web.config.file): TLS, basic auth, headers. */
+      webConfigFile?: string;
       source: ExporterSource;
       status: StatusWriter;
       events: Events;
@@ -338,6 +340,7 @@ export class Monitor {
         listen: ex.flags?.['web.listen-address'] || '127.0.0.1:9104',
         path: ex.flags?.['web.telemetry-path'] || '/metrics',
         ...(ex['token-file'] ? { tokenFile: ex['token-file'] } : {}),
+        ...(ex.flags?.['web.config.file'] ? { webConfigFile: ex.flags['web.config.file'] } : {}),
         source,
         status: this.#status,
         events,
