@@ -4,6 +4,30 @@
  * status.global, var.global and innodb). Adding one is one file here plus one line below.
  */
 import type { CollectorRegistration } from '../../core/collector.js';
+import { registration as autoIncrementColumns } from './auto_increment_columns.js';
+import { registration as binlogSize } from './binlog_size.js';
+import { registration as engineInnodbStatus } from './engine_innodb_status.js';
+import { registration as engineTokudbStatus } from './engine_tokudb_status.js';
+import { registration as heartbeat } from './heartbeat.js';
+import { registration as infoSchemaReplicaHost } from './info_schema_replica_host.js';
+import { registration as mysqlUser } from './mysql_user.js';
+import { registration as perfSchemaReplicationApplierStatusByWorker } from './perf_schema_replication_applier_status_by_worker.js';
+import { registration as perfSchemaReplicationGroupMemberStats } from './perf_schema_replication_group_member_stats.js';
+import { registration as perfSchemaReplicationGroupMembers } from './perf_schema_replication_group_members.js';
+import { registration as slaveHosts } from './slave_hosts.js';
 import { registration as slaveStatus } from './slave_status.js';
 
-export const EXPORTER_BUILTIN: readonly CollectorRegistration[] = [slaveStatus];
+export const EXPORTER_BUILTIN: readonly CollectorRegistration[] = [
+  autoIncrementColumns,
+  binlogSize,
+  engineInnodbStatus,
+  engineTokudbStatus,
+  heartbeat,
+  infoSchemaReplicaHost,
+  mysqlUser,
+  perfSchemaReplicationApplierStatusByWorker,
+  perfSchemaReplicationGroupMemberStats,
+  perfSchemaReplicationGroupMembers,
+  slaveHosts,
+  slaveStatus,
+];
