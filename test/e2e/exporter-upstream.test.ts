@@ -60,7 +60,14 @@ const INTENDED: Readonly<Record<string, Intended>> = {
 };
 
 /** Scrapers with nothing to serve on MariaDB 10.11, and why (their recorded-set tests cover them). */
-const EMPTY_ON_MARIADB: Readonly<Record<string, string>> = {};
+const EMPTY_ON_MARIADB: Readonly<Record<string, string>> = {
+  engine_tokudb_status: 'MariaDB 10.6+ has no TokuDB engine: SHOW ENGINE TOKUDB STATUS fails',
+  'info_schema.replica_host': 'information_schema.replica_host_status exists only on Aurora MySQL',
+  'perf_schema.replication_applier_status_by_worker':
+    "MariaDB's replication_applier_status_by_worker lacks the transaction timestamp columns (MySQL 8.0+)",
+  'perf_schema.replication_group_member_stats': 'MariaDB has no Group Replication',
+  'perf_schema.replication_group_members': 'MariaDB has no Group Replication',
+};
 
 /** Families that describe the exporter itself, not the scraper. */
 const SELF = /^(mysql_up|mysql_exporter_|mysqld_exporter_|mysql_version_info$)/;

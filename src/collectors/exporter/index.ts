@@ -4,28 +4,50 @@
  * status.global, var.global and innodb). Adding one is one file here plus one line below.
  */
 import type { CollectorRegistration } from '../../core/collector.js';
-import { registration as perfSchemaEventsStatements } from './perf_schema_eventsstatements.js';
-import { registration as perfSchemaEventsStatementsSum } from './perf_schema_eventsstatementssum.js';
-import { registration as perfSchemaEventsWaits } from './perf_schema_eventswaits.js';
+import { registration as autoIncrementColumns } from './auto_increment_columns.js';
+import { registration as binlogSize } from './binlog_size.js';
+import { registration as engineInnodbStatus } from './engine_innodb_status.js';
+import { registration as engineTokudbStatus } from './engine_tokudb_status.js';
+import { registration as heartbeat } from './heartbeat.js';
+import { registration as infoSchemaReplicaHost } from './info_schema_replica_host.js';
+import { registration as mysqlUser } from './mysql_user.js';
+import { registration as perfSchemaEventsstatements } from './perf_schema_eventsstatements.js';
+import { registration as perfSchemaEventsstatementssum } from './perf_schema_eventsstatementssum.js';
+import { registration as perfSchemaEventswaits } from './perf_schema_eventswaits.js';
 import { registration as perfSchemaFileEvents } from './perf_schema_file_events.js';
 import { registration as perfSchemaFileInstances } from './perf_schema_file_instances.js';
-import { registration as perfSchemaIndexIOWaits } from './perf_schema_indexiowaits.js';
+import { registration as perfSchemaIndexiowaits } from './perf_schema_indexiowaits.js';
 import { registration as perfSchemaMemoryEvents } from './perf_schema_memory_events.js';
-import { registration as perfSchemaTableIOWaits } from './perf_schema_tableiowaits.js';
-import { registration as perfSchemaTableLocks } from './perf_schema_tablelocks.js';
+import { registration as perfSchemaReplicationApplierStatusByWorker } from './perf_schema_replication_applier_status_by_worker.js';
+import { registration as perfSchemaReplicationGroupMemberStats } from './perf_schema_replication_group_member_stats.js';
+import { registration as perfSchemaReplicationGroupMembers } from './perf_schema_replication_group_members.js';
+import { registration as perfSchemaTableiowaits } from './perf_schema_tableiowaits.js';
+import { registration as perfSchemaTablelocks } from './perf_schema_tablelocks.js';
+import { registration as slaveHosts } from './slave_hosts.js';
 import { registration as slaveStatus } from './slave_status.js';
 import { registration as sysUserSummary } from './sys_user_summary.js';
 
 export const EXPORTER_BUILTIN: readonly CollectorRegistration[] = [
-  perfSchemaEventsStatements,
-  perfSchemaEventsStatementsSum,
-  perfSchemaEventsWaits,
+  autoIncrementColumns,
+  binlogSize,
+  engineInnodbStatus,
+  engineTokudbStatus,
+  heartbeat,
+  infoSchemaReplicaHost,
+  mysqlUser,
+  perfSchemaEventsstatements,
+  perfSchemaEventsstatementssum,
+  perfSchemaEventswaits,
   perfSchemaFileEvents,
   perfSchemaFileInstances,
-  perfSchemaIndexIOWaits,
+  perfSchemaIndexiowaits,
   perfSchemaMemoryEvents,
-  perfSchemaTableIOWaits,
-  perfSchemaTableLocks,
+  perfSchemaReplicationApplierStatusByWorker,
+  perfSchemaReplicationGroupMemberStats,
+  perfSchemaReplicationGroupMembers,
+  perfSchemaTableiowaits,
+  perfSchemaTablelocks,
+  slaveHosts,
   slaveStatus,
   sysUserSummary,
 ];
