@@ -9,7 +9,7 @@ import { USERSTAT_CHECK } from './userstat.js';
 
 const P = 'mysql_info_schema_client_statistics_';
 
-/** Percona Server 8.0's CLIENT_STATISTICS columns (no ROWS_READ/SENT/…, no MAX_STATEMENT_TIME_EXCEEDED). */
+/** A Percona Server style CLIENT_STATISTICS row (ROWS_FETCHED, TABLE_ROWS_READ; no ROWS_READ/SENT/…). */
 const PERCONA_ROW: Row = {
   CLIENT: '10.0.0.7',
   TOTAL_CONNECTIONS: '12',

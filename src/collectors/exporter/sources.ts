@@ -19,7 +19,8 @@ export const EXPORTER_SOURCES: Readonly<Record<string, readonly SourceRule[]>> =
     { flavor: 'mysql', min: '5.7.0', unknown: true, source: 'innodb_sys_tablespaces' },
     {
       flavor: 'mysql',
-      unsupported: 'no FILE_SIZE or ALLOCATED_SIZE before MySQL 5.7 (mysqld_exporter skips the scraper there)',
+      unsupported:
+        'no FILE_SIZE or ALLOCATED_SIZE before MySQL 5.7 (mysqld_exporter skips the scraper there)',
     },
     // MariaDB 10.5 dropped the SPACE_TYPE column.
     { flavor: 'mariadb', min: '10.5.0', unknown: true, source: 'innodb_sys_tablespaces:no_space_type' },
