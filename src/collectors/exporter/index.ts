@@ -9,7 +9,18 @@ import { registration as binlogSize } from './binlog_size.js';
 import { registration as engineInnodbStatus } from './engine_innodb_status.js';
 import { registration as engineTokudbStatus } from './engine_tokudb_status.js';
 import { registration as heartbeat } from './heartbeat.js';
+import { registration as infoSchemaClientstats } from './info_schema_clientstats.js';
+import { registration as infoSchemaInnodbCmp } from './info_schema_innodb_cmp.js';
+import { registration as infoSchemaInnodbCmpmem } from './info_schema_innodb_cmpmem.js';
+import { registration as infoSchemaInnodbTablespaces } from './info_schema_innodb_tablespaces.js';
+import { registration as infoSchemaProcesslist } from './info_schema_processlist.js';
+import { registration as infoSchemaQueryResponseTime } from './info_schema_query_response_time.js';
 import { registration as infoSchemaReplicaHost } from './info_schema_replica_host.js';
+import { registration as infoSchemaRocksdbPerfContext } from './info_schema_rocksdb_perf_context.js';
+import { registration as infoSchemaSchemastats } from './info_schema_schemastats.js';
+import { registration as infoSchemaTables } from './info_schema_tables.js';
+import { registration as infoSchemaTablestats } from './info_schema_tablestats.js';
+import { registration as infoSchemaUserstats } from './info_schema_userstats.js';
 import { registration as mysqlUser } from './mysql_user.js';
 import { registration as perfSchemaEventsstatements } from './perf_schema_eventsstatements.js';
 import { registration as perfSchemaEventsstatementssum } from './perf_schema_eventsstatementssum.js';
@@ -33,7 +44,18 @@ export const EXPORTER_BUILTIN: readonly CollectorRegistration[] = [
   engineInnodbStatus,
   engineTokudbStatus,
   heartbeat,
+  infoSchemaClientstats,
+  infoSchemaInnodbCmp,
+  infoSchemaInnodbCmpmem,
+  infoSchemaInnodbTablespaces,
+  infoSchemaProcesslist,
+  infoSchemaQueryResponseTime,
   infoSchemaReplicaHost,
+  infoSchemaRocksdbPerfContext,
+  infoSchemaSchemastats,
+  infoSchemaTables,
+  infoSchemaTablestats,
+  infoSchemaUserstats,
   mysqlUser,
   perfSchemaEventsstatements,
   perfSchemaEventsstatementssum,

@@ -21,6 +21,27 @@ const mysqlOnly = (min: string, source: string, mariadb: string): SourceRule[] =
 const NO_GROUP_REPLICATION = 'MariaDB has no Group Replication (MySQL 5.7+ only)';
 
 export const EXPORTER_SOURCES: Readonly<Record<string, readonly SourceRule[]>> = {
+  'exporter.info_schema.clientstats': both('client_statistics'),
+  'exporter.info_schema.innodb_cmp': both('innodb_cmp'),
+  'exporter.info_schema.innodb_cmpmem': both('innodb_cmpmem'),
+  'exporter.info_schema.innodb_tablespaces': [
+    { flavor: 'mysql', min: '5.7.0', unknown: true, source: 'innodb_sys_tablespaces' },
+    {
+      flavor: 'mysql',
+      unsupported:
+        'no FILE_SIZE or ALLOCATED_SIZE before MySQL 5.7 (mysqld_exporter skips the scraper there)',
+    },
+    // MariaDB 10.5 dropped the SPACE_TYPE column.
+    { flavor: 'mariadb', min: '10.5.0', unknown: true, source: 'innodb_sys_tablespaces:no_space_type' },
+    { flavor: 'mariadb', source: 'innodb_sys_tablespaces' },
+  ],
+  'exporter.info_schema.processlist': both('processlist'),
+  'exporter.info_schema.query_response_time': both('query_response_time'),
+  'exporter.info_schema.rocksdb_perf_context': both('rocksdb_perf_context'),
+  'exporter.info_schema.schemastats': both('table_statistics'),
+  'exporter.info_schema.tables': both('tables'),
+  'exporter.info_schema.tablestats': both('table_statistics'),
+  'exporter.info_schema.userstats': both('user_statistics'),
   'exporter.perf_schema.eventsstatements': [
     // SUM_CPU_TIME and the QUANTILE_* columns, as mysqld_exporter reads them from 8.0.28.
     { flavor: 'mysql', min: '8.0.28', source: 'events_statements_summary_by_digest:quantiles' },
