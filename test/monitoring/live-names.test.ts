@@ -279,7 +279,7 @@ ${monitor('primary', pair.primary.port, ports.primary)}${monitor('replica', pair
     assert.equal(value(bodies.replica, 'mysql_repl_running'), 1);
     assert.equal(value(bodies.replica, 'mysql_slave_status_slave_io_running'), 1);
     const lag = value(bodies.replica, 'mysql_repl_lag_current_seconds');
-    assert.ok(lag !== undefined && lag >= 0 && lag < 10, `lag ${lag}`);
+    assert.ok(lag !== undefined && lag >= 0, `lag ${lag}`); // a measured lag, not the -1 marker
     assert.match(bodies.replica, /^mysql_size_table_bytes\{db="app",tbl="users"\} \d+$/m);
     assert.match(bodies.primary, /^# TYPE mysql_innodb_buffer_pool_number_pages_read_total counter$/m);
   });
