@@ -259,7 +259,14 @@ function monitorDeps(b: Boot): MonitorDeps {
     makeCollector: (domain, ctx) => collectors.make(domain, ctx),
     heartbeatWriter: (args) => runHeartbeatWriter(args),
     exporter: {
-      createSource: ({ cfg: _cfg, ...args }) => createScrapeReader({ ...args, collectors }),
+      createSource: ({ cfg: _cfg, settings, ...args }) =>
+        createScrapeReader({
+          ...args,
+          collectors,
+          session: settings.session,
+          maxCollectors: settings.maxCollectors,
+          ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
+        }),
       start: (args) => startExporter(args),
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
