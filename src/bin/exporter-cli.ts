@@ -26,11 +26,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { Config, MonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
-import {
-  UPSTREAM_EXPORTER_FLAGS,
-  UPSTREAM_SCRAPERS,
-  type UpstreamSubflag,
-} from '../core/upstream.js';
+import { UPSTREAM_EXPORTER_FLAGS, UPSTREAM_SCRAPERS, type UpstreamSubflag } from '../core/upstream.js';
 import { defaultConfig, mergeConfig, validateConfig } from '../config/load.js';
 import { readMyCnf, type MyCnf } from '../config/mycnf.js';
 import { exporterFlagProblem } from '../config/validate.js';
@@ -104,14 +100,32 @@ function subflag(s: UpstreamSubflag): CliFlag {
 export const CLI_FLAGS: readonly CliFlag[] = [
   f('help', 'bool', '', 'Show context-sensitive help.', 'help'),
   f('version', 'bool', '', 'Show application version.', 'version'),
-  f('config.my-cnf', 'string', '~/.my.cnf', 'Path to .my.cnf file to read MySQL credentials from.', 'connection'),
+  f(
+    'config.my-cnf',
+    'string',
+    '~/.my.cnf',
+    'Path to .my.cnf file to read MySQL credentials from.',
+    'connection',
+  ),
   f('mysqld.address', 'string', 'localhost:3306', 'Address to use for connecting to MySQL', 'connection'),
   f('mysqld.username', 'string', '', 'User name to use for connecting to MySQL', 'connection'),
   ...Object.entries(UPSTREAM_EXPORTER_FLAGS).map(([name, dflt]) =>
     f(name, KINDS[name] ?? 'string', dflt, EXPORTER_HELP[name] ?? '', 'exporter'),
   ),
-  f('web.systemd-socket', 'bool', '', 'Use systemd socket activation listeners (not supported by sonde).', 'refused'),
-  f('log.level', 'string', 'info', 'Only log messages with the given severity or above. One of: [debug, info, warn, error]', 'log'),
+  f(
+    'web.systemd-socket',
+    'bool',
+    '',
+    'Use systemd socket activation listeners (not supported by sonde).',
+    'refused',
+  ),
+  f(
+    'log.level',
+    'string',
+    'info',
+    'Only log messages with the given severity or above. One of: [debug, info, warn, error]',
+    'log',
+  ),
   f('log.format', 'string', 'logfmt', 'Output format of log messages. One of: [logfmt, json]', 'log'),
   ...UPSTREAM_SCRAPERS.flatMap((s) => [
     f(`collect.${s.name}`, 'bool', String(s.enabled), s.help, 'collect'),
@@ -123,7 +137,11 @@ const BY_NAME: ReadonlyMap<string, CliFlag> = new Map(CLI_FLAGS.map((x) => [x.na
 
 /** Whether sonde should read `argv` as mysqld_exporter's command line (see the file comment). */
 export function isExporterCommandLine(argv: readonly string[], program = ''): boolean {
-  const base = program.split('/').pop()?.replace(/\.(js|mjs|cjs)$/, '') ?? '';
+  const base =
+    program
+      .split('/')
+      .pop()
+      ?.replace(/\.(js|mjs|cjs)$/, '') ?? '';
   if (EXPORTER_NAMES.has(base)) return true;
   return argv.some((a) => /^--(?:[^=\s]*\.[^=\s]*|timeout-offset)(?:=|$)/.test(a));
 }
@@ -136,7 +154,7 @@ export interface ExporterArgs {
   given: ReadonlyMap<string, readonly string[]>;
 }
 
-/** One flag and its value, or undefined for help/version. */
+/** One flag and its value as written. */
 interface Token {
   spec: CliFlag;
   value: string;
@@ -147,7 +165,8 @@ function token(argv: readonly string[], i: number): [Token, number] {
   const a = argv[i] ?? '';
   if (a === '-h') return [{ spec: BY_NAME.get('help') as CliFlag, value: 'true' }, 1];
   if (!a.startsWith('--') || a === '--') {
-    if (a.startsWith('-') && a.length > 1) throw new ExporterCliError(`unknown short flag '${a.slice(0, 2)}'`);
+    if (a.startsWith('-') && a.length > 1)
+      throw new ExporterCliError(`unknown short flag '${a.slice(0, 2)}'`);
     throw new ExporterCliError(`unexpected ${a}`);
   }
   const eq = a.indexOf('=');
@@ -171,33 +190,38 @@ function token(argv: readonly string[], i: number): [Token, number] {
   return [{ spec, value: next }, 2];
 }
 
-/** A value of the flag's kind, else the error kingpin gives. */
-function checkKind(spec: CliFlag, value: string): void {
-  if (spec.kind === 'int' && !/^[+-]?\d+$/.test(value.trim()))
-    throw new ExporterCliError(`strconv.ParseInt: parsing "${value}": invalid syntax`);
-  if (spec.kind === 'float' && (value.trim() === '' || !Number.isFinite(Number(value))))
-    throw new ExporterCliError(`strconv.ParseFloat: parsing "${value}": invalid syntax`);
+/**
+ * The value as kingpin reads the flag's kind, else the error it gives: numbers (integer
+ * flags too) parse as floats, integers are truncated (`1.5` → `1`).
+ */
+function checkKind(spec: CliFlag, value: string): string {
+  if (spec.kind === 'int' || spec.kind === 'float') {
+    const n = Number(value.trim());
+    if (value.trim() === '' || !Number.isFinite(n))
+      throw new ExporterCliError(`strconv.ParseFloat: parsing ${JSON.stringify(value)}: invalid syntax`);
+    return spec.kind === 'int' ? String(Math.trunc(n)) : value.trim();
+  }
   if (spec.name === 'log.level' && !['debug', 'info', 'warn', 'error'].includes(value))
     throw new ExporterCliError(`unrecognized log level "${value}"`);
   if (spec.name === 'log.format' && !['logfmt', 'json'].includes(value))
     throw new ExporterCliError(`unrecognized log format "${value}"`);
+  return value;
 }
 
 /** Parse mysqld_exporter's command line. Throws ExporterCliError. */
 export function parseExporterCommandLine(argv: readonly string[]): ExporterCommand {
   const given = new Map<string, string[]>();
-  for (let i = 0; i < argv.length; ) {
+  for (let i = 0; i < argv.length;) {
     const [{ spec, value }, used] = token(argv, i);
     i += used;
     if (spec.role === 'help') return { kind: 'help' };
     if (spec.role === 'version') return { kind: 'version' };
     if (spec.role === 'refused' && value === 'true')
       throw new ExporterCliError(`--${spec.name} is not supported by sonde`);
-    checkKind(spec, value);
     const list = given.get(spec.name) ?? [];
     if (list.length > 0 && spec.kind !== 'strings')
       throw new ExporterCliError(`flag '${spec.name}' cannot be repeated`);
-    list.push(value);
+    list.push(checkKind(spec, value));
     given.set(spec.name, list);
   }
   for (const [name, values] of given) {
@@ -288,17 +312,23 @@ function connection(args: ExporterArgs, cnf: MyCnf | undefined, env: NodeJS.Proc
   }
   const username = cnf?.user || one(args, 'mysqld.username');
   if (username === '')
-    throw new Error('no MySQL user: set user in the [client] section of --config.my-cnf, or --mysqld.username');
+    throw new Error(
+      'no MySQL user: set user in the [client] section of --config.my-cnf, or --mysqld.username',
+    );
   const m: MonitorConfig = { id: CLI_MONITOR_ID, username };
   if (socket !== '') m.socket = socket;
-  else m.hostname = `${(host || '127.0.0.1').includes(':') ? `[${host}]` : host || '127.0.0.1'}:${port || '3306'}`;
+  else
+    m.hostname = `${(host || '127.0.0.1').includes(':') ? `[${host}]` : host || '127.0.0.1'}:${port || '3306'}`;
   const password = env.MYSQLD_EXPORTER_PASSWORD ?? '';
   if ((cnf?.password ?? '') === '' && password !== '') m.password = password;
   return m;
 }
 
 /** `exporter.flags` (every exporter-wide flag given, listen address defaulting to `:9104`) and the collect flags. */
-function splitFlags(args: ExporterArgs): { exporter: Record<string, string>; collect: Record<string, string> } {
+function splitFlags(args: ExporterArgs): {
+  exporter: Record<string, string>;
+  collect: Record<string, string>;
+} {
   const exporter: Record<string, string> = { 'web.listen-address': ':9104' };
   const collect: Record<string, string> = {};
   for (const [name, values] of args.given) {

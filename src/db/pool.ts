@@ -271,7 +271,7 @@ class MysqlDb implements PooledDb {
    * being set reads as unknown until the SET succeeds, so a failed or killed SET is retried.
    */
   async #applySession(conn: PoolConnection, wanted: QueryOptions['session']): Promise<void> {
-    const state = this.#session.get(conn.connection as object);
+    const state = this.#session.get(conn.connection);
     if (state === undefined) return;
     const desired = new Map(BASE_SESSION);
     for (const [name, value] of Object.entries(wanted ?? {})) {

@@ -111,7 +111,7 @@ function withSession(db: Db, session: QueryOptions['session']): Db {
   const opts = (o?: QueryOptions): QueryOptions => ({ ...o, session: { ...session, ...o?.session } });
   return {
     query: (sql, params, o) => db.query(sql, params, opts(o)),
-    serverInfo: (o) => db.serverInfo(o),
+    serverInfo: (o) => db.serverInfo(opts(o)),
     ping: (o) => db.ping(opts(o)),
   };
 }
