@@ -268,7 +268,7 @@ class MysqlDb implements PooledDb {
   /**
    * Give the connection the session variables `wanted` asks for, the pool's own values for
    * the rest: one `SET SESSION` with only what differs, nothing when all match. A variable
-   * being set reads as unknown until the SET succeeds, so a failed or killed SET is retried.
+   * reads as unknown while its SET runs, so a connection given up mid-SET is never trusted.
    */
   async #applySession(conn: PoolConnection, wanted: QueryOptions['session']): Promise<void> {
     const state = this.#session.get(conn.connection);
@@ -281,8 +281,20 @@ class MysqlDb implements PooledDb {
     for (const name of state.keys()) if (!desired.has(name)) desired.set(name, 'DEFAULT');
     const changes = [...desired].filter(([name, value]) => state.get(name) !== value);
     if (changes.length === 0) return;
+    const before = new Map(changes.map(([name]) => [name, state.get(name)]));
     for (const [name] of changes) state.set(name, UNKNOWN);
-    await conn.query(`SET SESSION ${changes.map(([name, value]) => `${name}=${value}`).join(', ')}`);
+    try {
+      await conn.query(`SET SESSION ${changes.map(([name, value]) => `${name}=${value}`).join(', ')}`);
+    } catch (err) {
+      // A SET that fails changes nothing (the server checks every assignment first): the
+      // connection keeps its values, and a variable it never had (one the server does not
+      // know) is not put back to DEFAULT by later statements.
+      for (const [name, value] of before) {
+        if (value === undefined) state.delete(name);
+        else state.set(name, value);
+      }
+      throw err;
+    }
     for (const [name, value] of changes) state.set(name, value);
   }
 

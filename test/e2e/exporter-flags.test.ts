@@ -199,6 +199,27 @@ describe('exporter-wide flags on a real MariaDB, in process', { timeout: 120_000
     assert.equal(plain.error, '');
   });
 
+  it('a session variable the server does not have fails the ping: mysql_up 0, the pool unaffected', async () => {
+    // What --exporter.log_slow_filter meets on Oracle MySQL, shown with a name MariaDB lacks.
+    const c = new SqlCollectors({ 'probe.session': SESSION_SQL });
+    const reader = createScrapeReader({
+      monitorId: 'flags',
+      db,
+      plan: planOf(['probe.session']),
+      collectors: c,
+      session: { ...exporterSettings({}).session, no_such_variable: 1 },
+    });
+    try {
+      const r = await reader.scrape(AbortSignal.timeout(20_000));
+      assert.equal(r.up, false);
+      assert.match(r.error, /Unknown system variable 'no_such_variable'/);
+      assert.equal(c.seen.rows['probe.session'], undefined, 'no collector ran');
+    } finally {
+      await reader.close();
+    }
+    assert.equal((await db.query(SESSION_SQL))[0]?.lwt, '5');
+  });
+
   it('max_open_connections=1 runs one collector at a time; 2 runs two', async () => {
     const sql = { 'overlap.a': 'SELECT 1 AS one', 'overlap.b': 'SELECT 2 AS two' };
     const one = new SqlCollectors(sql);
