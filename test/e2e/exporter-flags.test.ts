@@ -344,4 +344,35 @@ describe('exporter-wide flags through the sonde binary', { timeout: 180_000 }, (
       assert.equal(await up([], ['--tls.insecure-skip-verify']), '1');
     });
   });
+
+  it('--timeout-offset is taken off the scrape-timeout header', async () => {
+    await plain.createUser('offs', 'offs-Pass-3', ['PROCESS ON *.*']);
+    const cnf = writeMyCnf(dir, 'offs.cnf', [
+      'user=offs',
+      'password=offs-Pass-3',
+      'host=127.0.0.1',
+      `port=${plain.port}`,
+    ]);
+    const address = `127.0.0.1:${await freePort()}`;
+    const cli = await startSondeCli(
+      [
+        '--config.my-cnf',
+        cnf,
+        `--web.listen-address=${address}`,
+        '--timeout-offset=2.5',
+        '--log.level=debug',
+      ],
+      address,
+    );
+    // A frozen server: the scrape ends at its deadline, whose length the debug line names.
+    process.kill(plain.pid, 'SIGSTOP');
+    try {
+      const r = await cli.get('/metrics', { 'X-Prometheus-Scrape-Timeout-Seconds': '3' });
+      assert.match(r.body, /^mysql_up 0$/m);
+    } finally {
+      process.kill(plain.pid, 'SIGCONT');
+      await cli.stop();
+    }
+    assert.match(cli.stderr(), /MySQL is down: .*scrape timeout after 0\.5 s/);
+  });
 });
