@@ -493,6 +493,10 @@ describe('exporter helpers', () => {
     assert.equal(scrapeTimeoutMs('-1'), 10_000);
     assert.equal(scrapeTimeoutMs('10'), 9750);
     assert.equal(scrapeTimeoutMs('0.2'), 200);
+    // timeout-offset
+    assert.equal(scrapeTimeoutMs('10', 1.5), 8500);
+    assert.equal(scrapeTimeoutMs('10', 0), 10_000);
+    assert.equal(scrapeTimeoutMs('1', 2), 1000);
   });
 
   it('names collectors and filters like mysqld_exporter', () => {

@@ -62,14 +62,14 @@ export function collectFilter(params: readonly string[], available: readonly str
 
 /**
  * The scrape deadline from `X-Prometheus-Scrape-Timeout-Seconds`, in ms: the header minus
- * 0.25 s (kept whole when the offset would leave nothing), or the default when the header
- * is missing or not a positive number.
+ * the offset (`timeout-offset`, 0.25 s by default; the header is kept whole when the offset
+ * would leave nothing), or the default when the header is missing or not a positive number.
  */
-export function scrapeTimeoutMs(header: string | undefined): number {
+export function scrapeTimeoutMs(header: string | undefined, offsetS = TIMEOUT_OFFSET_S): number {
   if (header === undefined || header.trim() === '') return DEFAULT_SCRAPE_TIMEOUT_MS;
   const s = Number(header.trim());
   if (!Number.isFinite(s) || s <= 0) return DEFAULT_SCRAPE_TIMEOUT_MS;
-  return (s > TIMEOUT_OFFSET_S ? s - TIMEOUT_OFFSET_S : s) * 1000;
+  return Math.round((s > offsetS ? s - offsetS : s) * 1e6) / 1e3;
 }
 
 const HELP = {
@@ -99,6 +99,8 @@ export interface StartExporterArgs {
   source: ExporterSource;
   status: StatusWriter;
   events: Events;
+  /** `timeout-offset`: seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (default 0.25). */
+  timeoutOffsetS?: number;
   /**
    * `exporter.token-file`: every path then needs `Authorization: Bearer <token>`. A missing
    * or empty file fails the start with an error naming the key and the file.
@@ -210,6 +212,7 @@ class ScrapeHandler {
     const { source } = this.#args;
     const timeoutMs = scrapeTimeoutMs(
       req.headers['x-prometheus-scrape-timeout-seconds'] as string | undefined,
+      this.#args.timeoutOffsetS,
     );
     const gone = new AbortController();
     const deadline = withDeadline(gone.signal, timeoutMs, `scrape timeout after ${timeoutMs / 1000} s`);

@@ -9,6 +9,8 @@ import type { ConnectionSpec, Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
+
+import { exporterSettings, type ExporterSettings } from './exporter-flags.js';
 import type { Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
@@ -69,6 +71,8 @@ export interface MonitorDeps {
       events: Events;
       /** Called after a scrape without errors. */
       onClean?(): void;
+      /** What the exporter-wide flags set (session, query timeout, collectors at once). */
+      settings: ExporterSettings;
     }): ExporterSource & { close?(): Promise<void> };
     start(args: {
       monitorId: string;
@@ -78,6 +82,8 @@ export interface MonitorDeps {
       tokenFile?: string;
       /** Web configuration file (exporter.flags.web.config.file): TLS, basic auth, headers. */
       webConfigFile?: string;
+      /** `timeout-offset`: seconds taken off the scrape-timeout header. */
+      timeoutOffsetS?: number;
       source: ExporterSource;
       status: StatusWriter;
       events: Events;
@@ -308,6 +314,7 @@ export class Monitor {
     const events = this.#events;
     this.#status.set(MonitorKey.monitor, 'starting exporter');
     let source: ExporterSource & { close?(): Promise<void> };
+    let settings: ExporterSettings;
     try {
       const base = exporterBasePlan(ex, lookup);
       const n = Object.keys(base.levels).length;
@@ -319,6 +326,7 @@ export class Monitor {
         return new Error(`exporter plan has ${n} levels, expected 1`);
       }
       const plan = applyCollectFlags(base, ex.flags ?? {});
+      settings = exporterSettings(ex.flags);
       source = exporter.createSource({
         monitorId: this.id,
         db,
@@ -326,6 +334,7 @@ export class Monitor {
         cfg: this.config,
         limiter,
         events,
+        settings,
         // Legacy mode: only scrapes tell the monitor is healthy again (the level collector does otherwise).
         ...(legacy ? { status: this.#status, onClean: () => this.#events.reset() } : {}),
       });
@@ -341,6 +350,7 @@ export class Monitor {
         path: ex.flags?.['web.telemetry-path'] || '/metrics',
         ...(ex['token-file'] ? { tokenFile: ex['token-file'] } : {}),
         ...(ex.flags?.['web.config.file'] ? { webConfigFile: ex.flags['web.config.file'] } : {}),
+        timeoutOffsetS: settings.timeoutOffsetS,
         source,
         status: this.#status,
         events,
