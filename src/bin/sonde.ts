@@ -48,6 +48,17 @@ import { EventLog } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
 import { parseHostPort } from '../util/net.js';
 import { parseGoBool } from '../util/text.js';
+import { loadWebConfig } from '../util/web-config.js';
+import type { Plan } from '../core/plan.js';
+import { validatePlans } from '../plan/parse.js';
+import {
+  ExporterCliError,
+  exporterHelp,
+  exporterSetup,
+  isExporterCommandLine,
+  parseExporterCommandLine,
+  type ExporterSetup,
+} from './exporter-cli.js';
 import { formatEventTime, formatTimestamp } from '../util/time.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -92,6 +103,8 @@ interface Options {
   printMonitors: boolean;
   printPlans: boolean;
   version: boolean;
+  /** mysqld_exporter's command line: the config and exporter plan built from it (no file). */
+  preset?: ExporterSetup;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -126,7 +139,10 @@ function parseArgs(argv: string[]): Options {
     .allowExcessArguments(true)
     .exitOverride()
     .configureOutput({ writeErr: () => undefined, writeOut: (s) => process.stdout.write(s) })
-    .addHelpText('after', `\nsonde v${VERSION}`);
+    .addHelpText(
+      'after',
+      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset) is read as mysqld_exporter's; see docs/exporter-cli.md.\n\nsonde v${VERSION}`,
+    );
   try {
     program.parse(normaliseArgv(argv), { from: 'user' });
   } catch (err) {
@@ -191,6 +207,8 @@ interface Boot {
   sinks: SinkRegistry;
   plans: PlanStore;
   help: HelpLookup;
+  /** The exporter plan from mysqld_exporter's command line: the only plan its monitor looks up. */
+  exporterPlan?: Plan;
 }
 
 /** Options of a database handle made by the CLI: password reload failures become events. */
@@ -206,7 +224,7 @@ async function bootConfig(opts: Options, events: EventLog): Promise<Config> {
   events.info('boot-config-loading', '');
   let config: Config;
   try {
-    config = (await loadConfig(opts.config)).config;
+    config = opts.preset?.config ?? (await loadConfig(opts.config)).config;
     if (config.api?.disable !== true) {
       try {
         await testBind(config.api?.bind ?? DEFAULT_API_BIND);
@@ -221,7 +239,8 @@ async function bootConfig(opts: Options, events: EventLog): Promise<Config> {
   }
   events.info('boot-config-loaded', '');
   // Defensive scrubbing: every password sonde learns is masked in any line it prints.
-  for (const pw of [config.mysql?.password, ...(config.monitors ?? []).map((m) => m.password)]) {
+  const learnt = opts.preset?.secrets ?? [];
+  for (const pw of [config.mysql?.password, ...(config.monitors ?? []).map((m) => m.password), ...learnt]) {
     if (pw) events.addSecret(pw);
   }
   return config;
@@ -282,13 +301,22 @@ function monitorDeps(b: Boot): MonitorDeps {
     makeCollector: (domain, ctx) => collectors.make(domain, ctx),
     heartbeatWriter: (args) => runHeartbeatWriter(args),
     exporter: {
-      createSource: ({ cfg: _cfg, ...args }) => createScrapeReader({ ...args, collectors }),
+      createSource: ({ cfg: _cfg, settings, ...args }) =>
+        createScrapeReader({
+          ...args,
+          collectors,
+          session: settings.session,
+          maxCollectors: settings.maxCollectors,
+          ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
+        }),
       start: (args) => startExporter(args),
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, o),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {
       events.info('plans-load-monitor', cfg.id);
+      const fixed = b.exporterPlan;
+      if (fixed !== undefined) return () => structuredClone(fixed);
       const list = await plans.monitorPlans(cfg, db, help);
       return (name: string) => plans.lookup(cfg.id, list, name);
     },
@@ -402,13 +430,18 @@ function apiAccess(b: Boot): Pick<ApiDeps, 'bind' | 'allowedHosts' | 'token' | '
   };
 }
 
-/** Check every loaded monitor's exporter token file now, so that a bad one fails the boot. */
-function checkExporterTokens(loader: Loader): void {
+/**
+ * Check every loaded monitor's exporter token file and web configuration file now, so that
+ * a bad one fails the boot.
+ */
+function checkExporterFiles(loader: Loader): void {
   for (const m of loader.configs()) {
-    const file = m.exporter?.['token-file'];
-    if (!m.exporter?.mode || !file) continue;
+    if (!m.exporter?.mode) continue;
+    const file = m.exporter['token-file'];
+    const web = m.exporter.flags?.['web.config.file'];
     try {
-      new TokenFile(file, 'exporter.token-file');
+      if (file) new TokenFile(file, 'exporter.token-file');
+      if (web) loadWebConfig(web, 'exporter.flags.web.config.file');
     } catch (err) {
       throw new BootError(`monitor ${m.id}: ${errorMessage(err)}`);
     }
@@ -466,6 +499,7 @@ async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: 
     sinks: builtinSinks(),
     plans: new PlanStore(),
     help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
+    ...(opts.preset ? { exporterPlan: cliPlan(opts.preset.plan, collectors) } : {}),
   };
 
   serverStatus.set(ServerKey.server, 'boot: loading plans');
@@ -479,7 +513,7 @@ async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: 
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
-  checkExporterTokens(loader);
+  checkExporterFiles(loader);
   if (opts.printMonitors) process.stdout.write(`${renderMonitorsYaml(loader.configs())}\n`);
   return { b, loader };
 }
@@ -632,7 +666,57 @@ async function run(
   disarm();
 }
 
+/** The exporter plan of mysqld_exporter's command line, checked against the collectors like any plan. */
+function cliPlan(plan: Plan, collectors: CollectorRegistry): Plan {
+  try {
+    validatePlans([plan], (d) => (collectors.has(d) ? collectors.help(d) : undefined));
+  } catch (err) {
+    throw new BootError(errorMessage(err));
+  }
+  return plan;
+}
+
+/** mysqld_exporter's command line (exporter-cli.ts): help, version, or boot and run. */
+async function mainExporter(argv: string[]): Promise<number> {
+  const program = (process.argv[1] ?? 'sonde').split('/').pop()?.replace(/\.js$/, '') ?? 'sonde';
+  let cmd: ReturnType<typeof parseExporterCommandLine>;
+  try {
+    cmd = parseExporterCommandLine(argv);
+  } catch (err) {
+    if (!(err instanceof ExporterCliError)) throw err;
+    process.stderr.write(`${program}: error: ${err.message}, try --help\n`);
+    return 1;
+  }
+  if (cmd.kind === 'help') {
+    process.stdout.write(exporterHelp(program, VERSION));
+    return 0;
+  }
+  if (cmd.kind === 'version') {
+    process.stdout.write(`sonde, version ${VERSION} (mysqld_exporter command line)\n`);
+    return 0;
+  }
+  let preset: ExporterSetup;
+  try {
+    preset = await exporterSetup(cmd.args);
+  } catch (err) {
+    throw new BootError(errorMessage(err));
+  }
+  const opts: Options = {
+    debug: preset.debug,
+    log: preset.log,
+    run: true,
+    printConfig: false,
+    printDomains: false,
+    printMonitors: false,
+    printPlans: false,
+    version: false,
+    preset,
+  };
+  return bootAndRun(opts, builtinCollectors());
+}
+
 async function main(argv: string[]): Promise<number> {
+  if (isExporterCommandLine(argv, process.argv[1])) return mainExporter(argv);
   const opts = parseArgs(argv);
   if (opts.version) {
     process.stdout.write(`v${VERSION}\n`);
@@ -643,6 +727,11 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(printDomains(collectors.domains().map((d) => collectors.help(d))));
     return 0;
   }
+  return bootAndRun(opts, collectors);
+}
+
+/** Boot, then run until a signal (unless --run=false). */
+async function bootAndRun(opts: Options, collectors: CollectorRegistry): Promise<number> {
   const bootStart = Date.now();
   const { b, loader } = await boot(opts, collectors);
   const readiness: Readiness = { why: 'starting monitors' };

@@ -305,7 +305,8 @@ export function listedDsn(m: FinalMonitorConfig, opts: { cwd?: string } = {}): s
     }
   }
   const f = fillFromMyCnf(m, cnf);
-  const tls = !f.tlsDisabled && (f.tls.ca !== '' || f.tls.cert !== '' || f.tls.key !== '');
+  const insecure = flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true;
+  const tls = !f.tlsDisabled && (insecure || f.tls.ca !== '' || f.tls.cert !== '' || f.tls.key !== '');
   return redactDsn({
     username: f.username,
     socket: f.socket,
@@ -337,6 +338,10 @@ async function chosenPassword(m: FinalMonitorConfig, f: Fields, cwd: string): Pr
  */
 async function tlsSpecOf(m: FinalMonitorConfig, f: Fields, cwd: string): Promise<TlsSpec | undefined> {
   const { tls, socket, hostname } = f;
+  // mysqld_exporter's --tls.insecure-skip-verify: TLS without verifying the server, even
+  // with no TLS file (as mysqld_exporter's skip-verify mode does), unless TLS is disabled.
+  const insecure = flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true;
+  if (insecure && !f.tlsDisabled) return insecureTls(tls, hostname, cwd);
   if (f.tlsDisabled || (tls.ca === '' && tls.cert === '' && tls.key === '')) {
     if (m.aws?.['disable-auto-tls'] !== true && socket === '' && RDS_ADDRESS.test(hostname)) {
       // Blip turns on tls=rds with its built-in Amazon RDS CA bundle; sonde does not ship
@@ -359,4 +364,24 @@ async function tlsSpecOf(m: FinalMonitorConfig, f: Fields, cwd: string): Promise
   const servername = hostname === '' ? '' : splitHostPort(hostname).host;
   if (servername !== '') spec.servername = servername;
   return spec;
+}
+
+/** TLS that does not verify the server; the CA is not needed, a client certificate is sent. */
+async function insecureTls(tls: Fields['tls'], hostname: string, cwd: string): Promise<TlsSpec> {
+  const spec: TlsSpec = { rejectUnauthorized: false };
+  if (tls.cert !== '' && tls.key !== '') {
+    spec.cert = await readTlsFile('cert', tls.cert, cwd);
+    spec.key = await readTlsFile('key', tls.key, cwd);
+  }
+  const servername = hostname === '' ? '' : splitHostPort(hostname).host;
+  if (servername !== '') spec.servername = servername;
+  return spec;
+}
+
+/** A kingpin/Go boolean flag value, any case; undefined when it is none. */
+function flagBool(v: string): boolean | undefined {
+  const t = v.trim().toLowerCase();
+  if (t === '1' || t === 't' || t === 'true') return true;
+  if (t === '0' || t === 'f' || t === 'false') return false;
+  return undefined;
 }

@@ -388,6 +388,22 @@ describe('validation', () => {
     );
   });
 
+  it('checks web.listen-address as one address or a comma-separated list', () => {
+    assert.equal(
+      invalid('exporter: {mode: dual, flags: {web.listen-address: "127.0.0.1:9104,9105"}}'),
+      'invalid config.exporter.flags: web.listen-address: invalid listen address "9105": want host:port',
+    );
+    assert.equal(
+      invalid('exporter: {mode: dual, flags: {web.listen-address: "127.0.0.1:9104,"}}'),
+      'invalid config.exporter.flags: web.listen-address: 127.0.0.1:9104,: empty address in the list',
+    );
+    const c = parseConfig('exporter: {flags: {web.listen-address: "127.0.0.1:9104, [::1]:9104"}}', {
+      env: {},
+      cwd: dir,
+    });
+    assert.equal(c.exporter?.flags?.['web.listen-address'], '127.0.0.1:9104, [::1]:9104');
+  });
+
   it('checks heartbeat.freq and the other heartbeat keys', () => {
     assert.equal(
       invalid('heartbeat: {freq: "0"}'),

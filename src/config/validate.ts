@@ -79,6 +79,7 @@ export function exporterFlagProblem(key: string, value: string): string | undefi
     if (INT_FLAGS.has(key) && !/^-?\d+$/.test(v)) return `${value}: not an integer`;
     if (key === 'exporter.max_open_connections' && Number(v) < 1) return `${value}: must be >= 1`;
     if (key === 'exporter.query_timeout' && Number(v) < 0) return `${value}: must be >= 0`;
+    if (key === 'web.listen-address') return listenAddressesProblem(v);
     if (key === 'timeout-offset' && !(Number.isFinite(Number(v)) && v !== '' && Number(v) >= 0))
       return `${value}: not a number of seconds >= 0`;
     return undefined;
@@ -96,6 +97,23 @@ export function exporterFlagProblem(key: string, value: string): string | undefi
     return 'no such mysqld_exporter collector or collector flag';
   }
   return `not supported; supported flags: ${Object.keys(UPSTREAM_EXPORTER_FLAGS).join(', ')}, collect.<collector> and its sub-flags`;
+}
+
+/**
+ * `web.listen-address`: one `host:port` or a comma-separated list of them (mysqld_exporter
+ * repeats the flag); empty means the default. Values still holding `%{…}` are checked later.
+ */
+function listenAddressesProblem(v: string): string | undefined {
+  if (v === '' || v.includes('%{')) return undefined;
+  for (const addr of v.split(',').map((a) => a.trim())) {
+    if (addr === '') return `${v}: empty address in the list`;
+    try {
+      parseHostPort(addr, 'listen address');
+    } catch (err) {
+      return errorMessage(err);
+    }
+  }
+  return undefined;
 }
 
 function isBool(v: string): boolean {

@@ -21,7 +21,18 @@ export interface QueryOptions {
   signal?: AbortSignal;
   /** Per-query timeout in ms; the query is killed when it passes. */
   timeoutMs?: number;
+  /**
+   * Session variables the statement must run with, e.g. `{ lock_wait_timeout: 2 }`; `null`
+   * means the server's global value (`= DEFAULT`). The pool sets on the connection only what
+   * differs from what that connection already has, in one `SET SESSION` before the statement,
+   * and statements without the variable get the pool's own value (or DEFAULT) back. Names are
+   * MySQL identifiers; a value the server refuses fails the statement.
+   */
+  session?: Readonly<Record<string, SessionValue>>;
 }
+
+/** A session variable's value: a number, a text (sent quoted) or null for `DEFAULT`. */
+export type SessionValue = number | string | null;
 
 /** A MySQL error as collectors see it: the server's errno when there is one. */
 export interface DbError extends Error {

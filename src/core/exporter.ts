@@ -47,7 +47,9 @@ export interface ExporterSource {
 
 /** A running exporter HTTP listener. */
 export interface ExporterHandle {
-  /** bound address, `host:port` */
+  /** first bound address, `host:port` */
   address: string;
+  /** every bound address, in the order of `web.listen-address` */
+  addresses: readonly string[];
   close(): Promise<void>;
 }

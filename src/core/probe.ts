@@ -45,6 +45,8 @@ export type ProbeOpen =
       /** The auth module in use ('' = the monitor's own credentials). */
       authModule: string;
       source: ExporterSource;
+      /** Seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (the monitor's `timeout-offset`). */
+      timeoutOffsetS: number;
       /** Called once the scrape is answered: closes what the probe opened for itself. */
       release(): Promise<void>;
     }

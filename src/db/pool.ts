@@ -10,6 +10,10 @@
  *   (db/values.ts) and BIGINT UNSIGNED never loses digits before that;
  * - every new connection runs `SET SESSION lock_wait_timeout=5`, so a metadata lock can
  *   never hold a monitoring query for long;
+ * - a statement may ask for session variables of its own (QueryOptions.session: the
+ *   exporter's lock_wait_timeout and log_slow_filter). The pool remembers what each
+ *   connection has, sets only what differs in one `SET SESSION` before the statement, and
+ *   puts the pool's own values (or DEFAULT) back before a statement that does not ask;
  * - a query whose signal aborts or whose timeout passes is rejected at once and KILLed on
  *   the server from one side connection at a time (short connect timeout); its pool
  *   connection is only reused after the statement has really ended, so the KILL can never
@@ -30,7 +34,7 @@ import {
   type Pool,
   type PoolConnection,
 } from 'mysql2/promise';
-import type { ConnectionSpec, Db, DbError, QueryOptions, Row, ServerInfo } from '../core/db.js';
+import type { ConnectionSpec, Db, DbError, QueryOptions, Row, ServerInfo, SessionValue } from '../core/db.js';
 import { errnoOf, errorMessage } from '../core/errors.js';
 import { formatDuration } from '../util/duration.js';
 import { ER_ACCESS_DENIED } from './errnos.js';
@@ -41,6 +45,13 @@ import { Semaphore } from '../util/semaphore.js';
 export const POOL_SIZE = 3;
 /** Seconds; set on every new session so DDL locks cannot stall monitoring for long. */
 const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
+/** The session variables every statement runs with unless it asks otherwise (SQL text). */
+const BASE_SESSION: ReadonlyMap<string, string> = new Map([
+  ['lock_wait_timeout', String(SESSION_LOCK_WAIT_TIMEOUT_S)],
+]);
+/** A connection's value while a SET is under way or after it failed: never equal to a wanted one. */
+const UNKNOWN = '\0unknown';
+const SESSION_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 /** After a KILL QUERY, how long to wait for the statement to end before dropping its connection. */
 const KILL_SETTLE_MS = 5_000;
 /** Connect timeout of the KILL side connection. */
@@ -144,6 +155,8 @@ class MysqlDb implements PooledDb {
   readonly #secrets = new Set<string>();
   /** Core connections that already ran the session setup. */
   readonly #prepared = new WeakSet<object>();
+  /** Per core connection: session variable → the value (SQL text) it has now. */
+  readonly #session = new WeakMap<object, Map<string, string>>();
   #reloading: Promise<boolean> | undefined;
   #info: Promise<ServerInfo> | undefined;
   #closed = false;
@@ -247,8 +260,42 @@ class MysqlDb implements PooledDb {
         throw err;
       }
       this.#prepared.add(core);
+      this.#session.set(core, new Map(BASE_SESSION));
     }
     return conn;
+  }
+
+  /**
+   * Give the connection the session variables `wanted` asks for, the pool's own values for
+   * the rest: one `SET SESSION` with only what differs, nothing when all match. A variable
+   * reads as unknown while its SET runs, so a connection given up mid-SET is never trusted.
+   */
+  async #applySession(conn: PoolConnection, wanted: QueryOptions['session']): Promise<void> {
+    const state = this.#session.get(conn.connection);
+    if (state === undefined) return;
+    const desired = new Map(BASE_SESSION);
+    for (const [name, value] of Object.entries(wanted ?? {})) {
+      if (!SESSION_NAME.test(name)) throw new DbQueryError(`invalid session variable name: ${name}`);
+      desired.set(name, sessionSql(conn, value));
+    }
+    for (const name of state.keys()) if (!desired.has(name)) desired.set(name, 'DEFAULT');
+    const changes = [...desired].filter(([name, value]) => state.get(name) !== value);
+    if (changes.length === 0) return;
+    const before = new Map(changes.map(([name]) => [name, state.get(name)]));
+    for (const [name] of changes) state.set(name, UNKNOWN);
+    try {
+      await conn.query(`SET SESSION ${changes.map(([name, value]) => `${name}=${value}`).join(', ')}`);
+    } catch (err) {
+      // A SET that fails changes nothing (the server checks every assignment first): the
+      // connection keeps its values, and a variable it never had (one the server does not
+      // know) is not put back to DEFAULT by later statements.
+      for (const [name, value] of before) {
+        if (value === undefined) state.delete(name);
+        else state.set(name, value);
+      }
+      throw err;
+    }
+    for (const [name, value] of changes) state.set(name, value);
   }
 
   /** Give a connection back (or drop it when it may be unusable), and its slot. */
@@ -464,6 +511,7 @@ class MysqlDb implements PooledDb {
 
   async query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
     return this.#run(opts, async (conn) => {
+      await this.#applySession(conn, opts?.session);
       // No parameters: no client-side interpolation, so a literal `?` in the SQL stays as is.
       const values = params === undefined || params.length === 0 ? undefined : [...params];
       const [result] = await conn.query(sql, values);
@@ -486,7 +534,10 @@ class MysqlDb implements PooledDb {
   }
 
   async ping(opts?: QueryOptions): Promise<void> {
-    await this.#run(opts, (conn) => conn.ping());
+    await this.#run(opts, async (conn) => {
+      await this.#applySession(conn, opts?.session);
+      await conn.ping();
+    });
   }
 
   async close(): Promise<void> {
@@ -496,6 +547,16 @@ class MysqlDb implements PooledDb {
     await this.#gen.pool.end().catch(() => undefined);
     await Promise.all([...this.#retiredEnds]);
   }
+}
+
+/** A session value as SQL: an integer or decimal as is, a text quoted, null as DEFAULT. */
+function sessionSql(conn: PoolConnection, value: SessionValue): string {
+  if (value === null) return 'DEFAULT';
+  if (typeof value === 'number') {
+    if (!Number.isFinite(value)) throw new DbQueryError(`invalid session variable value: ${value}`);
+    return String(value);
+  }
+  return conn.escape(value);
 }
 
 function isAccessDenied(err: unknown): boolean {

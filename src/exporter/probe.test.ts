@@ -1,5 +1,9 @@
 import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import bcrypt from 'bcryptjs';
 import { httpCall } from '../../test/helpers/http-call.js';
 import type { ServerInfo } from '../core/db.js';
 import { NO_EVENTS } from '../core/events.js';
@@ -81,6 +85,7 @@ class FakeTargets implements ProbeTargets {
       id: t.id,
       authModule,
       source,
+      timeoutOffsetS: 0.25,
       release: async () => {
         this.released++;
       },
@@ -150,21 +155,50 @@ describe('probe listener: refusals', () => {
     assert.deepEqual(targets.opened, [], 'none of these reached the resolver');
   });
 
-  it('refuses probe.web-config-file until TLS and basic auth exist, before listening', async () => {
-    assert.throws(() => checkWebConfigFile('/etc/sonde/web.yml'), {
-      message: 'probe.web-config-file: /etc/sonde/web.yml: TLS and basic auth are not supported yet',
-    });
-    checkWebConfigFile(undefined);
-    checkWebConfigFile('');
-    await assert.rejects(
-      startProbe({
-        bind: '127.0.0.1:0',
-        webConfigFile: '/etc/sonde/web.yml',
-        targets: new FakeTargets(),
-        events: NO_EVENTS,
-      }),
-      /probe\.web-config-file: \/etc\/sonde\/web\.yml: TLS and basic auth are not supported yet/,
-    );
+  it('puts every path behind probe.web-config-file’s basic auth; a bad file fails naming the key', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sonde-probe-web-'));
+    try {
+      const file = join(dir, 'web.yml');
+      writeFileSync(file, `basic_auth_users:\n  prometheus: ${bcrypt.hashSync('pr0be-pw', 4)}\n`);
+      checkWebConfigFile(file);
+      checkWebConfigFile(undefined);
+      checkWebConfigFile('');
+      const targets = new FakeTargets();
+      const h = await startProbe({ bind: '127.0.0.1:0', webConfigFile: file, targets, events: NO_EVENTS });
+      handles.push(h);
+      const port = Number(h.address.split(':')[1]);
+      const basic = (user: string, pw: string) => ({
+        authorization: `Basic ${Buffer.from(`${user}:${pw}`).toString('base64')}`,
+      });
+      for (const path of ['/probe?target=db1', '/probe', '/targets', '/metrics']) {
+        const r = await httpCall(port, path);
+        assert.equal(r.status, 401, path);
+        assert.equal(r.headers['www-authenticate'], 'Basic');
+        const wrong = await httpCall(port, path, { headers: basic('prometheus', 'nope') });
+        assert.equal(wrong.status, 401, path);
+      }
+      assert.deepEqual(targets.opened, [], 'nothing resolved before authentication');
+      const ok = await httpCall(port, '/probe?target=db1', { headers: basic('prometheus', 'pr0be-pw') });
+      assert.equal(ok.status, 200);
+      assert.equal(value(ok.body, 'mysql_up'), 1);
+
+      const bad = join(dir, 'bad.yml');
+      writeFileSync(bad, 'basic_auth_users:\n  prometheus: plain\n');
+      assert.throws(() => checkWebConfigFile(bad), {
+        message: new RegExp(`^probe\\.web-config-file: ${bad}: `),
+      });
+      await assert.rejects(
+        startProbe({
+          bind: '127.0.0.1:0',
+          webConfigFile: join(dir, 'missing.yml'),
+          targets,
+          events: NO_EVENTS,
+        }),
+        { message: `probe.web-config-file: ${join(dir, 'missing.yml')}: cannot read: ENOENT` },
+      );
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -15,13 +15,14 @@
  *   as `mysql_address`.
  * - `/`: a landing page; anything else 404.
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { MonitorTallies, ProbeTargets } from '../core/probe.js';
-import { LISTENER_LIMITS, answerClientError, listenerOptions } from '../util/http-guard.js';
-import { EXPORTER_KEEP_ALIVE_MS, ScrapeHandler, listenOn, send } from './server.js';
+import { loadWebConfig } from '../util/web-config.js';
+import { startWebListeners } from '../util/web-listener.js';
+import { EXPORTER_KEEP_ALIVE_MS, ScrapeHandler, send } from './server.js';
 
 /** The label of a `/targets` entry holding the monitor's address. */
 export const ADDRESS_LABEL = 'mysql_address';
@@ -135,15 +136,15 @@ class Prober {
     this.#events = events;
   }
 
-  #handler(id: string, authModule: string): ScrapeHandler {
-    const key = `${id}\n${authModule}`;
+  #handler(id: string, authModule: string, timeoutOffsetS: number): ScrapeHandler {
+    const key = `${id}\n${authModule}\n${timeoutOffsetS}`;
     let h = this.#handlers.get(key);
     if (h === undefined) {
       // A new key: forget the handlers of monitors no longer loaded.
       const ids = new Set(this.#targets.list().map((t) => t.id));
       for (const k of this.#handlers.keys())
         if (!ids.has(k.slice(0, k.indexOf('\n')))) this.#handlers.delete(k);
-      h = new ScrapeHandler({ monitorId: id, events: this.#events });
+      h = new ScrapeHandler({ monitorId: id, events: this.#events, timeoutOffsetS });
       this.#handlers.set(key, h);
     }
     return h;
@@ -155,7 +156,8 @@ class Prober {
     const opened = await this.#targets.open(target, url.searchParams.get('auth_module') ?? '');
     if (!opened.ok) return refuse(req, res, opened.status, opened.reason);
     try {
-      await this.#handler(opened.id, opened.authModule).handle(req, res, url, opened.source);
+      const handler = this.#handler(opened.id, opened.authModule, opened.timeoutOffsetS);
+      await handler.handle(req, res, url, opened.source);
     } finally {
       await opened.release();
     }
@@ -166,8 +168,9 @@ export interface StartProbeArgs {
   /** `probe.bind`: `host:port`, `:port` (every interface) or `[v6]:port`. */
   bind: string;
   /**
-   * `probe.web-config-file`: TLS and basic auth for this listener (exporter-toolkit's web
-   * configuration). Not available yet: a set value fails the start, never served unprotected.
+   * `probe.web-config-file`: TLS, basic auth, headers and rate limit for this listener
+   * (exporter-toolkit's web configuration). A bad file fails the start with one line naming
+   * the key and the file.
    */
   webConfigFile?: string;
   targets: ProbeTargets;
@@ -223,46 +226,30 @@ function router(args: StartProbeArgs): (req: IncomingMessage, res: ServerRespons
   };
 }
 
+/** The setting that names the probe listener's web configuration file, in its errors. */
+export const WEB_CONFIG_KEY = 'probe.web-config-file';
+
 /**
- * Throws when `probe.web-config-file` cannot be honoured: TLS and basic auth for the probe
- * listener do not exist yet, and a listener the user asked to protect is never served
- * unprotected. The boot calls it so that the config fails before anything runs.
+ * Read and check `probe.web-config-file` (and the files it names); throws its one-line
+ * error. The boot calls it so that a bad file fails before anything runs.
  */
 export function checkWebConfigFile(file: string | undefined): void {
-  if (file !== undefined && file !== '')
-    throw new Error(`probe.web-config-file: ${file}: TLS and basic auth are not supported yet`);
+  if (file !== undefined && file !== '') loadWebConfig(file, WEB_CONFIG_KEY);
 }
 
 /**
- * The listener's server, with the limits every sonde listener applies. `probe.web-config-file`
- * is where TLS and basic auth would be set up; until that exists a set file is an error.
+ * Start the probe listener on `bind`, behind the web configuration file when one is given
+ * (with the limits of every sonde listener). Resolves once listening; rejects when the file
+ * is bad or the address cannot be bound.
  */
-function createListener(args: StartProbeArgs): Server {
-  checkWebConfigFile(args.webConfigFile);
-  const server = createServer(
-    { ...listenerOptions(), keepAliveTimeout: EXPORTER_KEEP_ALIVE_MS },
-    router(args),
-  );
-  server.keepAliveTimeout = EXPORTER_KEEP_ALIVE_MS;
-  server.maxConnections = LISTENER_LIMITS.maxConnections;
-  server.on('clientError', answerClientError);
-  return server;
-}
-
-/** Start the probe listener; resolves once listening, rejects when `bind` cannot be bound. */
 export async function startProbe(args: StartProbeArgs): Promise<ProbeHandle> {
-  const server = createListener(args);
-  const address = await listenOn(server, args.bind);
-  server.on('error', (err) => args.events.debug(`probe listener: ${errorMessage(err)}`));
-  let closed: Promise<void> | undefined;
-  return {
-    address,
-    close(): Promise<void> {
-      closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      });
-      return closed;
-    },
-  };
+  const listeners = await startWebListeners({
+    handler: router(args),
+    listen: [args.bind],
+    webConfigFile: args.webConfigFile,
+    configKey: WEB_CONFIG_KEY,
+    keepAliveMs: EXPORTER_KEEP_ALIVE_MS,
+    debug: (msg) => args.events.debug(`probe listener: ${msg}`),
+  });
+  return { address: listeners.addresses[0] ?? args.bind, close: () => listeners.close() };
 }

@@ -5,6 +5,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import bcrypt from 'bcryptjs';
 import { rawExchange } from '../../test/helpers/agent.js';
 import type { ServerInfo } from '../core/db.js';
 import type { Events } from '../core/events.js';
@@ -13,7 +14,6 @@ import { MetricType, type Metrics } from '../core/metrics.js';
 import {
   collectFilter,
   collectorLabel,
-  parseListenAddress,
   scrapeTimeoutMs,
   startExporter,
   type StartExporterArgs,
@@ -423,6 +423,54 @@ describe('exporter protections', () => {
     });
   });
 
+  it('listens on every address of a comma-separated web.listen-address', async () => {
+    const source = new FakeSource(UP);
+    const { h, rec } = await start(source, { listen: '127.0.0.1:0, 127.0.0.1:0' });
+    assert.equal(h.addresses.length, 2);
+    assert.equal(h.address, h.addresses[0]);
+    assert.equal(rec.status.get('exporter'), `listening on ${h.addresses.join(', ')}`);
+    for (const a of h.addresses) assert.equal((await get(a, '/metrics')).status, 200);
+    assert.equal(source.calls.length, 2);
+    await h.close();
+    assert.equal(rec.status.get('exporter'), 'stopped');
+  });
+
+  it('asks for basic auth from web.config.file before any scrape', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sonde-exporter-web-'));
+    try {
+      const file = join(dir, 'web.yml');
+      writeFileSync(file, `basic_auth_users:\n  prometheus: ${bcrypt.hashSync('pw', 4)}\n`);
+      const source = new FakeSource(UP);
+      const { h } = await start(source, { webConfigFile: file });
+      const none = await get(h.address, '/metrics');
+      assert.equal(none.status, 401);
+      assert.equal(none.headers['www-authenticate'], 'Basic');
+      const auth = (p: string) => ({
+        authorization: `Basic ${Buffer.from(`prometheus:${p}`).toString('base64')}`,
+      });
+      assert.equal((await get(h.address, '/metrics', { headers: auth('nope') })).status, 401);
+      assert.equal(source.calls.length, 0);
+      const ok = await get(h.address, '/metrics', { headers: auth('pw') });
+      assert.equal(ok.status, 200);
+      assert.equal(source.calls.length, 1);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('fails to start with one line naming the flag, the file and the key when web.config.file is bad', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sonde-exporter-web-'));
+    try {
+      const file = join(dir, 'web.yml');
+      writeFileSync(file, 'tls_server_config:\n  cert_file: nope.pem\n  key_file: nope.key\n');
+      await assert.rejects(start(new FakeSource(UP), { webConfigFile: file }), {
+        message: `exporter.flags.web.config.file: ${file}: tls_server_config.cert_file: cannot read ${join(dir, 'nope.pem')}: ENOENT`,
+      });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('cuts off a client that sends its headers too slowly within 12 s, keeping a long keep-alive', async () => {
     const { h } = await start(new FakeSource(UP));
     const port = Number(h.address.slice(h.address.lastIndexOf(':') + 1));
@@ -445,15 +493,10 @@ describe('exporter helpers', () => {
     assert.equal(scrapeTimeoutMs('-1'), 10_000);
     assert.equal(scrapeTimeoutMs('10'), 9750);
     assert.equal(scrapeTimeoutMs('0.2'), 200);
-  });
-
-  it('parses listen addresses', () => {
-    assert.deepEqual(parseListenAddress('127.0.0.1:9104'), { host: '127.0.0.1', port: 9104 });
-    assert.deepEqual(parseListenAddress(':9104'), { host: undefined, port: 9104 });
-    assert.deepEqual(parseListenAddress('[::1]:9104'), { host: '::1', port: 9104 });
-    assert.deepEqual(parseListenAddress('localhost:0'), { host: 'localhost', port: 0 });
-    assert.throws(() => parseListenAddress('9104'), /invalid listen address "9104": want host:port/);
-    assert.throws(() => parseListenAddress('h:99999'), /invalid listen address/);
+    // timeout-offset
+    assert.equal(scrapeTimeoutMs('10', 1.5), 8500);
+    assert.equal(scrapeTimeoutMs('10', 0), 10_000);
+    assert.equal(scrapeTimeoutMs('1', 2), 1000);
   });
 
   it('names collectors and filters like mysqld_exporter', () => {

@@ -18,7 +18,7 @@
  * and `mysql_exporter_collector_success{collector}` from newer mysqld_exporter releases.
  * Collector labels use mysqld_exporter's names (`collect.global_status`, …).
  */
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
@@ -27,9 +27,9 @@ import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { scraperByDomain } from '../core/upstream.js';
 import { withDeadline } from '../util/abort.js';
-import { LISTENER_LIMITS, TokenFile, answerClientError, listenerOptions } from '../util/http-guard.js';
-import { parseHostPort } from '../util/net.js';
+import { TokenFile } from '../util/http-guard.js';
 import { escapeHtml } from '../util/text.js';
+import { startWebListeners } from '../util/web-listener.js';
 import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
 import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
 
@@ -62,20 +62,14 @@ export function collectFilter(params: readonly string[], available: readonly str
 
 /**
  * The scrape deadline from `X-Prometheus-Scrape-Timeout-Seconds`, in ms: the header minus
- * 0.25 s (kept whole when the offset would leave nothing), or the default when the header
- * is missing or not a positive number.
+ * the offset (`timeout-offset`, 0.25 s by default; the header is kept whole when the offset
+ * would leave nothing), or the default when the header is missing or not a positive number.
  */
-export function scrapeTimeoutMs(header: string | undefined): number {
+export function scrapeTimeoutMs(header: string | undefined, offsetS = TIMEOUT_OFFSET_S): number {
   if (header === undefined || header.trim() === '') return DEFAULT_SCRAPE_TIMEOUT_MS;
   const s = Number(header.trim());
   if (!Number.isFinite(s) || s <= 0) return DEFAULT_SCRAPE_TIMEOUT_MS;
-  return (s > TIMEOUT_OFFSET_S ? s - TIMEOUT_OFFSET_S : s) * 1000;
-}
-
-/** Split `host:port`, `:port` or `[v6]:port`; no host means every interface. */
-export function parseListenAddress(listen: string): { host: string | undefined; port: number } {
-  const { host, port } = parseHostPort(listen, 'listen address');
-  return { host: host === '' ? undefined : host, port };
+  return Math.round((s > offsetS ? s - offsetS : s) * 1e6) / 1e3;
 }
 
 const HELP = {
@@ -90,13 +84,23 @@ const HELP = {
 
 export interface StartExporterArgs {
   monitorId: string;
-  /** `host:port`; `:port` listens on every interface; '' = 127.0.0.1:9104. */
+  /**
+   * `host:port`, or several separated by commas (one listener each); `:port` listens on
+   * every interface; '' = 127.0.0.1:9104.
+   */
   listen: string;
+  /**
+   * `web.config.file`: the exporter web configuration (TLS, basic auth, headers). A bad file
+   * fails the start with one line naming the file and the key.
+   */
+  webConfigFile?: string;
   /** Telemetry path, e.g. `/metrics`; '' = `/metrics`. */
   path: string;
   source: ExporterSource;
   status: StatusWriter;
   events: Events;
+  /** `timeout-offset`: seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (default 0.25). */
+  timeoutOffsetS?: number;
   /**
    * `exporter.token-file`: every path then needs `Authorization: Bearer <token>`. A missing
    * or empty file fails the start with an error naming the key and the file.
@@ -193,18 +197,26 @@ function landingPage(monitorId: string, path: string): Buffer {
   );
 }
 
+/** What a ScrapeHandler needs: whose scrapes, where debug lines go, the timeout offset. */
+export interface ScrapeHandlerArgs {
+  monitorId: string;
+  events: Events;
+  /** Seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (`timeout-offset`); 0.25 when unset. */
+  timeoutOffsetS?: number;
+}
+
 /**
  * Answers scrapes of one monitor: self-metrics and the exposition layout live across scrapes.
  * Used by the monitor's own endpoint and by the probe listener (one per monitor and auth
  * module), so both answer a scrape the same way.
  */
 export class ScrapeHandler {
-  readonly #args: { monitorId: string; events: Events };
+  readonly #args: ScrapeHandlerArgs;
   readonly #self = new SelfMetrics();
   // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
   readonly #expo = new ExpositionCache();
 
-  constructor(args: { monitorId: string; events: Events }) {
+  constructor(args: ScrapeHandlerArgs) {
     this.#args = args;
   }
 
@@ -216,6 +228,7 @@ export class ScrapeHandler {
   async handle(req: IncomingMessage, res: ServerResponse, url: URL, source: ExporterSource): Promise<void> {
     const timeoutMs = scrapeTimeoutMs(
       req.headers['x-prometheus-scrape-timeout-seconds'] as string | undefined,
+      this.#args.timeoutOffsetS,
     );
     const gone = new AbortController();
     const deadline = withDeadline(gone.signal, timeoutMs, `scrape timeout after ${timeoutMs / 1000} s`);
@@ -287,7 +300,11 @@ function router(
   token: TokenFile | undefined,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { monitorId, events } = args;
-  const scrapes = new ScrapeHandler({ monitorId, events });
+  const scrapes = new ScrapeHandler({
+    monitorId,
+    events,
+    ...(args.timeoutOffsetS === undefined ? {} : { timeoutOffsetS: args.timeoutOffsetS }),
+  });
   const landing = landingPage(monitorId, path);
   return (req, res) => {
     if (token !== undefined && !token.check(req.headers.authorization)) {
@@ -318,28 +335,12 @@ function router(
   };
 }
 
-/** Listen on `listen`; resolves with the bound `host:port` (`[v6]:port` for IPv6). */
-export async function listenOn(server: Server, listen: string): Promise<string> {
-  const { host, port } = parseListenAddress(listen);
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void =>
-      reject(new Error(`cannot listen on ${listen}: ${err.message}`, { cause: err }));
-    server.once('error', onError);
-    server.listen({ port, ...(host !== undefined ? { host } : {}) }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const addr = server.address();
-  return addr !== null && typeof addr === 'object'
-    ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
-    : listen;
-}
-
 /**
- * Start the exporter endpoint of one monitor. Resolves once listening (status key
- * `exporter` = `listening on <addr>`); rejects when the address cannot be bound (port in
- * use…). close() stops it and sets `exporter` = `stopped`.
+ * Start the exporter endpoint of one monitor: on every address of `listen` (a comma list),
+ * behind the web configuration file when one is given (TLS, basic auth, headers). Resolves
+ * once listening (status key `exporter` = `listening on <addr>, <addr>`); rejects when the
+ * web configuration file is bad or an address cannot be bound (port in use…). close() stops
+ * it and sets `exporter` = `stopped`.
  */
 export async function startExporter(args: StartExporterArgs): Promise<ExporterHandle> {
   const { monitorId, status, events } = args;
@@ -351,24 +352,21 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
       : new TokenFile(args.tokenFile, 'exporter.token-file', {
           onError: (msg) => events.error('server-api-error', monitorId, msg),
         });
-  const server: Server = createServer(
-    { ...listenerOptions(), keepAliveTimeout: EXPORTER_KEEP_ALIVE_MS },
-    router(args, path, token),
-  );
-  server.keepAliveTimeout = EXPORTER_KEEP_ALIVE_MS;
-  server.maxConnections = LISTENER_LIMITS.maxConnections;
-  server.on('clientError', answerClientError);
-  const address = await listenOn(server, listen);
-  server.on('error', (err) => events.debug(`exporter ${monitorId}: ${errorMessage(err)}`));
-  status.set(MonitorKey.exporter, `listening on ${address}`);
+  const listeners = await startWebListeners({
+    handler: router(args, path, token),
+    listen,
+    webConfigFile: args.webConfigFile,
+    configKey: 'exporter.flags.web.config.file',
+    keepAliveMs: EXPORTER_KEEP_ALIVE_MS,
+    debug: (msg) => events.debug(`exporter ${monitorId}: ${msg}`),
+  });
+  status.set(MonitorKey.exporter, `listening on ${listeners.addresses.join(', ')}`);
   let closed: Promise<void> | undefined;
   return {
-    address,
+    address: listeners.addresses[0] ?? listen,
+    addresses: listeners.addresses,
     close(): Promise<void> {
-      closed ??= new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }).then(() => status.set(MonitorKey.exporter, 'stopped'));
+      closed ??= listeners.close().then(() => status.set(MonitorKey.exporter, 'stopped'));
       return closed;
     },
   };

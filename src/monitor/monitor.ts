@@ -8,8 +8,9 @@ import type { FinalMonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
-import { applyCollectFlags } from '../plan/exporter-plan.js';
+import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
 import { defaultPlan } from '../plan/defaults.js';
+import { exporterSettings, type ExporterSettings } from './exporter-flags.js';
 import type { Plan } from '../core/plan.js';
 import type { CollectionTally } from '../core/probe.js';
 import type { Sink } from '../core/sink.js';
@@ -77,6 +78,8 @@ export interface MonitorDeps {
       tally?: CollectionTally;
       /** Called after a scrape without errors. */
       onClean?(): void;
+      /** What the exporter-wide flags set (session, query timeout, collectors at once). */
+      settings: ExporterSettings;
     }): ExporterSource & { close?(): Promise<void> };
     start(args: {
       monitorId: string;
@@ -84,6 +87,10 @@ export interface MonitorDeps {
       path: string;
       /** Bearer token file protecting the endpoint (exporter.token-file). */
       tokenFile?: string;
+      /** Web configuration file (exporter.flags.web.config.file): TLS, basic auth, headers. */
+      webConfigFile?: string;
+      /** `timeout-offset`: seconds taken off the scrape-timeout header. */
+      timeoutOffsetS?: number;
       source: ExporterSource;
       status: StatusWriter;
       events: Events;
@@ -103,6 +110,8 @@ const STARTUP_BACKOFF_CAP_MS = 20_000;
 /** A source for one probe; release() closes what the probe opened for itself. */
 export interface ProbeLease {
   source: ExporterSource;
+  /** The monitor's `timeout-offset` exporter flag, in seconds. */
+  timeoutOffsetS: number;
   release(): Promise<void>;
 }
 
@@ -343,8 +352,9 @@ export class Monitor {
     const events = this.#events;
     this.#status.set(MonitorKey.monitor, 'starting exporter');
     let source: ExporterSource & { close?(): Promise<void> };
+    let settings: ExporterSettings;
     try {
-      const base = lookup(ex.plan || 'default-exporter');
+      const base = exporterBasePlan(ex, lookup);
       const n = Object.keys(base.levels).length;
       if (n !== 1) {
         this.#status.set(
@@ -354,6 +364,7 @@ export class Monitor {
         return new Error(`exporter plan has ${n} levels, expected 1`);
       }
       const plan = applyCollectFlags(base, ex.flags ?? {});
+      settings = exporterSettings(ex.flags);
       source = exporter.createSource({
         monitorId: this.id,
         db,
@@ -361,6 +372,7 @@ export class Monitor {
         cfg: this.config,
         limiter,
         events,
+        settings,
         tally: this.tally.scrape,
         // Legacy mode: only scrapes tell the monitor is healthy again (the level collector does otherwise).
         ...(legacy ? { status: this.#status, onClean: () => this.#events.reset() } : {}),
@@ -376,6 +388,8 @@ export class Monitor {
         listen: ex.flags?.['web.listen-address'] || '127.0.0.1:9104',
         path: ex.flags?.['web.telemetry-path'] || '/metrics',
         ...(ex['token-file'] ? { tokenFile: ex['token-file'] } : {}),
+        ...(ex.flags?.['web.config.file'] ? { webConfigFile: ex.flags['web.config.file'] } : {}),
+        timeoutOffsetS: settings.timeoutOffsetS,
         source,
         status: this.#status,
         events,
@@ -402,9 +416,10 @@ export class Monitor {
     const exporter = this.#deps.exporter;
     if (running === undefined || exporter === undefined)
       throw new MonitorNotRunning(`monitor ${this.id} is not running`);
+    const { timeoutOffsetS } = exporterSettings(this.config.exporter?.flags);
     if (spec === undefined) {
       const source = this.#exporterSource ?? (this.#probeSource ??= this.#probeReader(running, running.db));
-      return { source, release: async () => undefined };
+      return { source, timeoutOffsetS, release: async () => undefined };
     }
     const db = this.#deps.createDb(spec, {
       reloadCredentials: () => this.#deps.buildConnection(this.config, { reload: true, authModule }),
@@ -419,6 +434,7 @@ export class Monitor {
     }
     return {
       source,
+      timeoutOffsetS,
       release: async () => {
         await source.close?.().catch(() => undefined);
         await db.close().catch(() => undefined);
@@ -427,18 +443,28 @@ export class Monitor {
   }
 
   /**
-   * A scrape reader on `db` with the probe plan: the monitor's exporter plan (`exporter.plan`
-   * and its collect flags) when it sets one, else the built-in `default-exporter` with them.
+   * A scrape reader on `db` with the probe plan: the monitor's exporter plan as its exporter
+   * would build it (`exporter.plan`, or mysqld_exporter's set when collect flags are given,
+   * shaped by the flags), where `default-exporter` is the built-in one when the monitor's
+   * plans do not have it; and the settings of its exporter flags.
    */
   #probeReader(running: Running, db: Db): ExporterSource & { close?(): Promise<void> } {
     const exporter = this.#deps.exporter;
     if (exporter === undefined) throw new MonitorNotRunning(`monitor ${this.id} is not running`);
-    const ex = this.config.exporter;
-    const base = ex?.plan ? running.lookup(ex.plan) : defaultPlan('default-exporter');
-    if (base === undefined) throw new Error('built-in plan default-exporter is missing');
+    const ex = this.config.exporter ?? {};
+    const base = exporterBasePlan(ex, (name) => {
+      if (name !== 'default-exporter') return running.lookup(name);
+      try {
+        return running.lookup(name);
+      } catch (err) {
+        const builtin = defaultPlan(name);
+        if (builtin === undefined) throw err;
+        return builtin;
+      }
+    });
     const n = Object.keys(base.levels).length;
     if (n !== 1) throw new Error(`exporter plan has ${n} levels, expected 1`);
-    const plan = applyCollectFlags(base, ex?.flags ?? {});
+    const plan = applyCollectFlags(base, ex.flags ?? {});
     return exporter.createSource({
       monitorId: this.id,
       db,
@@ -446,6 +472,7 @@ export class Monitor {
       cfg: this.config,
       limiter: running.limiter,
       events: this.#events,
+      settings: exporterSettings(ex.flags),
       tally: this.tally.scrape,
     });
   }

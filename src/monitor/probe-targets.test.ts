@@ -230,7 +230,11 @@ function running(cfg: Partial<FinalMonitorConfig> = {}) {
       dbs.push({ spec, db });
       return db;
     },
-    loadPlans: async () => (name) => (name === 'mine' ? custom : p.plan),
+    loadPlans: async () => (name) => {
+      if (name === 'mine') return custom;
+      if (name === 'p' || name === '') return p.plan;
+      throw new Error(`plan ${name} not found`);
+    },
     buildRuntime: (plan) => ({ ...p.runtime, active: { ...p.runtime.active, plan } }),
     exporter: {
       createSource: (args) => {
@@ -245,7 +249,11 @@ function running(cfg: Partial<FinalMonitorConfig> = {}) {
           },
         };
       },
-      start: async () => ({ address: '127.0.0.1:0', close: async () => undefined }),
+      start: async () => ({
+        address: '127.0.0.1:0',
+        addresses: ['127.0.0.1:0'],
+        close: async () => undefined,
+      }),
     },
     clock,
   };
@@ -262,16 +270,20 @@ function running(cfg: Partial<FinalMonitorConfig> = {}) {
   return { monitor, dbs, sources, clock };
 }
 
+/** Wait (turns of the event loop, no timer) until the started monitor lends a probe source. */
 async function untilRunning(monitor: Monitor): Promise<void> {
-  for (;;) {
+  let last: unknown;
+  for (let i = 0; i < 10_000; i++) {
     try {
       const lease = await monitor.probe('');
       await lease.release();
       return;
-    } catch {
+    } catch (err) {
+      last = err;
       await new Promise((r) => setImmediate(r));
     }
   }
+  throw new Error(`monitor never lent a probe source: ${String(last)}`);
 }
 
 describe('probe leases of a running monitor', () => {

@@ -11,7 +11,7 @@
  * prepared again after it fails, as mysqld_exporter retries a failing collector.
  */
 import type { Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
-import type { Db, ServerInfo } from '../core/db.js';
+import type { Db, QueryOptions, ServerInfo } from '../core/db.js';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import { NO_EVENTS } from '../core/events.js';
@@ -22,7 +22,7 @@ import type { Level, Plan } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
 import type { ActivePlan, DomainOutcome } from '../engine/engine.js';
 import { Engine } from '../engine/engine.js';
-import type { Limiter } from '../engine/limiter.js';
+import { Limiter, NestedLimiter } from '../engine/limiter.js';
 import { collectorMaxRuntimeMs, sortLevels } from '../plan/schedule.js';
 import { TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
 import { systemClock, type Clock } from '../util/clock.js';
@@ -60,6 +60,12 @@ export interface ScrapeReaderOptions {
   clock?: Clock;
   /** Called after a scrape without errors. */
   onClean?(): void;
+  /** Session variables of every exporter query and ping (exporter.lock_wait_timeout…). */
+  session?: QueryOptions['session'];
+  /** exporter.query_timeout: each domain's deadline and the ping's limit, ms. */
+  queryTimeoutMs?: number;
+  /** exporter.max_open_connections: domains of one scrape at once, within the limiter. */
+  maxCollectors?: number;
 }
 
 /** A scrape reader owns collectors: close() releases them. */
@@ -76,12 +82,17 @@ export function exporterLevel(plan: Plan): Level {
   return level;
 }
 
-/** The exporter plan's limits: every domain's deadline is freq − min(20 % of freq, 2 s). */
-export function exporterActivePlan(plan: Plan): ActivePlan {
+/**
+ * The exporter plan's limits: every domain's deadline is freq − min(20 % of freq, 2 s), or
+ * `queryTimeoutMs` when given (exporter.query_timeout), counted from the scrape's start.
+ */
+export function exporterActivePlan(plan: Plan, queryTimeoutMs?: number): ActivePlan {
   const level = exporterLevel(plan);
   const sorted = sortLevels(plan);
   const domains = Object.keys(level.collect);
-  const cmr = new Map(domains.map((d) => [d, collectorMaxRuntimeMs(sorted, d) ?? level.freqMs]));
+  const cmr = new Map(
+    domains.map((d) => [d, queryTimeoutMs ?? collectorMaxRuntimeMs(sorted, d) ?? level.freqMs]),
+  );
   return {
     plan,
     emrMs: Math.max(0, ...cmr.values()),
@@ -97,11 +108,24 @@ function seconds(ms: number): number {
 
 const down = (error: string): ScrapeResult => ({ up: false, metrics: undefined, domains: [], error });
 
+/** `db` with `session` added to every query and ping (the statement's own variables win). */
+function withSession(db: Db, session: QueryOptions['session']): Db {
+  if (session === undefined || Object.keys(session).length === 0) return db;
+  const opts = (o?: QueryOptions): QueryOptions => ({ ...o, session: { ...session, ...o?.session } });
+  return {
+    query: (sql, params, o) => db.query(sql, params, opts(o)),
+    serverInfo: (o) => db.serverInfo(opts(o)),
+    ping: (o) => db.ping(opts(o)),
+  };
+}
+
 class Reader implements ScrapeReader {
   readonly #opts: ScrapeReaderOptions;
   readonly #level: Level;
   readonly #engine: Engine;
   readonly #clock: Clock;
+  /** The monitor's Db with the exporter's session variables. */
+  readonly #db: Db;
   #interval = 0;
   /** the scrape in progress (scrapes are serialized) */
   #last: Promise<unknown> = Promise.resolve();
@@ -113,16 +137,18 @@ class Reader implements ScrapeReader {
     this.#opts = opts;
     this.#level = exporterLevel(opts.plan);
     this.#clock = opts.clock ?? systemClock;
+    this.#db = withSession(opts.db, opts.session);
+    const slots = limiter(opts);
     const ctx: CollectorContext = {
       monitorId: opts.monitorId,
-      db: opts.db,
+      db: this.#db,
       exporterReading: { keepText: KEEP_TEXT },
       ...(opts.status === undefined ? {} : { status: opts.status }),
       ...(opts.events === undefined ? {} : { events: opts.events }),
     };
     this.#engine = Engine.lazy({
       monitorId: opts.monitorId,
-      active: exporterActivePlan(opts.plan),
+      active: exporterActivePlan(opts.plan, opts.queryTimeoutMs),
       collectors: {
         make: (domain) => {
           if (this.#closed) throw new Error('exporter source closed');
@@ -135,7 +161,7 @@ class Reader implements ScrapeReader {
       clock: this.#clock,
       reprepareAfterError: true,
       ...(opts.status === undefined ? {} : { status: opts.status }),
-      ...(opts.limiter === undefined ? {} : { limiter: opts.limiter }),
+      ...(slots === undefined ? {} : { limiter: slots }),
       ...(opts.tally === undefined ? {} : { tally: opts.tally }),
     });
   }
@@ -146,7 +172,7 @@ class Reader implements ScrapeReader {
 
   async serverInfo(signal: AbortSignal): Promise<ServerInfo | undefined> {
     try {
-      return await this.#opts.db.serverInfo({ signal });
+      return await this.#db.serverInfo({ signal });
     } catch {
       return undefined;
     }
@@ -230,13 +256,10 @@ class Reader implements ScrapeReader {
 
   /** Ping under its own limit: the seconds it took, or the error text. Never rejects. */
   async #ping(signal: AbortSignal, t0: number): Promise<number | string> {
-    const dl = withDeadline(
-      signal,
-      PING_TIMEOUT_MS,
-      `ping: timeout after ${formatDuration(PING_TIMEOUT_MS)}`,
-    );
+    const limit = this.#opts.queryTimeoutMs ?? PING_TIMEOUT_MS;
+    const dl = withDeadline(signal, limit, `ping: timeout after ${formatDuration(limit)}`);
     try {
-      await this.#opts.db.ping({ signal: dl.signal });
+      await this.#db.ping({ signal: dl.signal });
       return seconds(performance.now() - t0);
     } catch (err) {
       this.#wasUp = false;
@@ -245,6 +268,13 @@ class Reader implements ScrapeReader {
       dl.done();
     }
   }
+}
+
+/** The engine's limiter: the monitor's, or a smaller cap inside it (max_open_connections). */
+function limiter(opts: ScrapeReaderOptions): Limiter | undefined {
+  const cap = opts.maxCollectors;
+  if (cap === undefined) return opts.limiter;
+  return new NestedLimiter(cap, opts.limiter ?? new Limiter());
 }
 
 /**

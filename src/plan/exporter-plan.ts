@@ -72,3 +72,17 @@ export function applyCollectFlags(plan: Plan, flags: Readonly<Record<string, str
   }
   return { ...plan, levels: { [levelName]: { ...level, collect } } };
 }
+
+/**
+ * The plan the exporter starts from: `exporter.plan` when set; else, when collector flags
+ * are given, mysqld_exporter's own default set (flags mean mysqld_exporter's semantics);
+ * else the built-in `default-exporter` (Blip's).
+ */
+export function exporterBasePlan(
+  ex: { plan?: string | undefined; flags?: Readonly<Record<string, string>> | undefined },
+  lookup: (name: string) => Plan,
+): Plan {
+  if (ex.plan !== undefined && ex.plan !== '') return lookup(ex.plan);
+  const flagged = Object.keys(ex.flags ?? {}).some((k) => k.startsWith('collect.'));
+  return flagged ? upstreamPlan() : lookup('default-exporter');
+}

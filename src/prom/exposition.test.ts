@@ -306,3 +306,67 @@ describe('ExpositionCache', () => {
     assert.equal(new ExpositionCache().render([]), '');
   });
 });
+
+describe('histograms and summaries', () => {
+  const hist = (count: number) => ({
+    name: 'rt_seconds',
+    help: 'Response time.',
+    type: 'histogram' as const,
+    value: count,
+    dist: {
+      kind: 'histogram' as const,
+      points: [
+        [1e-6, 0],
+        [0.001, 2],
+        [1, count - 1],
+      ] as const,
+      sum: 0.5,
+      count,
+    },
+  });
+
+  it('writes buckets with le last, the +Inf bucket, then _sum and _count', () => {
+    const labelled = { ...hist(5), labels: { op: 'read' } };
+    assert.equal(
+      exposition([labelled]),
+      [
+        '# HELP rt_seconds Response time.',
+        '# TYPE rt_seconds histogram',
+        'rt_seconds_bucket{op="read",le="1e-06"} 0',
+        'rt_seconds_bucket{op="read",le="0.001"} 2',
+        'rt_seconds_bucket{op="read",le="1"} 4',
+        'rt_seconds_bucket{op="read",le="+Inf"} 5',
+        'rt_seconds_sum{op="read"} 0.5',
+        'rt_seconds_count{op="read"} 5',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('writes quantiles with the quantile label, then _sum and _count', () => {
+    const s = {
+      name: 'lat',
+      help: 'Latency.',
+      type: 'summary' as const,
+      value: 3,
+      dist: {
+        kind: 'summary' as const,
+        points: [[0.95, 0.25] as const, [0.99, 1.5] as const],
+        sum: 2,
+        count: 3,
+      },
+    };
+    assert.equal(
+      exposition([s]),
+      '# HELP lat Latency.\n# TYPE lat summary\nlat{quantile="0.95"} 0.25\nlat{quantile="0.99"} 1.5\nlat_sum 2\nlat_count 3\n',
+    );
+  });
+
+  it('ExpositionCache writes a distribution again when only its numbers changed', () => {
+    const cache = new ExpositionCache();
+    const other = { name: 'a', help: 'A.', type: 'gauge' as const, value: 1 };
+    assert.equal(cache.render([other, hist(5)]), exposition([other, hist(5)]));
+    assert.equal(cache.render([other, hist(9)]), exposition([other, hist(9)]));
+    assert.match(cache.render([other, hist(9)]), /rt_seconds_count 9\n/);
+  });
+});

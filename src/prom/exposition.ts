@@ -11,9 +11,13 @@
  *    lines, samples sorted by label values, labels sorted by name, numbers in Go's
  *    shortest `%g` form (formatNumber).
  */
+import type { Distribution } from '../core/metrics.js';
 
-/** A family's TYPE. mysqld_exporter uses `untyped` for its generic status metrics. */
-export type PromType = 'counter' | 'gauge' | 'untyped';
+/**
+ * A family's TYPE. mysqld_exporter uses `untyped` for its generic status metrics; a
+ * `histogram` or `summary` family's samples carry their distribution.
+ */
+export type PromType = 'counter' | 'gauge' | 'untyped' | 'histogram' | 'summary';
 
 /** One series value before gathering: its family's name, HELP and TYPE travel with it. */
 export interface PromSample {
@@ -23,12 +27,15 @@ export interface PromSample {
   /** Label name → value; undefined or empty = no labels. */
   labels?: Readonly<Record<string, string>> | undefined;
   value: number;
+  /** The buckets or quantiles, sum and count of a histogram or summary series. */
+  dist?: Distribution | undefined;
 }
 
 /** One series of a gathered family: labels as [name, value] pairs sorted by name. */
 export interface PromSeries {
   labels: readonly (readonly [string, string])[];
   value: number;
+  dist?: Distribution | undefined;
 }
 
 /** A validated family: what one `# HELP`/`# TYPE` block renders. */
@@ -232,6 +239,12 @@ interface FamilyBuild {
 /** The one `{…}` text list shared by every family whose single series has no labels. */
 const NO_LABEL_TEXTS: readonly string[] = [''];
 
+function seriesOf(p: Pairs, s: PromSample): PromSeries {
+  return s.dist === undefined
+    ? { labels: p.pairs, value: s.value }
+    : { labels: p.pairs, value: s.value, dist: s.dist };
+}
+
 /** gather()'s work, keeping where each series came from (for ExpositionCache). */
 function group(samples: readonly PromSample[]): FamilyBuild[] {
   const byName = new Map<string, FamilyBuild>();
@@ -251,7 +264,7 @@ function group(samples: readonly PromSample[]): FamilyBuild[] {
           name: s.name,
           help: s.help,
           type: s.type,
-          series: [{ labels: p.pairs, value: s.value }],
+          series: [seriesOf(p, s)],
           labelTexts: undefined,
         },
         labelNames: p.names,
@@ -279,7 +292,7 @@ function group(samples: readonly PromSample[]): FamilyBuild[] {
     if (fb.seen === undefined) fb.seen = new Set([fb.firstKey]);
     if (fb.seen.has(p.key)) throw new ExpositionError(`duplicate series ${s.name}${p.text}`);
     fb.seen.add(p.key);
-    f.series.push({ labels: p.pairs, value: s.value });
+    f.series.push(seriesOf(p, s));
     fb.texts.push(p.text);
     fb.indexes.push(i);
   }
@@ -340,6 +353,31 @@ function labelsText(labels: readonly (readonly [string, string])[]): string {
   return `{${labels.map(([k, v]) => `${k}="${escapeLabelValue(v)}"`).join(',')}}`;
 }
 
+/**
+ * The lines of one histogram or summary series, as Go's expfmt writes them: a histogram's
+ * `_bucket` lines with `le` (the `+Inf` bucket = count) then `_sum` and `_count`; a
+ * summary's lines with `quantile` then `_sum` and `_count`. The extra label comes after the
+ * series' own labels; bounds and quantiles are numbers in the same `%g` form as values.
+ */
+export function distLines(name: string, labelText: string, dist: Distribution): string {
+  const histogram = dist.kind === 'histogram';
+  const extra = histogram ? 'le' : 'quantile';
+  const open = labelText === '' ? '{' : `${labelText.slice(0, -1)},`;
+  const series = histogram ? `${name}_bucket` : name;
+  let out = '';
+  for (const [bound, v] of dist.points)
+    out += `${series}${open}${extra}="${formatNumber(bound)}"} ${formatNumber(v)}\n`;
+  if (histogram) out += `${series}${open}le="+Inf"} ${formatNumber(dist.count)}\n`;
+  return `${out}${name}_sum${labelText} ${formatNumber(dist.sum)}\n${name}_count${labelText} ${formatNumber(dist.count)}\n`;
+}
+
+/** One series' line(s): `name{labels} value`, or a histogram's or summary's lines. */
+function seriesText(name: string, labelText: string, value: number, dist: Distribution | undefined): string {
+  return dist === undefined
+    ? `${name}${labelText} ${formatNumber(value)}\n`
+    : distLines(name, labelText, dist);
+}
+
 /** The text exposition of gathered families (one `\n` after every line, no blank lines). */
 export function render(families: readonly PromFamily[]): string {
   let out = '';
@@ -349,7 +387,7 @@ export function render(families: readonly PromFamily[]): string {
     const series = f.series;
     for (let i = 0; i < series.length; i++) {
       const s = series[i] as PromSeries;
-      out += `${f.name}${texts?.[i] ?? labelsText(s.labels)} ${formatNumber(s.value)}\n`;
+      out += seriesText(f.name, texts?.[i] ?? labelsText(s.labels), s.value, s.dist);
     }
   }
   return out;
@@ -393,6 +431,8 @@ export class ExpositionCache {
   #heads: string[] = [];
   /** output position → `name{labels} ` */
   #prefixes: string[] = [];
+  /** output position → [family name, `{labels}`] (for histogram and summary lines) */
+  #names: (readonly [string, string])[] = [];
   #lastValues: (number | undefined)[] = [];
   /** output position → its text (head + line) for the last value, UTF-8 */
   #chunks: Buffer[] = [];
@@ -413,12 +453,16 @@ export class ExpositionCache {
     const lastValues = this.#lastValues;
     const chunks = this.#chunks;
     for (let k = 0; k < order.length; k++) {
-      const v = (samples[order[k] as number] as PromSample).value;
-      if (Object.is(v, lastValues[k])) continue;
+      const s = samples[order[k] as number] as PromSample;
+      const v = s.value;
+      // A distribution has many numbers: its lines are written again every time.
+      if (s.dist === undefined && Object.is(v, lastValues[k])) continue;
       const old = chunks[k];
-      const chunk = Buffer.from(
-        `${this.#heads[k] as string}${this.#prefixes[k] as string}${formatNumber(v)}\n`,
-      );
+      const body =
+        s.dist === undefined
+          ? `${this.#prefixes[k] as string}${formatNumber(v)}\n`
+          : distLines(...(this.#names[k] as readonly [string, string]), s.dist);
+      const chunk = Buffer.from(`${this.#heads[k] as string}${body}`);
       this.#total += chunk.length - (old?.length ?? 0);
       chunks[k] = chunk;
       lastValues[k] = v;
@@ -443,18 +487,21 @@ export class ExpositionCache {
     const order: number[] = [];
     const heads: string[] = [];
     const prefixes: string[] = [];
+    const names: (readonly [string, string])[] = [];
     for (const fb of builds) {
       const f = fb.family;
       for (let i = 0; i < fb.indexes.length; i++) {
         order.push(fb.indexes[i] as number);
         heads.push(i === 0 ? header(f) : '');
         prefixes.push(`${f.name}${fb.texts[i] ?? ''} `);
+        names.push([f.name, fb.texts[i] ?? '']);
       }
     }
     this.#shape = samples.map((s) => ({ name: s.name, help: s.help, type: s.type, labels: s.labels }));
     this.#order = order;
     this.#heads = heads;
     this.#prefixes = prefixes;
+    this.#names = names;
     this.#lastValues = new Array<number | undefined>(order.length).fill(undefined);
     this.#chunks = new Array<Buffer>(order.length).fill(EMPTY);
     this.#total = 0;

@@ -108,10 +108,11 @@ describe('translateBlip', () => {
     ];
     assert.deepEqual(translateBlip('status.global', vals), []);
     assert.deepEqual(translateBlip('var.global', vals), []);
-    assert.deepEqual(translateBlip('repl', [v('running', 1, G)]), []);
-    assert.deepEqual(translateForExporter('repl', [v('running', 1, G)]), []);
+    assert.deepEqual(translateBlip('custom.plugin', [v('running', 1, G)]), []);
+    assert.deepEqual(translateForExporter('custom.plugin', [v('running', 1, G)]), []);
     assert.equal(hasPromTranslator('innodb'), true);
-    assert.equal(hasPromTranslator('innodb.buffer-pool'), false);
+    assert.equal(hasPromTranslator('innodb.buffer-pool'), true);
+    assert.equal(hasPromTranslator('custom.plugin'), false);
   });
 
   it('translates innodb with Blip rules: buffer_page_io, dropped rows, verbatim subsystem, _total always', () => {

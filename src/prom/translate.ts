@@ -1,6 +1,7 @@
 /**
- * Blip metric values → Prometheus samples, for the three domains that have a Prometheus
- * translation: status.global, var.global and innodb.
+ * Blip metric values → Prometheus samples: mysqld_exporter's names for status.global,
+ * var.global and innodb, the `exporter.*` domains as they are, and sonde's own names for
+ * every other built-in domain (sonde-names.ts, the same in all three flavours).
  *
  * Three explicit flavours, because their consumers want different names:
  *
@@ -23,6 +24,9 @@
 import { INNODB_META, MetricType, type MetricValue } from '../core/metrics.js';
 import { EXPORTER_DOMAIN_PREFIX, PROM_HELP_META } from '../core/upstream.js';
 import type { PromSample, PromType } from './exposition.js';
+import { SONDE_PROM_DOMAINS, sondeSample, type SondeSample } from './sonde-names.js';
+
+const SONDE_DOMAINS: ReadonlySet<string> = new Set(SONDE_PROM_DOMAINS);
 
 /** True when `domain` has a Prometheus translation. */
 export function hasPromTranslator(domain: string): boolean {
@@ -30,6 +34,7 @@ export function hasPromTranslator(domain: string): boolean {
     domain === 'status.global' ||
     domain === 'var.global' ||
     domain === 'innodb' ||
+    SONDE_DOMAINS.has(domain) ||
     domain.startsWith(EXPORTER_DOMAIN_PREFIX)
   );
 }
@@ -37,21 +42,25 @@ export function hasPromTranslator(domain: string): boolean {
 /**
  * The values of an `exporter.*` domain are Prometheus samples already: name = family,
  * group = labels, meta `help` = HELP, type counter/gauge/untyped (CumulativeCounter, Gauge,
- * Unknown). Other types give nothing.
+ * Unknown), or histogram/summary for a value carrying a distribution. Other types give
+ * nothing.
  */
 export function upstreamSamples(values: readonly MetricValue[]): PromSample[] {
   const out: PromSample[] = [];
   for (const v of values) {
     const type: PromType | undefined =
-      v.type === MetricType.CumulativeCounter
-        ? 'counter'
-        : v.type === MetricType.Gauge
-          ? 'gauge'
-          : v.type === MetricType.Unknown
-            ? 'untyped'
-            : undefined;
+      v.dist !== undefined
+        ? v.dist.kind
+        : v.type === MetricType.CumulativeCounter
+          ? 'counter'
+          : v.type === MetricType.Gauge
+            ? 'gauge'
+            : v.type === MetricType.Unknown
+              ? 'untyped'
+              : undefined;
     if (type === undefined) continue;
-    out.push({ name: v.name, help: v.meta?.[PROM_HELP_META] ?? '', type, value: v.value, labels: v.group });
+    const help = v.meta?.[PROM_HELP_META] ?? '';
+    out.push({ name: v.name, help, type, value: v.value, labels: v.group, dist: v.dist });
   }
   return out;
 }
@@ -272,33 +281,52 @@ function innodbBlip(v: MetricValue): PromSample | null {
 
 // ---- drivers ----------------------------------------------------------------------------
 
-/** A translation without its value (null = emit nothing). Labels are frozen and shared. */
-type Template = Omit<PromSample, 'value'> | null;
+/**
+ * A translation without its value (null = emit nothing). Labels are frozen and shared;
+ * `div` converts the value to the family's unit (sonde's domains; negative values pass).
+ */
+type Template = (Omit<PromSample, 'value'> & { div?: number | undefined }) | null;
+
+/** One value's translation; `div`, when set, is applied by the driver. */
+type OneValue = (v: MetricValue) => SondeSample | null;
 
 /** Bound on each cache; a full cache is cleared (metric names are a small, stable set). */
 const CACHE_LIMIT = 50_000;
 
 /**
- * The cache key within a domain and type: the name, plus for innodb the meta it reads and
- * the value's sign.
+ * The cache key within a domain and type: the name and the group (sonde's domains take
+ * labels from it), plus for innodb the meta it reads and the value's sign.
  */
 function cacheKey(domain: string, v: MetricValue): string {
-  if (domain !== 'innodb') return v.name;
+  if (domain !== 'innodb') {
+    const g = v.group;
+    if (g === undefined) return v.name;
+    let key = v.name;
+    for (const k in g) key += `\0${k}\x01${g[k]}`;
+    return key;
+  }
   const m = v.meta;
   return `${v.name}\0${m?.[INNODB_META.subsystem] ?? '\x01'}\0${m?.[INNODB_META.name] ?? '\x01'}\0${
     m?.[INNODB_META.type] ?? '\x01'
   }\0${m?.[INNODB_META.comment] ?? '\x01'}\0${v.value < 0 ? '-' : '+'}`;
 }
 
+function template(s: SondeSample | null): Template {
+  if (s === null) return null;
+  const labels = s.labels === undefined ? undefined : Object.freeze({ ...s.labels });
+  return { name: s.name, help: s.help, type: s.type, labels, div: s.div };
+}
+
 function makeTranslator(
-  one: Readonly<Record<string, (v: MetricValue) => PromSample | null>>,
+  one: Readonly<Record<string, OneValue>>,
 ): (domain: string, values: readonly MetricValue[]) => PromSample[] {
   /** domain → metric type → key → template */
   const caches = new Map<string, Map<number, Map<string, Template>>>();
   return (domain, values) => {
     if (domain.startsWith(EXPORTER_DOMAIN_PREFIX)) return upstreamSamples(values);
     const out: PromSample[] = [];
-    const fn = one[domain];
+    const fn =
+      one[domain] ?? (SONDE_DOMAINS.has(domain) ? (v: MetricValue) => sondeSample(domain, v) : undefined);
     if (fn === undefined) return out;
     let byType = caches.get(domain);
     if (byType === undefined) {
@@ -314,21 +342,13 @@ function makeTranslator(
       const key = cacheKey(domain, v);
       let t = cache.get(key);
       if (t === undefined) {
-        const s = fn(v);
-        t =
-          s === null
-            ? null
-            : {
-                name: s.name,
-                help: s.help,
-                type: s.type,
-                labels: s.labels === undefined ? undefined : Object.freeze({ ...s.labels }),
-              };
+        t = template(fn(v));
         if (cache.size >= CACHE_LIMIT) cache.clear();
         cache.set(key, t);
       }
-      if (t !== null)
-        out.push({ name: t.name, help: t.help, type: t.type, labels: t.labels, value: v.value });
+      if (t === null) continue;
+      const value = t.div === undefined || v.value < 0 ? v.value : v.value / t.div;
+      out.push({ name: t.name, help: t.help, type: t.type, labels: t.labels, value });
     }
     return out;
   };
@@ -336,7 +356,8 @@ function makeTranslator(
 
 /**
  * Translate one domain's values the way mysqld_exporter 0.14 names them (see the module
- * comment). Domains without a translation, delta counters, bools and events give nothing.
+ * comment); sonde's own domains by sonde-names.ts. Domains without a translation give
+ * nothing, nor do delta counters, events, and bools of status.global, var.global and innodb.
  */
 export const translateForExporter: (domain: string, values: readonly MetricValue[]) => PromSample[] =
   makeTranslator({
@@ -348,8 +369,8 @@ export const translateForExporter: (domain: string, values: readonly MetricValue
 /**
  * Translate one domain's values exactly as Blip does: generic status
  * metrics counter/gauge by Blip type, `Generic gauge metric.` for variables, innodb names
- * lowercase with `_total` always. Other domains, delta counters, bools and events give
- * nothing.
+ * lowercase with `_total` always. sonde's own domains (which Blip does not translate) get
+ * sonde-names.ts's names, as for the exporter. Delta counters and events give nothing.
  */
 export const translateBlip: (domain: string, values: readonly MetricValue[]) => PromSample[] = makeTranslator(
   {
@@ -368,14 +389,30 @@ const CHRONOSPHERE_SHORT: Readonly<Record<string, string>> = {
 };
 
 /**
- * The chronosphere sink's metric name: `mysql_<short>_<metric>` with short =
- * `status`, `var` or `innodb`, sanitized and lowercased, e.g. `mysql_var_max_connections`.
- * Undefined for a domain without a Prometheus translation.
+ * The chronosphere sink's metric name for status.global, var.global and innodb:
+ * `mysql_<short>_<metric>` with short = `status`, `var` or `innodb`, sanitized and
+ * lowercased, e.g. `mysql_var_max_connections`. Undefined for any other domain (sonde's
+ * own domains go through {@link translateSonde}).
  */
 export function chronosphereName(domain: string, metric: string): string | undefined {
   const short = CHRONOSPHERE_SHORT[domain];
   return short === undefined ? undefined : sanitize(`mysql_${short}_${metric}`);
 }
+
+/** True for the domains named by sonde-names.ts (not status.global, var.global, innodb, exporter.*). */
+export function isSondePromDomain(domain: string): boolean {
+  return SONDE_DOMAINS.has(domain);
+}
+
+/**
+ * sonde's own domains only, with sonde-names.ts's names, labels and units (cached like the
+ * other translators); any other domain gives nothing. The chronosphere sink uses it.
+ */
+export const translateSonde: (domain: string, values: readonly MetricValue[]) => PromSample[] = (() => {
+  const translate = makeTranslator({});
+  return (domain: string, values: readonly MetricValue[]) =>
+    SONDE_DOMAINS.has(domain) ? translate(domain, values) : [];
+})();
 
 // ---- mysqld_exporter's text-valued families ---------------------------------------------
 

@@ -185,9 +185,11 @@ describe('chronosphere sink against a local receiver', () => {
     assert.equal(req.url, '/openmetrics/write');
     assert.equal(req.headers['content-type'], 'application/octet-stream');
     assert.equal(req.headers['content-encoding'], undefined);
-    // Domains ascending; delta counters, size.table, group and meta dropped; ts ignored.
+    // Domains ascending; delta counters and meta dropped; ts ignored; size.table (a sonde
+    // domain) with its Prometheus name and its group as labels.
     assert.deepEqual(summary(decodeBody(req.body)), [
       'mysql_innodb_trx_rseg_history_len UNKNOWN {az=us-east-1a,env=prod} gauge=0 @1714564805.123000000',
+      'mysql_size_table_bytes UNKNOWN {az=us-east-1a,db=app,env=prod,tbl=users} gauge=16384 @1714564805.123000000',
       'mysql_status_queries UNKNOWN {az=us-east-1a,env=prod} counter=5382 @1714564805.123000000',
       'mysql_status_threads_running UNKNOWN {az=us-east-1a,env=prod} gauge=3 @1714564805.123000000',
       'mysql_status_com_select UNKNOWN {az=us-east-1a,env=prod} counter=9 @1714564805.123000000',
@@ -197,7 +199,7 @@ describe('chronosphere sink against a local receiver', () => {
     assert.deepEqual(r.history[0], 'chronosphere: sending metrics from 2024-05-01T12:00:05.123+00:00');
     assert.match(
       r.keys.get('chronosphere') ?? '',
-      /^last sent 6 metrics at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/,
+      /^last sent 7 metrics at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/,
     );
     assert.deepEqual(r.errors, []);
   });
@@ -216,15 +218,38 @@ describe('chronosphere sink against a local receiver', () => {
     ]);
   });
 
+  it('sends sonde domains with units converted; a tag named like a series label becomes tag_<name>', async () => {
+    rx.requests.length = 0;
+    const r = recorder({ tags: { db: 'primary-1' } });
+    const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base }), r);
+    const m = sample();
+    m.values = {
+      'repl.lag': [{ name: 'current', value: 1500, type: MetricType.Gauge }],
+      'size.database': [{ name: 'bytes', value: 4096, type: MetricType.Gauge, group: { db: 'app' } }],
+      'wait.io.table': [
+        { name: 'count_read', value: 3, type: MetricType.DeltaCounter, group: { db: 'a', tbl: 't' } },
+      ],
+    };
+    await sink.send(m);
+    assert.deepEqual(summary(decodeBody(rx.requests[0]?.body ?? Buffer.alloc(0))), [
+      'mysql_repl_lag_current_seconds UNKNOWN {db=primary-1} gauge=1.5 @1714564805.123000000',
+      'mysql_size_database_bytes UNKNOWN {db=app,tag_db=primary-1} gauge=4096 @1714564805.123000000',
+    ]);
+  });
+
   it('with strict-tr fails on a domain without translator before sending anything', async () => {
     rx.requests.length = 0;
     const r = recorder();
     const sink = createChronosphereSink(parseChronosphereOptions({ url: rx.base, 'strict-tr': 'true' }), r);
-    await assert.rejects(sink.send(sample()), { message: 'no translator for size.table' });
+    const m = sample();
+    m.values['exporter.slave_status'] = [
+      { name: 'mysql_slave_status_sql_delay', value: 0, type: MetricType.Unknown },
+    ];
+    await assert.rejects(sink.send(m), { message: 'no translator for exporter.slave_status' });
     assert.equal(rx.requests.length, 0);
     assert.match(
       r.keys.get('chronosphere') ?? '',
-      /^error on last send at \S+: no translator for size\.table$/,
+      /^error on last send at \S+: no translator for exporter\.slave_status$/,
     );
     assert.deepEqual(r.errors, [], 'the retry decorator logs the error, not the sink');
   });

@@ -5,11 +5,13 @@
  * | sonde | MetricSet |
  * |---|---|
  * | status.global, var.global, innodb | one MetricFamily per value, named `mysql_<short>_<metric>` (short = `status`, `var`, `innodb`), sanitized and lowercased — Blip's names, not the exporter's |
- * | other domains | skipped; with `strict-tr` the send fails `no translator for <domain>` before anything is sent |
+ * | sonde's own domains (repl, repl.lag, size.*, …) | one MetricFamily per value, with the Prometheus name, unit and labels of docs/prometheus-names.md (sonde addition: Blip skips them) |
+ * | other domains (`exporter.*`, unknown) | skipped; with `strict-tr` the send fails `no translator for <domain>` before anything is sent |
  * | GAUGE, BOOL | `gauge_value.double_value` |
  * | CUMULATIVE_COUNTER | `counter_value.double_value` (the counter total) |
  * | DELTA_COUNTER, EVENT, UNKNOWN | skipped |
- * | monitor tags | labels of every metric (sorted by name); group and meta are not sent |
+ * | monitor tags | labels of every metric (sorted by name); a tag named like a series label becomes `tag_<name>` |
+ * | group | labels, for sonde's own domains only; meta is not sent |
  * | `begin` | every point's timestamp (meta `ts` ignored) |
  *
  * Family type, unit and help are not set (type UNKNOWN), as in Blip. Blip leaves empty
@@ -22,7 +24,7 @@ import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
-import { chronosphereName, hasPromTranslator } from '../prom/translate.js';
+import { chronosphereName, isSondePromDomain, translateSonde } from '../prom/translate.js';
 import { formatTimestampMs } from '../util/time.js';
 import { bodyText, httpPost, parseTarget } from './http.js';
 import type { PostTarget } from './http.js';
@@ -64,6 +66,13 @@ export interface ChronoFamily {
   name: string;
   kind: 'gauge' | 'counter';
   value: number;
+  /** The series' own labels (sonde's own domains: the value's group). */
+  labels?: Readonly<Record<string, string>> | undefined;
+}
+
+/** True when the sink sends something for `domain`. */
+function translated(domain: string): boolean {
+  return chronosphereName(domain, '') !== undefined || isSondePromDomain(domain);
 }
 
 /**
@@ -74,12 +83,23 @@ export function chronosphereFamilies(m: Metrics, strictTr: boolean): ChronoFamil
   const out: ChronoFamily[] = [];
   const domains = Object.keys(m.values).sort();
   if (strictTr) {
-    const missing = domains.find((d) => !hasPromTranslator(d));
+    const missing = domains.find((d) => !translated(d));
     if (missing !== undefined) throw new Error(`no translator for ${missing}`);
   }
   for (const domain of domains) {
-    if (!hasPromTranslator(domain)) continue;
-    for (const v of m.values[domain] ?? []) {
+    const values = m.values[domain] ?? [];
+    if (isSondePromDomain(domain)) {
+      for (const s of translateSonde(domain, values))
+        out.push({
+          name: s.name,
+          kind: s.type === 'counter' ? 'counter' : 'gauge',
+          value: s.value,
+          labels: s.labels,
+        });
+      continue;
+    }
+    if (!translated(domain)) continue;
+    for (const v of values) {
       let kind: ChronoFamily['kind'];
       if (v.type === MetricType.Gauge || v.type === MetricType.Bool) kind = 'gauge';
       else if (v.type === MetricType.CumulativeCounter) kind = 'counter';
@@ -91,11 +111,17 @@ export function chronosphereFamilies(m: Metrics, strictTr: boolean): ChronoFamil
   return out;
 }
 
-/** Monitor tags as label pairs, sorted by name. */
-function labelPairs(tags: Record<string, string>): Array<[string, string]> {
-  return Object.keys(tags)
-    .sort()
-    .map((k) => [k, tags[k] ?? '']);
+/**
+ * A family's labels as pairs sorted by name: its own labels and the monitor tags; a tag
+ * named like one of its own labels becomes `tag_<name>` (the series label is kept).
+ */
+function labelPairs(
+  tags: Record<string, string>,
+  own?: Readonly<Record<string, string>>,
+): Array<[string, string]> {
+  const all = new Map<string, string>(Object.entries(own ?? {}));
+  for (const [k, v] of Object.entries(tags)) all.set(own !== undefined && k in own ? `tag_${k}` : k, v);
+  return [...all.keys()].sort().map((k) => [k, all.get(k) ?? '']);
 }
 
 /**
@@ -109,12 +135,13 @@ export function encodeMetricSet(
   tags: Record<string, string>,
   time: Date,
 ): Uint8Array {
-  const labels = labelPairs(tags);
+  const tagPairs = labelPairs(tags);
   const ms = time.getTime();
   const seconds = Math.floor(ms / 1000);
   const nanos = (ms - seconds * 1000) * 1_000_000;
   const set = new ProtoWriter();
   for (const f of families) {
+    const labels = f.labels === undefined ? tagPairs : labelPairs(tags, f.labels);
     set.message(1, (fam) => {
       fam.string(1, f.name);
       fam.message(5, (metric) => {
@@ -139,19 +166,21 @@ export function encodeMetricSet(
 
 /** Protobuf text format of the set, printed by the `debug` option. */
 export function formatMetricSet(families: ChronoFamily[], tags: Record<string, string>, time: Date): string {
-  const labels = labelPairs(tags)
-    .map(([k, v]) => `labels:{name:${JSON.stringify(k)} value:${JSON.stringify(v)}} `)
-    .join('');
+  const text = (pairs: Array<[string, string]>): string =>
+    pairs.map(([k, v]) => `labels:{name:${JSON.stringify(k)} value:${JSON.stringify(v)}} `).join('');
+  const tagText = text(labelPairs(tags));
   const ms = time.getTime();
   const seconds = Math.floor(ms / 1000);
   const nanos = (ms - seconds * 1000) * 1_000_000;
   const ts = `timestamp:{seconds:${seconds}${nanos !== 0 ? ` nanos:${nanos}` : ''}}`;
   return families
-    .map(
-      (f) =>
+    .map((f) => {
+      const labels = f.labels === undefined ? tagText : text(labelPairs(tags, f.labels));
+      return (
         `metric_families:{name:${JSON.stringify(f.name)} metrics:{${labels}metric_points:{` +
-        `${f.kind}_value:{double_value:${f.value}} ${ts}}}}`,
-    )
+        `${f.kind}_value:{double_value:${f.value}} ${ts}}}}`
+      );
+    })
     .join(' ');
 }
 

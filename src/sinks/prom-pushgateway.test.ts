@@ -4,7 +4,8 @@ import type { Events } from '../core/events.js';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
 import type { StatusWriter } from '../core/status.js';
-import { translateBlip } from '../prom/translate.js';
+import { isSondePromDomain, translateBlip } from '../prom/translate.js';
+import { BUILTIN } from '../collectors/builtin.js';
 import { startCaptureServer } from '../../test/helpers/capture-http.js';
 import type { CaptureServer } from '../../test/helpers/capture-http.js';
 import { startPushgateway } from '../../test/helpers/pushgateway.js';
@@ -47,6 +48,8 @@ function sample(): Metrics {
         { name: 'buffer_pool_pages_free', value: 3755, type: G, meta: { subsystem: 'buffer' } },
       ],
       'size.table': [{ name: 'bytes', value: 16384, type: G, group: { db: 'app', tbl: 'users' } }],
+      repl: [{ name: 'running', value: 1, type: G, meta: { source: 'db0' } }],
+      'repl.lag': [{ name: 'current', value: 2500, type: G, meta: { source: '1' } }],
     },
   };
 }
@@ -75,6 +78,15 @@ const SAMPLE_TEXT = [
   '# HELP mysql_info_schema_innodb_metrics_transaction_trx_rseg_history_len_total Generic gauge metric from SHOW GLOBAL STATUS.',
   '# TYPE mysql_info_schema_innodb_metrics_transaction_trx_rseg_history_len_total gauge',
   'mysql_info_schema_innodb_metrics_transaction_trx_rseg_history_len_total 0',
+  '# HELP mysql_repl_lag_current_seconds Replication lag in seconds from the heartbeat (or Performance Schema); -1 = no heartbeat or not a replica.',
+  '# TYPE mysql_repl_lag_current_seconds gauge',
+  'mysql_repl_lag_current_seconds 2.5',
+  '# HELP mysql_repl_running Replication state from SHOW SLAVE/REPLICA STATUS: 1 = both threads running without error, 0 = stopped, connecting or broken, -1 = not a replica.',
+  '# TYPE mysql_repl_running gauge',
+  'mysql_repl_running 1',
+  '# HELP mysql_size_table_bytes Data plus index bytes of the table ("" = total).',
+  '# TYPE mysql_size_table_bytes gauge',
+  'mysql_size_table_bytes{db="app",tbl="users"} 16384',
   '',
 ].join('\n');
 
@@ -148,15 +160,24 @@ describe('prom-pushgateway options and grouping key', () => {
     add('innodb', 'buffer_page_read_index_leaf', { subsystem: 'buffer_page_io' });
     add('innodb', 'buffer_pool_pages_data', { subsystem: 'buffer' });
     add('innodb', 'lock_timeouts', { subsystem: 'lock' });
+    // sonde's own domains: every group key a collector declares, on each declared metric.
+    for (const reg of BUILTIN) {
+      const { domain, groups, metrics } = reg.help;
+      if (!isSondePromDomain(domain)) continue;
+      const group = Object.fromEntries(groups.map((g) => [g.key, 'x']));
+      for (const m of metrics.length > 0 ? metrics.map((x) => x.name) : ['count_read', 'pool_size'])
+        for (const s of translateBlip(domain, [{ name: m, value: 1, type: G, group }]))
+          for (const k of Object.keys(s.labels ?? {})) names.add(k);
+    }
     assert.deepEqual([...names].sort(), [...TRANSLATION_LABELS].sort());
   });
 });
 
 describe('prom-pushgateway body', () => {
-  it('is the exporter translation of status.global, var.global and innodb as text 0.0.4', () => {
+  it("is Blip's translation of status.global, var.global and innodb, sonde's names for its own domains", () => {
     const body = pushBody(sample());
     assert.equal(body.text, SAMPLE_TEXT);
-    assert.equal(body.series, 8);
+    assert.equal(body.series, 11);
   });
 
   it('refuses duplicate series (nothing would be pushed)', () => {
@@ -200,7 +221,7 @@ describe('prom-pushgateway requests (local receiver)', () => {
     assert.equal(req.headers['content-type'], 'text/plain; version=0.0.4; charset=utf-8');
     assert.equal(req.body.toString('utf8'), SAMPLE_TEXT);
     assert.equal(r.history[0], 'prom-pushgateway: sending metrics');
-    assert.match(r.keys.get('prom-pushgateway') ?? '', new RegExp(`^last sent 8 metrics at ${STAMP}$`));
+    assert.match(r.keys.get('prom-pushgateway') ?? '', new RegExp(`^last sent 11 metrics at ${STAMP}$`));
   });
 
   it('accepts 202, fails any other status with code, URL and body', async () => {
@@ -249,7 +270,7 @@ describe('prom-pushgateway requests (local receiver)', () => {
       message: `cannot push to ${rx.base}/metrics/job/blip: duplicate series mysql_global_variables_port`,
     });
     const other = sample();
-    other.values = { 'size.table': other.values['size.table'] ?? [] };
+    other.values = { 'custom.plugin': other.values['size.table'] ?? [] };
     await sink.send(other);
     assert.equal(rx.requests.length, 0);
     assert.match(r.keys.get('prom-pushgateway') ?? '', /^last sent 0 metrics at /);
@@ -294,7 +315,7 @@ describe('prom-pushgateway against a real Prometheus Pushgateway', () => {
     assert.equal(sink.name, 'prom-pushgateway');
     await sink.send(sample());
     await sink.idle();
-    assert.match(r.keys.get('prom-pushgateway') ?? '', /^last sent 8 metrics at /, gw.log());
+    assert.match(r.keys.get('prom-pushgateway') ?? '', /^last sent 11 metrics at /, gw.log());
 
     // A second monitor without tags lands in its own group: nothing is overwritten.
     const plain = createPushgatewaySink(parsePushgatewayOptions({ addr: gw.base }), {
@@ -347,8 +368,14 @@ describe('prom-pushgateway against a real Prometheus Pushgateway', () => {
       'GAUGE',
     );
     assert.deepEqual(rows('mysql_info_schema_innodb_metrics_buffer_pool_pages'), ['{"state":"free"} 3755']);
+    // sonde's own domains: their names, TYPE, HELP, labels from the group, units converted.
+    assert.equal(fam('mysql_size_table_bytes').type, 'GAUGE');
+    assert.equal(fam('mysql_size_table_bytes').help, 'Data plus index bytes of the table ("" = total).');
+    assert.deepEqual(rows('mysql_size_table_bytes'), ['{"db":"app","tbl":"users"} 16384']);
+    assert.deepEqual(rows('mysql_repl_running'), ['{} 1']);
+    assert.deepEqual(rows('mysql_repl_lag_current_seconds'), ['{} 2.5']);
     const ours = Object.keys(g1).filter((k) => k.startsWith('mysql_'));
-    assert.equal(ours.length, 7);
+    assert.equal(ours.length, 10);
 
     // What Prometheus would scrape from the gateway.
     const text = await get(gw.base, '/metrics');
@@ -359,6 +386,9 @@ describe('prom-pushgateway against a real Prometheus Pushgateway', () => {
       'mysql_global_variables_max_connections{instance="",job="blip"} 500',
       '# TYPE mysql_global_status_commands_total counter',
       '# TYPE mysql_info_schema_innodb_metrics_transaction_trx_rseg_history_len_total gauge',
+      'mysql_size_table_bytes{db="app",env="prod",instance="db1",job="blip",tbl="users"} 16384',
+      'mysql_repl_lag_current_seconds{env="prod",instance="db1",job="blip"} 2.5',
+      '# TYPE mysql_repl_running gauge',
     ]) {
       assert.ok(text.split('\n').includes(line), `missing in the gateway's /metrics: ${line}`);
     }

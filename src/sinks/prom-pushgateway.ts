@@ -1,7 +1,8 @@
 /**
  * The `prom-pushgateway` sink (experimental in Blip): each collection is
- * translated exactly as the exporter translates a scrape (status.global, var.global,
- * innodb → mysqld_exporter names) and pushed as Prometheus text 0.0.4 to a Pushgateway.
+ * translated as Blip's exporter translates it (status.global, var.global, innodb), sonde's
+ * own domains with the names of docs/prometheus-names.md (Blip skips them), and pushed as
+ * Prometheus text 0.0.4 to a Pushgateway.
  *
  *     POST <addr>/metrics/job/blip[/<tag>/<value>…]
  *     Content-Type: text/plain; version=0.0.4; charset=utf-8
@@ -30,6 +31,7 @@ import type { StatusWriter } from '../core/status.js';
 import { TEXT_CONTENT_TYPE, gather, render } from '../prom/exposition.js';
 import type { PromSample } from '../prom/exposition.js';
 import { hasPromTranslator, translateBlip } from '../prom/translate.js';
+import { SONDE_LABELS } from '../prom/sonde-names.js';
 import { formatTimestampMs } from '../util/time.js';
 import { bodyText, httpPost, parseTarget } from './http.js';
 import type { PostTarget } from './http.js';
@@ -112,6 +114,7 @@ export const TRANSLATION_LABELS: ReadonlySet<string> = new Set([
   'operation',
   'instrumentation',
   'type',
+  ...SONDE_LABELS,
 ]);
 
 /** The text pushed for one collection, and how many series it holds. */
@@ -121,8 +124,9 @@ export interface PushBody {
 }
 
 /**
- * Translate status.global, var.global and innodb exactly as Blip's exporter does
- * (translateBlip; other domains skipped) and render the text exposition.
+ * Translate status.global, var.global and innodb exactly as Blip's exporter does, sonde's
+ * own domains by their Prometheus names (translateBlip; other domains skipped) and render
+ * the text exposition.
  * Throws the gather error (duplicate series, inconsistent HELP/TYPE): nothing is pushed.
  */
 export function pushBody(m: Metrics): PushBody {

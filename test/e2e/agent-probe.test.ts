@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { runSonde, startAgent, writeConfig, type Agent } from '../helpers/agent.js';
-import { httpGet, startPrometheusWithJobs, waitFor, type PrometheusPeer } from './exporter-peers.js';
+import { httpGet, startPrometheusJobs, waitFor, type PrometheusPeer } from './exporter-peers.js';
 
 const PASSWORD = 'probe-Secret-41';
 const LIMITED_PASSWORD = 'limited-Secret-42';
@@ -99,22 +99,20 @@ monitors:
   });
 
   it('is discovered and scraped by a real Prometheus: mysql_up of every target from its query API', async () => {
-    prometheus = await startPrometheusWithJobs(
-      [
-        '  - job_name: mysql',
-        '    metrics_path: /probe',
-        '    http_sd_configs:',
-        `      - url: http://127.0.0.1:${probePort}/targets`,
-        '        refresh_interval: 1s',
-        '    relabel_configs:',
-        '      - source_labels: [__address__]',
-        '        target_label: __param_target',
-        '      - source_labels: [__param_target]',
-        '        target_label: instance',
-        '      - target_label: __address__',
-        `        replacement: 127.0.0.1:${probePort}`,
-      ].join('\n'),
-    );
+    prometheus = await startPrometheusJobs([
+      '  - job_name: mysql',
+      '    metrics_path: /probe',
+      '    http_sd_configs:',
+      `      - url: http://127.0.0.1:${probePort}/targets`,
+      '        refresh_interval: 1s',
+      '    relabel_configs:',
+      '      - source_labels: [__address__]',
+      '        target_label: __param_target',
+      '      - source_labels: [__param_target]',
+      '        target_label: instance',
+      '      - target_label: __address__',
+      `        replacement: 127.0.0.1:${probePort}`,
+    ]);
     const prom = prometheus;
     const up = await waitFor(
       'mysql_up of both targets in Prometheus',
@@ -242,7 +240,7 @@ describe('probe config at boot', () => {
       await bootError(
         `api:\n  disable: true\nprobe:\n  bind: 127.0.0.1:${port}\n  web-config-file: web.yml\n`,
       ),
-      'probe.web-config-file: web.yml: TLS and basic auth are not supported yet',
+      'probe.web-config-file: web.yml: cannot read: ENOENT',
     );
     assert.match(await bootError('probe:\n  bind: ":9104"\n  path: /probe\n'), /unknown key probe\.path/);
   });

@@ -9,6 +9,7 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
+import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -158,25 +159,34 @@ export function rootSocketDsn(socket: string): string {
  * `root@unix(/path)/`), by default with the collectors of sonde's default-exporter plan;
  * resolves once it answers.
  */
-export async function startMysqldExporter(dsn: string, flags = EXPORTER_PLAN_COLLECTORS): Promise<Peer> {
+export async function startMysqldExporter(
+  dsn: string,
+  flags = EXPORTER_PLAN_COLLECTORS,
+  opts: { webConfigFile?: string } = {},
+): Promise<Peer> {
   requireBinary(MYSQLD_EXPORTER, 'prometheus-mysqld-exporter');
+  const web = opts.webConfigFile;
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const address = `127.0.0.1:${port}`;
     const proc = spawnPeer(
       MYSQLD_EXPORTER,
-      [`--web.listen-address=${address}`, '--config.my-cnf=/nonexistent/.my.cnf', ...flags],
+      [
+        `--web.listen-address=${address}`,
+        '--config.my-cnf=/nonexistent/.my.cnf',
+        ...(web !== undefined ? [`--web.config.file=${web}`] : []),
+        ...flags,
+      ],
       { DATA_SOURCE_NAME: dsn },
     );
     const log = capture(proc);
+    // With a web config file, any answer over HTTPS (401 included) means it is up.
+    const ready = async (): Promise<true | undefined> =>
+      web !== undefined
+        ? (await httpsStatus(`https://${address}/`)) > 0 || undefined
+        : (await httpGet(`http://${address}/`)).status === 200 || undefined;
     try {
-      await until(
-        'mysqld_exporter',
-        async () => ((await httpGet(`http://${address}/`)).status === 200 ? true : undefined),
-        15_000,
-        proc,
-        log,
-      );
+      await until('mysqld_exporter', ready, 15_000, proc, log);
     } catch (err) {
       await stopProc(proc);
       if (attempt < 3 && /address already in use/i.test(log())) continue;
@@ -186,28 +196,41 @@ export async function startMysqldExporter(dsn: string, flags = EXPORTER_PLAN_COL
   }
 }
 
+/** The status of one HTTPS GET, the server's certificate not checked (readiness only). */
+function httpsStatus(url: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest(url, { rejectUnauthorized: false, timeout: 5000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${url}: timeout`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
 export interface PrometheusPeer extends Peer {
   /** GET /api/v1/query; resolves with `data.result`. */
   query(expr: string): Promise<{ metric: Record<string, string>; value: [number, string] }[]>;
 }
 
 /** Start a real Prometheus scraping `target` every second (temp config and data dir). */
-export async function startPrometheus(target: string, metricsPath = '/metrics'): Promise<PrometheusPeer> {
-  return startPrometheusWithJobs(
+export function startPrometheus(target: string, metricsPath = '/metrics'): Promise<PrometheusPeer> {
+  return startPrometheusJobs([
     [
       '  - job_name: sonde',
       `    metrics_path: ${metricsPath}`,
       '    static_configs:',
       `      - targets: ['${target}']`,
     ].join('\n'),
-  );
+  ]);
 }
 
 /**
- * Start a real Prometheus with these `scrape_configs` entries (YAML, indented under the key),
- * scraping every second (temp config and data dir).
+ * Start a real Prometheus with these `scrape_configs` entries (YAML list items indented by
+ * two spaces), scraping every second.
  */
-export async function startPrometheusWithJobs(jobs: string): Promise<PrometheusPeer> {
+export async function startPrometheusJobs(jobs: readonly string[]): Promise<PrometheusPeer> {
   requireBinary(PROMETHEUS, 'prometheus');
   const dir = mkdtempSync(join(tmpdir(), 'sonde-prometheus-'));
   const config = join(dir, 'prometheus.yml');
@@ -219,7 +242,7 @@ export async function startPrometheusWithJobs(jobs: string): Promise<PrometheusP
       '  scrape_timeout: 1s',
       '  evaluation_interval: 1s',
       'scrape_configs:',
-      jobs,
+      ...jobs,
       '',
     ].join('\n'),
   );

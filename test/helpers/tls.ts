@@ -77,3 +77,33 @@ export function makeTlsFiles(names: string[] = ['IP:127.0.0.1', 'DNS:localhost']
   );
   return { dir, ca: join(dir, 'ca.pem'), cert: join(dir, 'server.pem'), key: join(dir, 'server-key.pem') };
 }
+
+/**
+ * A client certificate in `files.dir` named `<name>.pem`/`<name>-key.pem`, with
+ * subjectAltName `names`. Signed by the CA of `files`, or self-signed with `selfSigned`.
+ */
+export function makeClientCert(
+  files: TlsFiles,
+  name: string,
+  names: string[],
+  opts: { selfSigned?: boolean } = {},
+): { cert: string; key: string } {
+  const { dir } = files;
+  const ext = `${name}-ext.cnf`;
+  writeFileSync(join(dir, ext), `subjectAltName=${names.join(',')}\nextendedKeyUsage=clientAuth\n`);
+  const key = `${name}-key.pem`;
+  const cert = `${name}.pem`;
+  openssl(
+    ['req', '-newkey', 'rsa:2048', '-nodes', '-subj', `/CN=${name}`, '-keyout', key, '-out', `${name}.csr`],
+    dir,
+  );
+  const signer =
+    opts.selfSigned === true
+      ? ['-signkey', key]
+      : ['-CA', 'ca.pem', '-CAkey', 'ca-key.pem', '-CAcreateserial'];
+  openssl(
+    ['x509', '-req', '-in', `${name}.csr`, ...signer, '-days', '2', '-extfile', ext, '-out', cert],
+    dir,
+  );
+  return { cert: join(dir, cert), key: join(dir, key) };
+}
