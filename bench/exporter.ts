@@ -186,9 +186,15 @@ async function throughput(
 }
 
 function startChild(socket: string): Promise<{ proc: ChildProcess; address: string }> {
-  const proc = spawn(process.execPath, [process.argv[1] ?? '', '--child', socket, '--collectors', SET], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  // BENCH_CHILD_NODE_ARGS: node flags for sonde's process only (e.g. `--cpu-prof`).
+  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const proc = spawn(
+    process.execPath,
+    [...nodeArgs, process.argv[1] ?? '', '--child', socket, '--collectors', SET],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   process.on('exit', () => proc.kill('SIGKILL'));
   return new Promise((resolve, reject) => {
     let out = '';
