@@ -8,15 +8,13 @@
 import { gzipSync, constants as zlib } from 'node:zlib';
 import { createConnection } from 'mysql2/promise';
 import { builtinCollectors } from '../src/collectors/builtin.js';
-import { ConnectionSpec } from '../src/core/db.js';
 import { UPSTREAM_SCRAPERS } from '../src/core/upstream.js';
-import { createDb } from '../src/db/pool.js';
 import { Limiter } from '../src/engine/limiter.js';
 import { createScrapeReader } from '../src/monitor/scrape-reader.js';
 import { applyCollectFlags, upstreamPlan } from '../src/plan/exporter-plan.js';
 import { ExpositionCache, type PromSample } from '../src/prom/exposition.js';
 import { translateForExporter } from '../src/prom/translate.js';
-import { startMariaDB } from '../test/helpers/mariadb.js';
+import { rootDb, startMariaDB } from '../test/helpers/mariadb.js';
 
 const i = process.argv.indexOf('--rounds');
 const ROUNDS = i >= 0 ? Number(process.argv[i + 1]) || 300 : 300;
@@ -41,15 +39,7 @@ async function time(fn: () => Promise<unknown>): Promise<number[]> {
 
 const server = await startMariaDB();
 try {
-  const db = createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: 'x',
-    }),
-  );
+  const db = rootDb(server.socket);
   const registry = builtinCollectors();
   const flags: Record<string, string> = {};
   for (const s of UPSTREAM_SCRAPERS)

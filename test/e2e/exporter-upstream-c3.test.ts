@@ -12,14 +12,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConnection } from 'mysql2/promise';
 import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { ConnectionSpec } from '../../src/core/db.js';
 import { NO_EVENTS } from '../../src/core/events.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { applyCollectFlags, upstreamPlan } from '../../src/plan/exporter-plan.js';
-import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { type MariaDB, rootDb, startMariaDB } from '../helpers/mariadb.js';
 import {
   httpGet,
   parseExposition,
@@ -53,15 +52,7 @@ const sondes: Sonde[] = [];
 const peers: Peer[] = [];
 
 async function startSonde(flags: Record<string, string>): Promise<string> {
-  const db = createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${server.socket})/`,
-    }),
-  );
+  const db = rootDb(server.socket);
   const all: Record<string, string> = { 'collect.sys.user_summary': 'true' };
   for (const s of SCRAPERS) all[`collect.${s}`] = 'true';
   const plan = applyCollectFlags(upstreamPlan(), { ...all, ...flags });

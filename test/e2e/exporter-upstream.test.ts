@@ -12,15 +12,14 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { ConnectionSpec } from '../../src/core/db.js';
 import { NO_EVENTS } from '../../src/core/events.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
 import { UPSTREAM_SCRAPERS } from '../../src/core/upstream.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { applyCollectFlags, upstreamPlan } from '../../src/plan/exporter-plan.js';
-import { connectAs, type MariaDB } from '../helpers/mariadb.js';
+import { connectAs, type MariaDB, rootDb } from '../helpers/mariadb.js';
 import { startReplicationPair, type ReplicationPair } from '../helpers/replication.js';
 import {
   httpGet,
@@ -117,15 +116,7 @@ function labelNames(f: ParsedFamily): string[] {
 }
 
 async function startSide(server: MariaDB): Promise<Side> {
-  const db = createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${server.socket})/`,
-    }),
-  );
+  const db = rootDb(server.socket);
   // Every scraper sonde serves switched on by its flag, as a user would.
   const registry = builtinCollectors();
   const flags: Record<string, string> = {};

@@ -10,16 +10,16 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { ConnectionSpec } from '../../src/core/db.js';
 import { NO_EVENTS } from '../../src/core/events.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { upstreamPlan } from '../../src/plan/exporter-plan.js';
 import { startReplicationPair, type ReplicationPair } from '../helpers/replication.js';
 import { startPrometheusJobs, waitFor, type PrometheusPeer } from '../e2e/exporter-peers.js';
 import { ruleFiles } from './files.js';
+import { rootDb } from '../helpers/mariadb.js';
 
 let pair: ReplicationPair;
 let db: PooledDb;
@@ -39,15 +39,7 @@ describe('the shipped alerts on a real replica', { timeout: 120_000 }, () => {
     pair = await startReplicationPair();
     await pair.waitRunning();
     const socket = pair.replica.socket;
-    db = createDb(
-      new ConnectionSpec({
-        username: 'root',
-        password: '',
-        socket,
-        connectTimeoutMs: 5000,
-        redactedDsn: `root:...@unix(${socket})/`,
-      }),
-    );
+    db = rootDb(socket);
     reader = createScrapeReader({
       monitorId: 'replica',
       db,
