@@ -11,12 +11,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConnection } from 'mysql2/promise';
-import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { NO_EVENTS } from '../../src/core/events.js';
-import type { ExporterHandle } from '../../src/core/exporter.js';
 import { type PooledDb } from '../../src/db/pool.js';
-import { startExporter } from '../../src/exporter/server.js';
-import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { applyCollectFlags, upstreamPlan } from '../../src/plan/exporter-plan.js';
 import { type MariaDB, rootDb, startMariaDB } from '../helpers/mariadb.js';
 import {
@@ -28,6 +23,7 @@ import {
   type Peer,
 } from './exporter-peers.js';
 import { perfSchemaWorkload } from './perf-schema-workload.js';
+import { startSondeExporter, type SondeExporter } from '../helpers/sonde-exporter.js';
 
 const SCRAPERS = [
   'perf_schema.eventsstatements',
@@ -43,8 +39,7 @@ const SCRAPERS = [
 
 interface Sonde {
   db: PooledDb;
-  reader: ScrapeReader;
-  handle: ExporterHandle;
+  exporter: SondeExporter;
 }
 
 let server: MariaDB;
@@ -56,17 +51,9 @@ async function startSonde(flags: Record<string, string>): Promise<string> {
   const all: Record<string, string> = { 'collect.sys.user_summary': 'true' };
   for (const s of SCRAPERS) all[`collect.${s}`] = 'true';
   const plan = applyCollectFlags(upstreamPlan(), { ...all, ...flags });
-  const reader = createScrapeReader({ monitorId: 'db', db, plan, collectors: builtinCollectors() });
-  const handle = await startExporter({
-    monitorId: 'db',
-    listen: '127.0.0.1:0',
-    path: '/metrics',
-    source: reader,
-    status: { set: () => undefined, delete: () => undefined },
-    events: NO_EVENTS,
-  });
-  sondes.push({ db, reader, handle });
-  return handle.address;
+  const exporter = await startSondeExporter(db, plan);
+  sondes.push({ db, exporter });
+  return exporter.address;
 }
 
 async function startReal(flags: string[]): Promise<string> {
@@ -146,8 +133,7 @@ describe('performance_schema and sys scrapers: series, numbers and sub-flags', {
 
   after(async () => {
     for (const s of sondes) {
-      await s.handle.close();
-      await s.reader.close();
+      await s.exporter.close();
       await s.db.close();
     }
     for (const p of peers) await p.stop();

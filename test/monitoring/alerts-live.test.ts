@@ -9,22 +9,17 @@ import assert from 'node:assert/strict';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
-import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { NO_EVENTS } from '../../src/core/events.js';
-import type { ExporterHandle } from '../../src/core/exporter.js';
 import { type PooledDb } from '../../src/db/pool.js';
-import { startExporter } from '../../src/exporter/server.js';
-import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { upstreamPlan } from '../../src/plan/exporter-plan.js';
 import { startReplicationPair, type ReplicationPair } from '../helpers/replication.js';
 import { startPrometheusJobs, waitFor, type PrometheusPeer } from '../e2e/exporter-peers.js';
 import { ruleFiles } from './files.js';
+import { startSondeExporter, type SondeExporter } from '../helpers/sonde-exporter.js';
 import { rootDb } from '../helpers/mariadb.js';
 
 let pair: ReplicationPair;
 let db: PooledDb;
-let reader: ScrapeReader;
-let sonde: ExporterHandle;
+let sonde: SondeExporter;
 let prometheus: PrometheusPeer;
 let dir: string;
 
@@ -40,20 +35,7 @@ describe('the shipped alerts on a real replica', { timeout: 120_000 }, () => {
     await pair.waitRunning();
     const socket = pair.replica.socket;
     db = rootDb(socket);
-    reader = createScrapeReader({
-      monitorId: 'replica',
-      db,
-      plan: upstreamPlan(),
-      collectors: builtinCollectors(),
-    });
-    sonde = await startExporter({
-      monitorId: 'replica',
-      listen: '127.0.0.1:0',
-      path: '/metrics',
-      source: reader,
-      status: { set: () => undefined, delete: () => undefined },
-      events: NO_EVENTS,
-    });
+    sonde = await startSondeExporter(db, upstreamPlan(), { monitorId: 'replica' });
     dir = mkdtempSync(join(tmpdir(), 'sonde-rules-'));
     const rules = ruleFiles().map((f) => {
       const copy = join(dir, basename(f));
@@ -69,7 +51,6 @@ describe('the shipped alerts on a real replica', { timeout: 120_000 }, () => {
   after(async () => {
     await prometheus?.stop();
     await sonde?.close();
-    await reader?.close();
     await db?.close();
     await pair?.stop();
     if (dir) rmSync(dir, { recursive: true, force: true });
