@@ -29,18 +29,16 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createConnection } from 'mysql2/promise';
 import { builtinCollectors } from '../src/collectors/builtin.js';
-import { ConnectionSpec } from '../src/core/db.js';
 import { NO_EVENTS } from '../src/core/events.js';
 import type { Db } from '../src/core/db.js';
 import type { Plan } from '../src/core/plan.js';
 import { UPSTREAM_SCRAPERS } from '../src/core/upstream.js';
-import { createDb, type PooledDb } from '../src/db/pool.js';
 import { applyCollectFlags, upstreamPlan } from '../src/plan/exporter-plan.js';
 import { createScrapeReader } from '../src/monitor/scrape-reader.js';
 import { startExporter } from '../src/exporter/server.js';
 import { defaultPlan } from '../src/plan/defaults.js';
 import { httpGet, rootSocketDsn, startMysqldExporter, type Peer } from '../test/e2e/exporter-peers.js';
-import { startMariaDB } from '../test/helpers/mariadb.js';
+import { rootDb, startMariaDB } from '../test/helpers/mariadb.js';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -64,18 +62,6 @@ function benchPlan(): Plan {
   for (const s of UPSTREAM_SCRAPERS)
     if (s.enabled) flags[`collect.${s.name}`] = String(registry.has(s.domain));
   return applyCollectFlags(upstreamPlan(), flags);
-}
-
-function rootDb(socket: string): PooledDb {
-  return createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${socket})/`,
-    }),
-  );
 }
 
 /** The statements one scrape of the plan runs, in order of first use, with their parameters. */
@@ -186,9 +172,15 @@ async function throughput(
 }
 
 function startChild(socket: string): Promise<{ proc: ChildProcess; address: string }> {
-  const proc = spawn(process.execPath, [process.argv[1] ?? '', '--child', socket, '--collectors', SET], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
+  // BENCH_CHILD_NODE_ARGS: node flags for sonde's process only (e.g. `--cpu-prof`).
+  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const proc = spawn(
+    process.execPath,
+    [...nodeArgs, process.argv[1] ?? '', '--child', socket, '--collectors', SET],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
   process.on('exit', () => proc.kill('SIGKILL'));
   return new Promise((resolve, reject) => {
     let out = '';
@@ -235,7 +227,8 @@ async function main(): Promise<void> {
     );
     const baseline = async (): Promise<number> => {
       const t0 = performance.now();
-      for (const [q, params] of queries) await conn.query(q, [...params] as (string | number)[]);
+      for (const [q, params] of queries)
+        await conn.query(q, [...params] as (string | number)[]).catch(() => undefined); // a failure costs its round trip too
       return performance.now() - t0;
     };
 

@@ -33,18 +33,23 @@ const ONE_LEVEL = plan({
 /** A Db double at the contract level: canned rows per SQL, a switchable ping. */
 class CannedDb implements Db {
   up = true;
+  /** Answer every query with a server error (MySQL is up, the user lacks a privilege). */
+  deny = false;
   queries: string[] = [];
   rows = new Map<string, Row[]>();
   async query(sql: string, _p?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
     opts?.signal?.throwIfAborted();
     this.queries.push(sql);
     if (!this.up) throw new Error('connect ECONNREFUSED');
+    if (this.deny) throw Object.assign(new Error('Access denied'), { errno: 1227, sqlState: '42000' });
     return (this.rows.get(sql) ?? []).map((r) => ({ ...r }));
   }
   async serverInfo(): Promise<ServerInfo> {
     return { flavor: 'mariadb', version: [10, 11, 19], versionString: '10.11.19-MariaDB' };
   }
+  pings = 0;
   async ping(): Promise<void> {
+    this.pings++;
     if (!this.up) throw new Error('connect ECONNREFUSED');
   }
 }
@@ -227,13 +232,28 @@ describe('createScrapeReader', () => {
     assert.equal((await source.scrape(new AbortController().signal)).up, true);
   });
 
-  it('pings alongside the collection while MySQL is up, and first again once it went down', async () => {
+  it('pings first, then not while MySQL answers the collectors, and after a collection nobody answered', async () => {
     const { source, db, factory } = setup();
-    assert.equal((await source.scrape(new AbortController().signal)).up, true);
+    const first = await source.scrape(new AbortController().signal);
+    assert.equal(first.up, true);
+    assert.equal(db.pings, 1, 'the first scrape pings before collecting');
     assert.deepEqual(factory.made, ['status.global', 'innodb']);
+    const second = await source.scrape(new AbortController().signal);
+    assert.equal(second.up, true);
+    assert.equal(db.pings, 1, 'MySQL answered the status query: no ping');
+    assert.equal(second.connectSeconds, 0, 'no connection step was needed');
+    const withoutQueries = await source.scrape(new AbortController().signal, ['innodb']);
+    assert.equal(withoutQueries.up, true);
+    assert.equal(db.pings, 2, 'no query was answered (innodb reads none here): the ping decides');
+    db.deny = true;
+    const denied = await source.scrape(new AbortController().signal, ['status.global']);
+    assert.equal(denied.up, true);
+    assert.equal(db.pings, 2, 'an error from the server is an answer: no ping');
+    db.deny = false;
     db.up = false;
     const down = await source.scrape(new AbortController().signal);
     assert.deepEqual(down, { up: false, metrics: undefined, domains: [], error: 'connect ECONNREFUSED' });
+    assert.equal(db.pings, 3, 'no query was answered: the ping tells up from down');
     // the status collector failed with the server and is prepared again later
     db.queries = [];
     await source.scrape(new AbortController().signal);
@@ -242,7 +262,8 @@ describe('createScrapeReader', () => {
     const back = await source.scrape(new AbortController().signal);
     assert.equal(back.up, true);
     assert.equal(back.error, '');
-    assert.deepEqual(factory.made, ['status.global', 'innodb', 'status.global']);
+    // status.global is made again after each of its failures (denied, then MySQL down)
+    assert.deepEqual(factory.made, ['status.global', 'innodb', 'status.global', 'status.global']);
   });
 
   it('stops a domain at the scrape deadline and serializes scrapes', async () => {

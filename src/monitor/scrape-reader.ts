@@ -12,7 +12,7 @@
  */
 import type { Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
 import type { Db, QueryOptions, ServerInfo } from '../core/db.js';
-import { errorMessage } from '../core/errors.js';
+import { errnoOf, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import { NO_EVENTS } from '../core/events.js';
 import type { ExporterSource, ScrapeDomain, ScrapeResult } from '../core/exporter.js';
@@ -108,6 +108,12 @@ function seconds(ms: number): number {
 
 const down = (error: string): ScrapeResult => ({ up: false, metrics: undefined, domains: [], error });
 
+/** An error the server sent (an errno and SQLSTATE), not a connection or client failure. */
+function fromServer(err: unknown): boolean {
+  const errno = errnoOf(err);
+  return errno !== undefined && errno > 0 && typeof (err as { sqlState?: unknown }).sqlState === 'string';
+}
+
 /** `db` with `session` added to every query and ping (the statement's own variables win). */
 function withSession(db: Db, session: QueryOptions['session']): Db {
   if (session === undefined || Object.keys(session).length === 0) return db;
@@ -130,14 +136,16 @@ class Reader implements ScrapeReader {
   /** the scrape in progress (scrapes are serialized) */
   #last: Promise<unknown> = Promise.resolve();
   #closed = false;
-  /** MySQL answered the previous scrape's ping */
+  /** MySQL answered the previous scrape (its ping or a collector query) */
   #wasUp = false;
+  /** Collector queries MySQL answered so far (proof it is up without a ping). */
+  #answered = 0;
 
   constructor(opts: ScrapeReaderOptions) {
     this.#opts = opts;
     this.#level = exporterLevel(opts.plan);
     this.#clock = opts.clock ?? systemClock;
-    this.#db = withSession(opts.db, opts.session);
+    this.#db = this.#counting(withSession(opts.db, opts.session));
     const slots = limiter(opts);
     const ctx: CollectorContext = {
       monitorId: opts.monitorId,
@@ -170,6 +178,26 @@ class Reader implements ScrapeReader {
     return Object.keys(this.#level.collect);
   }
 
+  /** `db` counting the queries MySQL answers (errors from the server count too: it answered). */
+  #counting(db: Db): Db {
+    const answered = () => this.#answered++;
+    return {
+      query: (sql, params, o) =>
+        db.query(sql, params, o).then(
+          (rows) => {
+            answered();
+            return rows;
+          },
+          (err: unknown) => {
+            if (fromServer(err)) answered();
+            throw err;
+          },
+        ),
+      serverInfo: (o) => db.serverInfo(o),
+      ping: (o) => db.ping(o),
+    };
+  }
+
   async serverInfo(signal: AbortSignal): Promise<ServerInfo | undefined> {
     try {
       return await this.#db.serverInfo({ signal });
@@ -192,15 +220,16 @@ class Reader implements ScrapeReader {
 
   async #scrape(signal: AbortSignal, only?: readonly string[]): Promise<ScrapeResult> {
     const start = this.#clock.now();
-    const t0 = performance.now();
-    // The ping decides mysql_up. While MySQL was up at the last scrape it runs alongside the
-    // collection (one round trip less on the scrape's critical path); after a failure, or on
-    // the first scrape, it runs first so collectors are not tried against a server that is down.
-    const pinging = this.#ping(signal, t0);
+    // mysql_up: after a failure, or on the first scrape, a ping runs first, so collectors are
+    // not tried against a server that is down. While MySQL is up, any collector query it
+    // answers proves it still is — no ping, one round trip less — and the ping runs after the
+    // collection only when no query was answered (it then tells up from down, and why).
+    let ping: number | string | undefined;
     if (!this.#wasUp) {
-      const p = await pinging;
-      if (typeof p === 'string') return down(p);
+      ping = await this.#ping(signal);
+      if (typeof ping === 'string') return down(ping);
     }
+    const answered = this.#answered;
     const wanted = this.domains().filter((d) => only === undefined || only.includes(d));
     const result = await this.#engine.run({
       interval: ++this.#interval,
@@ -209,10 +238,11 @@ class Reader implements ScrapeReader {
       start,
       signal,
     });
-    const ping = await pinging;
-    this.#wasUp = typeof ping === 'number';
+    if (ping === undefined && this.#answered === answered) ping = await this.#ping(signal);
+    this.#wasUp = typeof ping !== 'string';
     if (typeof ping === 'string') return down(ping);
-    const scraped = this.#result(wanted, result.outcomes, start, ping);
+    // No ping ran: the pooled connections needed no connection step this scrape.
+    const scraped = this.#result(wanted, result.outcomes, start, ping ?? 0);
     if (scraped.error === '') this.#opts.onClean?.();
     return scraped;
   }
@@ -255,7 +285,8 @@ class Reader implements ScrapeReader {
   }
 
   /** Ping under its own limit: the seconds it took, or the error text. Never rejects. */
-  async #ping(signal: AbortSignal, t0: number): Promise<number | string> {
+  async #ping(signal: AbortSignal): Promise<number | string> {
+    const t0 = performance.now();
     const limit = this.#opts.queryTimeoutMs ?? PING_TIMEOUT_MS;
     const dl = withDeadline(signal, limit, `ping: timeout after ${formatDuration(limit)}`);
     try {

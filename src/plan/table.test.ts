@@ -1,9 +1,8 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMariaDB, type MariaDB } from '../../test/helpers/mariadb.js';
-import { ConnectionSpec } from '../core/db.js';
+import { type MariaDB, rootDb, startMariaDB } from '../../test/helpers/mariadb.js';
 import type { Db } from '../core/db.js';
-import { createDb, type PooledDb } from '../db/pool.js';
+import { type PooledDb } from '../db/pool.js';
 import { PlanError } from './parse.js';
 import { PlanStore } from './store.js';
 import { PLAN_TABLE_TIMEOUT_MS, planTableIdent, planTableQuery, readPlanTable } from './table.js';
@@ -37,15 +36,7 @@ async function rejection(p: Promise<unknown>): Promise<PlanError> {
 
 before(async () => {
   server = await startMariaDB();
-  db = createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${server.socket})/`,
-    }),
-  );
+  db = rootDb(server.socket);
   // Sonde's own Db, recording what it is asked (the queries still go to MariaDB).
   recording = {
     query: (sql, params, opts) => {

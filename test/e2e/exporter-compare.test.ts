@@ -11,14 +11,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { ConnectionSpec } from '../../src/core/db.js';
 import { NO_EVENTS } from '../../src/core/events.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { defaultPlan } from '../../src/plan/defaults.js';
-import { connectAs, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { connectAs, type MariaDB, rootDb, startMariaDB } from '../helpers/mariadb.js';
 import {
   httpGet,
   parseExposition,
@@ -63,15 +62,7 @@ describe('exporter emulation against the real mysqld_exporter', { timeout: 180_0
   before(async () => {
     server = await startMariaDB();
     await server.query("SET GLOBAL innodb_monitor_enable = 'all'");
-    db = createDb(
-      new ConnectionSpec({
-        username: 'root',
-        password: '',
-        socket: server.socket,
-        connectTimeoutMs: 5000,
-        redactedDsn: `root:...@unix(${server.socket})/`,
-      }),
-    );
+    db = rootDb(server.socket);
     const plan = defaultPlan('default-exporter');
     assert.ok(plan !== undefined);
     source = createScrapeReader({ monitorId: 'db1', db, plan, collectors: builtinCollectors() });

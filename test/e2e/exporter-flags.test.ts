@@ -17,15 +17,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection, type Connection } from 'mysql2/promise';
 import type { Collector, CollectorContext, CollectResult } from '../../src/core/collector.js';
-import { ConnectionSpec } from '../../src/core/db.js';
 import { MetricType } from '../../src/core/metrics.js';
 import type { Plan } from '../../src/core/plan.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { Limiter } from '../../src/engine/limiter.js';
 import { exporterSettings } from '../../src/monitor/exporter-flags.js';
 import { createScrapeReader, type CollectorFactory } from '../../src/monitor/scrape-reader.js';
 import { startSondeCli } from '../helpers/exporter-cli.js';
-import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { freePort, type MariaDB, rootDb, startMariaDB } from '../helpers/mariadb.js';
 import { makeTlsFiles, type TlsFiles } from '../helpers/tls.js';
 
 /** A one-level exporter plan of the given test domains. */
@@ -111,15 +110,7 @@ describe('exporter-wide flags on a real MariaDB, in process', { timeout: 120_000
     await server.query('CREATE DATABASE shop');
     await server.query('CREATE TABLE shop.t (id int PRIMARY KEY) ENGINE=InnoDB');
     await server.query('SET GLOBAL lock_wait_timeout = 3600');
-    db = createDb(
-      new ConnectionSpec({
-        username: 'root',
-        password: '',
-        socket: server.socket,
-        connectTimeoutMs: 5000,
-        redactedDsn: `root:...@unix(${server.socket})/`,
-      }),
-    );
+    db = rootDb(server.socket);
   });
   after(async () => {
     await db?.close();

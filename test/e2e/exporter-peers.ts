@@ -228,9 +228,12 @@ export function startPrometheus(target: string, metricsPath = '/metrics'): Promi
 
 /**
  * Start a real Prometheus with these `scrape_configs` entries (YAML list items indented by
- * two spaces), scraping every second.
+ * two spaces), scraping and evaluating rules every second, with these rule files loaded.
  */
-export async function startPrometheusJobs(jobs: readonly string[]): Promise<PrometheusPeer> {
+export async function startPrometheusJobs(
+  jobs: readonly string[],
+  ruleFiles: readonly string[] = [],
+): Promise<PrometheusPeer> {
   requireBinary(PROMETHEUS, 'prometheus');
   const dir = mkdtempSync(join(tmpdir(), 'sonde-prometheus-'));
   const config = join(dir, 'prometheus.yml');
@@ -241,6 +244,7 @@ export async function startPrometheusJobs(jobs: readonly string[]): Promise<Prom
       '  scrape_interval: 1s',
       '  scrape_timeout: 1s',
       '  evaluation_interval: 1s',
+      ...(ruleFiles.length > 0 ? ['rule_files:', ...ruleFiles.map((f) => `  - ${JSON.stringify(f)}`)] : []),
       'scrape_configs:',
       ...jobs,
       '',

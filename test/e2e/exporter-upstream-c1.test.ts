@@ -13,10 +13,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { ConnectionSpec } from '../../src/core/db.js';
 import { NO_EVENTS } from '../../src/core/events.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { applyCollectFlags, upstreamPlan } from '../../src/plan/exporter-plan.js';
@@ -30,6 +29,7 @@ import {
   type ParsedFamily,
   type Peer,
 } from './exporter-peers.js';
+import { rootDb } from '../helpers/mariadb.js';
 
 const SCRAPERS = [
   'auto_increment.columns',
@@ -65,15 +65,7 @@ const pairs: Record<string, Pair> = {};
 
 /** sonde (through the scrape reader and exporter, as served) and the real exporter, same flags. */
 async function startPair(server: MariaDB, flags: Record<string, string>): Promise<Pair> {
-  const db: PooledDb = createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${server.socket})/`,
-    }),
-  );
+  const db: PooledDb = rootDb(server.socket);
   const plan = applyCollectFlags(upstreamPlan(), flags);
   const reader: ScrapeReader = createScrapeReader({
     monitorId: 'db',

@@ -11,15 +11,9 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConnection } from 'mysql2/promise';
-import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { ConnectionSpec } from '../../src/core/db.js';
-import { NO_EVENTS } from '../../src/core/events.js';
-import type { ExporterHandle } from '../../src/core/exporter.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
-import { startExporter } from '../../src/exporter/server.js';
-import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { applyCollectFlags, upstreamPlan } from '../../src/plan/exporter-plan.js';
-import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { type MariaDB, rootDb, startMariaDB } from '../helpers/mariadb.js';
 import {
   httpGet,
   parseExposition,
@@ -29,6 +23,7 @@ import {
   type Peer,
 } from './exporter-peers.js';
 import { perfSchemaWorkload } from './perf-schema-workload.js';
+import { startSondeExporter, type SondeExporter } from '../helpers/sonde-exporter.js';
 
 const SCRAPERS = [
   'perf_schema.eventsstatements',
@@ -44,8 +39,7 @@ const SCRAPERS = [
 
 interface Sonde {
   db: PooledDb;
-  reader: ScrapeReader;
-  handle: ExporterHandle;
+  exporter: SondeExporter;
 }
 
 let server: MariaDB;
@@ -53,29 +47,13 @@ const sondes: Sonde[] = [];
 const peers: Peer[] = [];
 
 async function startSonde(flags: Record<string, string>): Promise<string> {
-  const db = createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${server.socket})/`,
-    }),
-  );
+  const db = rootDb(server.socket);
   const all: Record<string, string> = { 'collect.sys.user_summary': 'true' };
   for (const s of SCRAPERS) all[`collect.${s}`] = 'true';
   const plan = applyCollectFlags(upstreamPlan(), { ...all, ...flags });
-  const reader = createScrapeReader({ monitorId: 'db', db, plan, collectors: builtinCollectors() });
-  const handle = await startExporter({
-    monitorId: 'db',
-    listen: '127.0.0.1:0',
-    path: '/metrics',
-    source: reader,
-    status: { set: () => undefined, delete: () => undefined },
-    events: NO_EVENTS,
-  });
-  sondes.push({ db, reader, handle });
-  return handle.address;
+  const exporter = await startSondeExporter(db, plan);
+  sondes.push({ db, exporter });
+  return exporter.address;
 }
 
 async function startReal(flags: string[]): Promise<string> {
@@ -155,8 +133,7 @@ describe('performance_schema and sys scrapers: series, numbers and sub-flags', {
 
   after(async () => {
     for (const s of sondes) {
-      await s.handle.close();
-      await s.reader.close();
+      await s.exporter.close();
       await s.db.close();
     }
     for (const p of peers) await p.stop();

@@ -12,15 +12,10 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { ConnectionSpec } from '../../src/core/db.js';
-import { NO_EVENTS } from '../../src/core/events.js';
-import type { ExporterHandle } from '../../src/core/exporter.js';
 import { UPSTREAM_SCRAPERS } from '../../src/core/upstream.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
-import { startExporter } from '../../src/exporter/server.js';
-import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { applyCollectFlags, upstreamPlan } from '../../src/plan/exporter-plan.js';
-import { connectAs, type MariaDB } from '../helpers/mariadb.js';
+import { connectAs, type MariaDB, rootDb } from '../helpers/mariadb.js';
 import { startReplicationPair, type ReplicationPair } from '../helpers/replication.js';
 import {
   httpGet,
@@ -33,6 +28,7 @@ import {
 } from './exporter-peers.js';
 import { SERIES_CHECKS } from './exporter-series.js';
 import { perfSchemaWorkload } from './perf-schema-workload.js';
+import { startSondeExporter, type SondeExporter } from '../helpers/sonde-exporter.js';
 
 /** Scrapers of the newest release that Debian's 0.14 does not have: tested on recorded result sets. */
 const NOT_IN_014 = new Set(['info_schema.rocksdb_perf_context', 'sys.user_summary']);
@@ -87,8 +83,7 @@ const SELF = /^(mysql_up|mysql_exporter_|mysqld_exporter_|mysql_version_info$)/;
 interface Side {
   server: MariaDB;
   db: PooledDb;
-  reader: ScrapeReader;
-  sonde: ExporterHandle;
+  sonde: SondeExporter;
   real: Peer;
 }
 
@@ -117,34 +112,18 @@ function labelNames(f: ParsedFamily): string[] {
 }
 
 async function startSide(server: MariaDB): Promise<Side> {
-  const db = createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${server.socket})/`,
-    }),
-  );
+  const db = rootDb(server.socket);
   // Every scraper sonde serves switched on by its flag, as a user would.
   const registry = builtinCollectors();
   const flags: Record<string, string> = {};
   for (const s of UPSTREAM_SCRAPERS) if (registry.has(s.domain)) flags[`collect.${s.name}`] = 'true';
   const plan = applyCollectFlags(upstreamPlan(), flags);
-  const reader = createScrapeReader({ monitorId: 'db', db, plan, collectors: registry });
-  const sonde = await startExporter({
-    monitorId: 'db',
-    listen: '127.0.0.1:0',
-    path: '/metrics',
-    source: reader,
-    status: { set: () => undefined, delete: () => undefined },
-    events: NO_EVENTS,
-  });
+  const sonde = await startSondeExporter(db, plan);
   const real = await startMysqldExporter(
     rootSocketDsn(server.socket),
     UPSTREAM_SCRAPERS.filter((s) => !NOT_IN_014.has(s.name)).map((s) => `--collect.${s.name}`),
   );
-  return { server, db, reader, sonde, real };
+  return { server, db, sonde, real };
 }
 
 /** Make every scraper's source non-empty where MariaDB can. */
@@ -200,7 +179,6 @@ describe('every mysqld_exporter scraper against the real mysqld_exporter', { tim
     for (const s of Object.values(sides)) {
       await s.sonde.close();
       await s.real.stop();
-      await s.reader.close();
       await s.db.close();
     }
     await pair?.stop();

@@ -13,15 +13,14 @@ import { request as httpsRequest } from 'node:https';
 import { join } from 'node:path';
 import bcrypt from 'bcryptjs';
 import { builtinCollectors } from '../../src/collectors/builtin.js';
-import { ConnectionSpec } from '../../src/core/db.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
 import { NO_EVENTS } from '../../src/core/events.js';
-import { createDb, type PooledDb } from '../../src/db/pool.js';
+import { type PooledDb } from '../../src/db/pool.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
 import { defaultPlan } from '../../src/plan/defaults.js';
 import { runSonde, writeConfig } from '../helpers/agent.js';
-import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { freePort, type MariaDB, rootDb, startMariaDB } from '../helpers/mariadb.js';
 import { makeClientCert, makeTlsFiles, type TlsFiles } from '../helpers/tls.js';
 import {
   httpGet,
@@ -127,15 +126,7 @@ interface Target {
 describe('exporter web config file, scraped by a real Prometheus', { timeout: 180_000 }, () => {
   before(async () => {
     server = await startMariaDB();
-    db = createDb(
-      new ConnectionSpec({
-        username: 'root',
-        password: '',
-        socket: server.socket,
-        connectTimeoutMs: 5000,
-        redactedDsn: `root:...@unix(${server.socket})/`,
-      }),
-    );
+    db = rootDb(server.socket);
     const plan = defaultPlan('default-exporter');
     assert.ok(plan !== undefined);
     tls = makeTlsFiles();

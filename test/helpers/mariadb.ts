@@ -344,3 +344,16 @@ export function tcpSpec(
 export function connectAs(server: Pick<MariaDB, 'host' | 'port'>, user: string, password: string): PooledDb {
   return createDb(tcpSpec(server, user, password));
 }
+
+/** sonde's pool for root over the server's unix socket (tests and benches). */
+export function rootDb(socket: string): PooledDb {
+  return createDb(
+    new ConnectionSpec({
+      username: 'root',
+      password: '',
+      socket,
+      connectTimeoutMs: 5000,
+      redactedDsn: `root:...@unix(${socket})/`,
+    }),
+  );
+}

@@ -37,7 +37,7 @@ function server(check: Answer, total: Answer, read: Answer, write: Answer): Fake
   });
 }
 
-const ON: Row[] = [{ '@@query_response_time_stats': '1' }];
+const ON: Row[] = [{ Variable_name: 'query_response_time_stats', Value: 'ON' }];
 const noTable = (name: string) =>
   Object.assign(new Error(`Unknown table '${name}' in information_schema`), { errno: 1109 });
 
@@ -93,10 +93,10 @@ void describe(DOMAIN, () => {
 
   void it('stats off, the variable unknown (no plugin) or not a byte: nothing, no error, no table read', async () => {
     const checks: Answer[] = [
-      [{ '@@query_response_time_stats': '0' }],
-      Object.assign(new Error("Unknown system variable 'query_response_time_stats'"), { errno: 1193 }),
-      [{ '@@query_response_time_stats': 'ON' }],
-      [{ '@@query_response_time_stats': '256' }],
+      [{ Variable_name: 'query_response_time_stats', Value: 'OFF' }],
+      [], // the plugin is not loaded
+      Object.assign(new Error('Access denied'), { errno: 1227 }),
+      [{ Variable_name: 'query_response_time_stats', Value: '' }],
     ];
     for (const check of checks) {
       const db = server(check, MARIADB, MARIADB, MARIADB);

@@ -17,7 +17,12 @@ import { scanString, scanUint } from './sql_scan.js';
 
 export const DOMAIN = 'exporter.info_schema.query_response_time';
 
-export const CHECK_QUERY = 'SELECT @@query_response_time_stats';
+/**
+ * Whether the plugin counts: the variable as SHOW reads it. Without the plugin the answer
+ * is no row rather than an error (`SELECT @@query_response_time_stats` fails every scrape
+ * there, and an error costs more than an empty answer).
+ */
+export const CHECK_QUERY = "SHOW GLOBAL VARIABLES LIKE 'query\\_response\\_time\\_stats'";
 
 /** The tables, in upper case (the plugin answers the total for a lower-case READ/WRITE name). */
 export const TABLES: readonly (readonly [string, Family])[] = [
@@ -73,13 +78,11 @@ export function responseTimeSample(f: Family, rows: readonly Row[]): MetricValue
   return distSample(f, { kind: 'histogram', points, sum, count });
 }
 
-/** The check's answer as upstream reads it (an unsigned byte): on when it is a non-zero one. */
+/** The check's answer: on when the variable is `ON` (no row: the plugin is not loaded). */
 export function statsOn(rows: readonly Row[]): boolean {
   const first = rows[0];
-  const text = first === undefined ? undefined : Object.values(first)[0];
-  if (text === null || text === undefined || !/^\d+$/.test(text)) return false;
-  const n = Number(text);
-  return n > 0 && n <= 255;
+  const text = first === undefined ? undefined : (first.Value ?? first.VALUE);
+  return typeof text === 'string' && text.toUpperCase() === 'ON';
 }
 
 export class QueryResponseTimeCollector extends UpstreamCollector {

@@ -2,13 +2,13 @@ import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConnection, type Connection } from 'mysql2/promise';
 import { CollectError } from '../../core/collector.js';
-import { ConnectionSpec, type Row } from '../../core/db.js';
+import { type Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
-import { createDb, type PooledDb } from '../../db/pool.js';
+import { type PooledDb } from '../../db/pool.js';
 import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { type MariaDB, rootDb, startMariaDB } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import {
   CONSUMERS_SQL,
@@ -159,18 +159,6 @@ void describe('stmt.current on MySQL 8 (recorded answers)', () => {
   });
 });
 
-function rootDb(server: MariaDB): PooledDb {
-  return createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${server.socket})/`,
-    }),
-  );
-}
-
 void describe('stmt.current against MariaDB with performance_schema and the consumer on', () => {
   let server: MariaDB;
   let db: PooledDb;
@@ -180,7 +168,7 @@ void describe('stmt.current against MariaDB with performance_schema and the cons
     server = await startMariaDB({
       args: ['--performance-schema=ON', '--performance-schema-consumer-events-statements-current=ON'],
     });
-    db = rootDb(server);
+    db = rootDb(server.socket);
     sleeper = await createConnection({ socketPath: server.socket, user: 'root' });
   });
   after(async () => {
@@ -264,7 +252,7 @@ void describe('stmt.current against MariaDB without performance_schema', () => {
 
   before(async () => {
     server = await startMariaDB();
-    db = rootDb(server);
+    db = rootDb(server.socket);
   });
   after(async () => {
     await db.close();

@@ -5,10 +5,10 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createConnection } from 'mysql2/promise';
-import { ConnectionSpec, type Row } from '../../core/db.js';
+import { type Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
-import { createDb, type PooledDb } from '../../db/pool.js';
-import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
+import { type PooledDb } from '../../db/pool.js';
+import { type MariaDB, rootDb, startMariaDB } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
 import { HAVE_SSL_SQL, TLS_CHANNEL_SQL, TlsCollector, checkTlsMetrics, help, tlsValue } from './index.js';
 
@@ -189,15 +189,7 @@ function makeCerts(dir: string): { ca: string; cert: string; key: string } {
 
 /** Collect tls once through a real pool to `server`. */
 async function collectFrom(server: MariaDB) {
-  const db: PooledDb = createDb(
-    new ConnectionSpec({
-      username: 'root',
-      password: '',
-      socket: server.socket,
-      connectTimeoutMs: 5000,
-      redactedDsn: `root:...@unix(${server.socket})/`,
-    }),
-  );
+  const db: PooledDb = rootDb(server.socket);
   try {
     const c = new TlsCollector({ monitorId: 'm', db });
     await c.prepare(planOf({ l: { tls: { metrics: ['enabled'] } } }), NO_SIGNAL);
