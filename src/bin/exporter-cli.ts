@@ -21,6 +21,7 @@
  * other flag as `exporter.flags`, no HTTP API (unless SONDE_API_BIND names an address), no
  * local auto-detection.
  */
+import { parseGoDsn, type GoDsn } from '../config/go-dsn.js';
 import { homedir } from 'node:os';
 import { isAbsolute, resolve } from 'node:path';
 import type { Config, MonitorConfig } from '../core/config.js';
@@ -324,6 +325,25 @@ function connection(args: ExporterArgs, cnf: MyCnf | undefined, env: NodeJS.Proc
   return m;
 }
 
+/**
+ * mysqld_exporter 0.14's DATA_SOURCE_NAME: when set, the connection comes from it alone
+ * (my.cnf and `--mysqld.*` are not read), as 0.14 does.
+ */
+function dsnConnection(dsn: string): MonitorConfig {
+  let d: GoDsn;
+  try {
+    d = parseGoDsn(dsn);
+  } catch (err) {
+    throw new Error(`DATA_SOURCE_NAME: ${errorMessage(err)}`);
+  }
+  if (d.user === '') throw new Error('DATA_SOURCE_NAME: no user before the "@"');
+  const m: MonitorConfig = { id: CLI_MONITOR_ID, username: d.user };
+  if (d.socket !== undefined) m.socket = d.socket;
+  else m.hostname = d.address ?? '127.0.0.1:3306';
+  if (d.password !== '') m.password = d.password;
+  return m;
+}
+
 /** `exporter.flags` (every exporter-wide flag given, listen address defaulting to `:9104`) and the collect flags. */
 function splitFlags(args: ExporterArgs): {
   exporter: Record<string, string>;
@@ -348,10 +368,12 @@ export async function exporterSetup(
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
 ): Promise<ExporterSetup> {
-  const { path, cnf } = await myCnf(args, env, cwd);
-  const monitor = connection(args, cnf, env);
+  const dsn = env.DATA_SOURCE_NAME ?? '';
+  const { path, cnf } = dsn === '' ? await myCnf(args, env, cwd) : { path: undefined, cnf: undefined };
+  const monitor = dsn === '' ? connection(args, cnf, env) : dsnConnection(dsn);
   if (path !== undefined) monitor.mycnf = path;
   const { exporter, collect } = splitFlags(args);
+  if (dsn !== '' && parseGoDsn(dsn).insecureTls) exporter['tls.insecure-skip-verify'] = 'true';
   monitor.exporter = { mode: 'legacy', plan: CLI_PLAN, flags: exporter };
   const apiBind = env.SONDE_API_BIND ?? '';
   const config = mergeConfig<Config>(defaultConfig(), {
@@ -361,7 +383,7 @@ export async function exporterSetup(
   });
   validateConfig(config, { cwd });
   const level = one(args, 'log.level');
-  const secrets = [cnf?.password ?? '', monitor.password ?? ''].filter((s) => s !== '');
+  const secrets = [cnf?.password ?? '', monitor.password ?? '', dsn].filter((s) => s !== '');
   return {
     config,
     plan: applyCollectFlags(upstreamPlan(CLI_PLAN), collect),

@@ -155,6 +155,30 @@ describe('sonde with mysqld_exporter command line', { timeout: 180_000 }, () => 
     }
   });
 
+  it("DATA_SOURCE_NAME (mysqld_exporter 0.14's connection string) replaces my.cnf and the flags", async () => {
+    const addr = `127.0.0.1:${await freePort()}`;
+    const sonde = await startSondeCli(
+      ['--mysqld.address=127.0.0.1:1', '--mysqld.username=nobody', `--web.listen-address=${addr}`],
+      addr,
+      { env: { HOME: home, DATA_SOURCE_NAME: `exporter:${PASSWORD}@tcp(127.0.0.1:${server.port})/` } },
+    );
+    try {
+      assert.match((await sonde.get('/metrics')).body, /^mysql_up 1$/m);
+      assert.ok(!sonde.stderr().includes(PASSWORD) && !sonde.stdout().includes(PASSWORD));
+    } finally {
+      assert.equal(await sonde.stop(), 0);
+    }
+    const bad = await runSonde([`--web.listen-address=${addr}`], {
+      env: {
+        HOME: home,
+        DATA_SOURCE_NAME: `exporter:${PASSWORD}@tcp(127.0.0.1:${server.port})/?parseTime=true`,
+      },
+    });
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /DATA_SOURCE_NAME: parameter parseTime: not supported \(only tls\)/);
+    assert.ok(!bad.stderr.includes(PASSWORD));
+  });
+
   it('my.cnf wins over the flags, as in mysqld_exporter', async () => {
     const addr = `127.0.0.1:${await freePort()}`;
     // a wrong address and user on the command line: my.cnf's host, port and user are used
