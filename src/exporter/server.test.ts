@@ -351,6 +351,22 @@ describe('exporter endpoint', () => {
     assert.ok(Number(head.headers['content-length']) > 0);
   });
 
+  it('reloads on POST /-/reload once the answer is out, refuses other methods, and is 404 without a reload hook', async () => {
+    let reloads = 0;
+    const { h } = await start(new FakeSource(UP), { reload: () => reloads++ });
+    const get405 = await get(h.address, '/-/reload');
+    assert.equal(get405.status, 405);
+    assert.equal(get405.headers.allow, 'POST');
+    assert.equal(reloads, 0);
+    const post = await get(h.address, '/-/reload', { method: 'POST' });
+    assert.equal(post.status, 200);
+    assert.match(post.body.toString(), /^reloading/);
+    await new Promise((r) => setImmediate(r));
+    assert.equal(reloads, 1);
+    const { h: plain } = await start(new FakeSource(UP));
+    assert.equal((await get(plain.address, '/-/reload', { method: 'POST' })).status, 404);
+  });
+
   it('answers 500 like promhttp when the samples cannot be exposed', async () => {
     const dup: ScrapeResult = {
       ...UP,

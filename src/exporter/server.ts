@@ -102,10 +102,34 @@ export interface StartExporterArgs {
   /** `timeout-offset`: seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (default 0.25). */
   timeoutOffsetS?: number;
   /**
+   * Called after `POST /-/reload` was answered (mysqld_exporter reloads its my.cnf there);
+   * without it the path is 404.
+   */
+  reload?: () => void;
+  /**
    * `exporter.token-file`: every path then needs `Authorization: Bearer <token>`. A missing
    * or empty file fails the start with an error naming the key and the file.
    */
   tokenFile?: string;
+}
+
+/** mysqld_exporter's reload endpoint (POST only). */
+export const RELOAD_PATH = '/-/reload';
+
+/**
+ * `POST /-/reload`: answer 200, then reload once the answer is out (the reload may close
+ * this very listener). Any other method: 405, state changes only by POST.
+ */
+function answerReload(req: IncomingMessage, res: ServerResponse, reload: () => void): void {
+  const text = 'text/plain; charset=utf-8';
+  if (req.method !== 'POST') {
+    send(res, req, 405, text, Buffer.from(`405 method not allowed: ${RELOAD_PATH} takes POST\n`), {
+      Allow: 'POST',
+    });
+    return;
+  }
+  res.once('finish', reload);
+  send(res, req, 200, text, Buffer.from('reloading: the monitor restarts and reads its credentials again\n'));
 }
 
 /** Idle time of a kept-alive connection: longer than Prometheus keeps its connections idle. */
@@ -329,6 +353,8 @@ function router(
       });
     } else if (url.pathname === '/') {
       send(res, req, 200, 'text/html; charset=utf-8', landing);
+    } else if (url.pathname === RELOAD_PATH && args.reload !== undefined) {
+      answerReload(req, res, args.reload);
     } else {
       const headers = { 'X-Content-Type-Options': 'nosniff' };
       send(res, req, 404, 'text/plain; charset=utf-8', Buffer.from('404 page not found\n'), headers);

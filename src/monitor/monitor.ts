@@ -91,6 +91,8 @@ export interface MonitorDeps {
       webConfigFile?: string;
       /** `timeout-offset`: seconds taken off the scrape-timeout header. */
       timeoutOffsetS?: number;
+      /** Called after `POST /-/reload` was answered. */
+      reload?: () => void;
       source: ExporterSource;
       status: StatusWriter;
       events: Events;
@@ -140,6 +142,8 @@ export class Monitor {
   #subsystems: AbortController | undefined;
   #subsystemDone: Promise<unknown>[] = [];
   #exporter: ExporterHandle | undefined;
+  /** a `/-/reload` restart is under way */
+  #reloading = false;
   #exporterSource: (ExporterSource & { close?(): Promise<void> }) | undefined;
   /** Reader used by probes when the monitor has no exporter of its own; made on first probe. */
   #probeSource: (ExporterSource & { close?(): Promise<void> }) | undefined;
@@ -195,6 +199,27 @@ export class Monitor {
     this.#stop = undefined;
     this.#status.set(MonitorKey.monitor, `stopped at ${formatTimestamp(this.#now())}`);
     this.#deps.events.info('monitor-stopped', '', this.id);
+  }
+
+  /**
+   * `POST /-/reload` on the exporter: restart the monitor, so its connection is built again
+   * from the config, my.cnf and password files (mysqld_exporter reloads its my.cnf there).
+   * One at a time; a monitor stopped meanwhile stays stopped.
+   */
+  async #reload(): Promise<void> {
+    if (this.#reloading || !this.running) return;
+    this.#reloading = true;
+    this.#deps.events.info(
+      'monitor-reload',
+      this.id,
+      'POST /-/reload: restarting to read the credentials again',
+    );
+    try {
+      await this.stop();
+      this.start();
+    } finally {
+      this.#reloading = false;
+    }
   }
 
   async #run(signal: AbortSignal): Promise<void> {
@@ -393,6 +418,7 @@ export class Monitor {
         source,
         status: this.#status,
         events,
+        reload: () => void this.#reload(),
       });
     } catch (err) {
       this.#status.set(MonitorKey.exporter, `API error (restart in 1s): ${errorMessage(err)}`);
