@@ -3,7 +3,7 @@
  * prometheus-mysqld-exporter, on one throwaway MariaDB, in the same run.
  *
  *   node dist/bench/exporter.js [--collectors default|three] [--scrapes 300] [--concurrency 4]
- *                               [--warmup 10] [--gzip]
+ *                               [--warmup 10] [--gzip] [--settle 0]
  *
  * Both exporters collect the same thing. `--collectors default` (the default):
  * mysqld_exporter's default collectors (global_status, global_variables, slave_status,
@@ -199,6 +199,12 @@ async function main(): Promise<void> {
   const SCRAPES = Math.max(10, Number(arg('scrapes', '300')) || 300);
   const CONCURRENCY = Math.max(1, Number(arg('concurrency', '4')) || 4);
   const WARMUP = Math.max(1, Number(arg('warmup', '10')) || 10);
+  // --settle: ms of quiet after each scrape in the alternating rounds, so one process's
+  // leftover work (Go's garbage collector after a mysqld_exporter scrape) does not run on
+  // the machine's other CPU during the next process's scrape. Each process's CPU is still
+  // counted in full: /proc counts its work during the pauses too.
+  const SETTLE = Math.max(0, Number(arg('settle', '0')) || 0);
+  const settle = () => (SETTLE > 0 ? new Promise((r) => setTimeout(r, SETTLE)) : Promise.resolve());
 
   const server = await startMariaDB();
   let real: Peer | undefined;
@@ -216,7 +222,7 @@ async function main(): Promise<void> {
       .split('\n')
       .filter((l) => l !== '' && !l.startsWith('#')).length;
     console.log(
-      `MariaDB ${String(version)}; collectors: ${SET}; ${SCRAPES} scrapes per exporter${GZIP ? ' (gzip)' : ''}; sonde serves ${rows} samples`,
+      `MariaDB ${String(version)}; collectors: ${SET}; ${SCRAPES} scrapes per exporter${GZIP ? ' (gzip)' : ''}; settle ${SETTLE} ms; sonde serves ${rows} samples`,
     );
 
     // The same queries on one open connection, as a plain client runs them.
@@ -240,7 +246,11 @@ async function main(): Promise<void> {
     // 1. sonde against mysqld_exporter: one scrape of each in turn (same server, same load)
     const lat = new Map<string, number[]>(targets.map((t) => [t.name, []]));
     const cpu0 = new Map(targets.map((t) => [t.name, cpuMs(t.pid)]));
-    for (let i = 0; i < SCRAPES; i++) for (const t of targets) lat.get(t.name)?.push(await scrapeOnce(t.url));
+    for (let i = 0; i < SCRAPES; i++)
+      for (const t of targets) {
+        lat.get(t.name)?.push(await scrapeOnce(t.url));
+        await settle();
+      }
     const cpuPer = new Map(targets.map((t) => [t.name, (cpuMs(t.pid) - (cpu0.get(t.name) ?? 0)) / SCRAPES]));
 
     // 2. sonde against the plain queries, in turn; mysqld_exporter idle (its scrapes leave
@@ -250,7 +260,9 @@ async function main(): Promise<void> {
     const base: number[] = [];
     for (let i = 0; i < SCRAPES; i++) {
       sondeLat.push(await scrapeOnce(sondeTarget.url));
+      await settle();
       base.push(await baseline());
+      await settle();
     }
     await conn.end();
 

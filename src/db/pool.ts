@@ -117,6 +117,9 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     // Every column as text; NULL stays null. Collectors parse with parseValue().
     typeCast: (field) => field.string(),
     multipleStatements: false,
+    // mysql2 captures the caller's stack for every query by default, for failures only;
+    // sonde's errors name the statement instead, so that work is skipped.
+    trace: false,
   };
   if (spec.socket !== undefined && spec.socket !== '') {
     o.socketPath = spec.socket;
