@@ -581,21 +581,51 @@ function runProbe(
   };
 }
 
-/** Resolves on the first SIGTERM or SIGINT; SIGUSR1 toggles debugging meanwhile. */
-function untilSignal(events: EventLog): Promise<void> {
+/**
+ * Resolves with the first SIGTERM or SIGINT; meanwhile SIGUSR1 toggles debugging and SIGHUP
+ * calls `reload` (one at a time: a SIGHUP during a reload is noted and ignored).
+ */
+function untilSignal(events: EventLog, reload: () => Promise<void>): Promise<NodeJS.Signals> {
   process.on('SIGUSR1', () => {
     events.setDebug(!events.debugging);
     process.stderr.write(`SIGUSR1 has set sonde.Debugging to ${String(events.debugging)}\n`);
   });
-  return new Promise<void>((resolve) => {
-    const onSignal = (): void => {
+  let reloading = false;
+  process.on('SIGHUP', () => {
+    if (reloading) {
+      events.notice('server-reload', '', 'SIGHUP: a reload is already running; ignored');
+      return;
+    }
+    reloading = true;
+    events.notice('server-reload', '', 'SIGHUP: reloading the monitors');
+    void reload().finally(() => (reloading = false));
+  });
+  return new Promise((resolve) => {
+    const onSignal = (signal: NodeJS.Signals): void => {
       process.off('SIGTERM', onSignal);
       process.off('SIGINT', onSignal);
-      resolve();
+      resolve(signal);
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
   });
+}
+
+/**
+ * SIGHUP's reload: the monitors again from their sources, with the diff and stop-loss of
+ * `POST /monitors/reload`. A failure keeps the running monitors and says why.
+ */
+async function reloadOnHup(loader: Loader, events: EventLog): Promise<void> {
+  try {
+    await loader.reload();
+    events.notice('server-reload', '', `SIGHUP: monitors reloaded (${loader.loaded().length} loaded)`);
+  } catch (err) {
+    events.error(
+      'server-reload-error',
+      '',
+      `SIGHUP: reload failed, the running monitors are kept: ${errorMessage(err)}`,
+    );
+  }
 }
 
 /** The most a graceful stop may take after the first signal. */
@@ -654,10 +684,10 @@ async function run(
   readiness.why = undefined;
   serverStatus.set(ServerKey.server, `running since ${formatTimestamp(new Date())}`);
 
-  await untilSignal(events);
+  const signal = await untilSignal(events, () => reloadOnHup(loader, events));
   stopping = true;
   readiness.why = 'shutting down';
-  events.error('server-stopped', '', 'caught signal');
+  events.notice('server-stopped', '', `caught ${signal}, stopping`);
   const disarm = armHardStop(events);
   await api?.close().catch(() => undefined);
   await apiLoop;

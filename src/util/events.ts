@@ -1,7 +1,7 @@
 /**
  * The event printer: Blip's only logging.
  *
- *     2024/07/19 10:00:00.123456 [server-stopped           ] [] ERROR: caught signal
+ *     2024/07/19 10:00:00.123456 [server-stopped           ] [] caught SIGTERM, stopping
  *
  * Error events always go to stderr. Info events go to stdout only with `--log` or while
  * debugging, else they are dropped. Debug lines go to stderr only while debugging, as
@@ -117,6 +117,14 @@ export class EventLog implements Events {
 
   info(event: string, monitorId: string, message = ''): void {
     if (!this.#log && !this.#debugging) return;
+    this.#print(this.#stdout, formatEventLine(this.#now(), event, monitorId, message, false));
+  }
+
+  /**
+   * An event printed whatever the log settings, as an info line (no `ERROR: `): what an
+   * operator must see in a normal run, e.g. that a signal stopped or reloaded sonde.
+   */
+  notice(event: string, monitorId: string, message = ''): void {
     this.#print(this.#stdout, formatEventLine(this.#now(), event, monitorId, message, false));
   }
 
