@@ -17,6 +17,7 @@ import { ServerKey } from '../core/status-keys.js';
 import { builtinCollectors } from '../collectors/builtin.js';
 import type { CollectorRegistry } from '../collectors/registry.js';
 import { printDomains } from '../collectors/print.js';
+import { checkMonitor } from '../monitor/check.js';
 import { loadConfig } from '../config/load.js';
 import { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } from '../config/monitor.js';
 import { readMonitorFiles } from '../config/monitor-files.js';
@@ -103,6 +104,8 @@ interface Options {
   printMonitors: boolean;
   printPlans: boolean;
   version: boolean;
+  /** `--check` / `sonde check`: check every monitor once, bind nothing, exit. */
+  check: boolean;
   /** mysqld_exporter's command line: the config and exporter plan built from it (no file). */
   preset?: ExporterSetup;
 }
@@ -135,6 +138,12 @@ function parseArgs(argv: string[]): Options {
       new Option('--run', 'run after booting; --run=false boots, then exits 0 (env SONDE_RUN, BLIP_RUN)'),
     )
     .addOption(new Option('--no-run').hideHelp())
+    .addOption(
+      new Option(
+        '--check',
+        'load and validate everything, connect to each monitor once and prepare its plans, print one line per monitor, then exit (non-zero on any failure; binds no port); also `sonde check`',
+      ),
+    )
     .addOption(new Option('-v, --version', 'print the version and exit'))
     .allowExcessArguments(true)
     .exitOverride()
@@ -175,6 +184,7 @@ function parseArgs(argv: string[]): Options {
     printMonitors: o.printMonitors === true,
     printPlans: o.printPlans === true,
     version: o.version === true,
+    check: o.check === true,
   };
 }
 
@@ -225,14 +235,15 @@ async function bootConfig(opts: Options, events: EventLog): Promise<Config> {
   let config: Config;
   try {
     config = opts.preset?.config ?? (await loadConfig(opts.config)).config;
-    if (config.api?.disable !== true) {
+    // --check binds nothing, so it also runs next to an agent that holds these ports.
+    if (config.api?.disable !== true && !opts.check) {
       try {
         await testBind(config.api?.bind ?? DEFAULT_API_BIND);
       } catch (err) {
         throw new Error(`api.bind: ${errorMessage(err)}`);
       }
     }
-    await checkProbeConfig(config);
+    if (!opts.check) await checkProbeConfig(config);
   } catch (err) {
     events.info('boot-config-invalid', '', errorMessage(err));
     throw new BootError(errorMessage(err));
@@ -735,6 +746,7 @@ async function mainExporter(argv: string[]): Promise<number> {
     debug: preset.debug,
     log: preset.log,
     run: true,
+    check: false,
     printConfig: false,
     printDomains: false,
     printMonitors: false,
@@ -747,7 +759,8 @@ async function mainExporter(argv: string[]): Promise<number> {
 
 async function main(argv: string[]): Promise<number> {
   if (isExporterCommandLine(argv, process.argv[1])) return mainExporter(argv);
-  const opts = parseArgs(argv);
+  // `sonde check [options]` is `sonde --check [options]`.
+  const opts = parseArgs(argv[0] === 'check' ? ['--check', ...argv.slice(1)] : argv);
   if (opts.version) {
     process.stdout.write(`v${VERSION}\n`);
     return 0;
@@ -757,7 +770,47 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(printDomains(collectors.domains().map((d) => collectors.help(d))));
     return 0;
   }
-  return bootAndRun(opts, collectors);
+  return opts.check ? bootAndCheck(opts, collectors) : bootAndRun(opts, collectors);
+}
+
+/**
+ * `--check`: boot without binding, then check every monitor (checkMonitor: connect, plans,
+ * prepare) a few at a time; one line each on stdout, sorted by id, `OK <id>: plans …` or
+ * `FAIL <id>: <step>: <cause>`. Exit 1 when any failed or none is configured.
+ */
+async function bootAndCheck(opts: Options, collectors: CollectorRegistry): Promise<number> {
+  const { b, loader } = await boot(opts, collectors);
+  const deps = monitorDeps(b);
+  const monitors = loader.configs().sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  const results = await mapLimit(monitors, CHECK_CONCURRENCY, (m) => checkMonitor(m, deps));
+  for (const r of results) {
+    process.stdout.write(
+      r.error === ''
+        ? `OK   ${r.monitorId}: plans ${r.plans.join(', ')}\n`
+        : `FAIL ${r.monitorId}: ${r.error}\n`,
+    );
+  }
+  const failed = results.filter((r) => r.error !== '').length;
+  if (monitors.length === 0) process.stdout.write('FAIL no monitors configured\n');
+  process.stdout.write(`${monitors.length - failed} of ${monitors.length} monitors OK\n`);
+  return failed > 0 || monitors.length === 0 ? 1 : 0;
+}
+
+/** Monitors checked at once. */
+const CHECK_CONCURRENCY = 4;
+
+/** `fn` over `items`, at most `limit` at a time, results in input order. */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
 }
 
 /** Boot, then run until a signal (unless --run=false). */
