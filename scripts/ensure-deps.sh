@@ -11,6 +11,8 @@ command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 [ -x /usr/bin/prometheus-pushgateway ] || missing+=(prometheus-pushgateway)
 [ -x /usr/bin/prometheus-mysqld-exporter ] || missing+=(prometheus-mysqld-exporter)
 { [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ]; } || missing+=(prometheus)
+# systemd-analyze checks deploy/sonde.service (the tests need the tool, not a booted systemd).
+command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then
   echo "sonde: installing ${missing[*]} (apt-get)" >&2
   export DEBIAN_FRONTEND=noninteractive

@@ -117,7 +117,7 @@ function parseArgs(argv: string[]): Options {
     .addOption(
       new Option(
         '--config <file>',
-        'config file (default sonde.yaml, then blip.yaml; env SONDE_CONFIG, BLIP_CONFIG)',
+        'config file (default ./sonde.yaml, ./blip.yaml, then /etc/sonde/sonde.yaml; env SONDE_CONFIG, BLIP_CONFIG)',
       ),
     )
     .addOption(new Option('--debug', 'print debug lines to stderr (env SONDE_DEBUG, BLIP_DEBUG)'))

@@ -24,8 +24,11 @@ import {
 export { ConfigError } from './errors.js';
 export type { ConfigErrorKind } from './errors.js';
 
-/** Default file names tried in the working directory, in order, when no file is given. */
-export const DEFAULT_CONFIG_FILES = ['sonde.yaml', 'blip.yaml'] as const;
+/**
+ * Files tried in order when no file is given: relative names in the working directory
+ * (`blip.yaml` for Blip's users), then the system-wide file a package or container installs.
+ */
+export const DEFAULT_CONFIG_FILES: readonly string[] = ['sonde.yaml', 'blip.yaml', '/etc/sonde/sonde.yaml'];
 
 /** Built-in defaults; the file is decoded on top of them. Never mutate. */
 export const DEFAULT_CONFIG: Readonly<Config> = deepFreeze({
@@ -269,15 +272,15 @@ async function exists(p: string): Promise<boolean> {
  *
  * - `file` given (from `--config` or `SONDE_CONFIG`/`BLIP_CONFIG`): it must exist, else
  *   ConfigError `config file FILE does not exist` (FILE as given).
- * - no file: `sonde.yaml`, then `blip.yaml` in `cwd`; neither → built-in defaults and
- *   `path` undefined.
+ * - no file: the first of `opts.search` (default DEFAULT_CONFIG_FILES) that exists, relative
+ *   names resolved against `cwd`; none → built-in defaults and `path` undefined.
  *
  * Relative paths are resolved against `opts.cwd` (default the process working directory).
  * Throws ConfigError: kind `load` for locate/read/decode failures, `invalid` for validation.
  */
 export async function loadConfig(
   file: string | undefined,
-  opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
+  opts: { env?: NodeJS.ProcessEnv; cwd?: string; search?: readonly string[] } = {},
 ): Promise<{ config: Config; path: string | undefined }> {
   const cwd = opts.cwd ?? process.cwd();
   let path: string | undefined;
@@ -287,7 +290,7 @@ export async function loadConfig(
       throw new ConfigError(`config file ${file} does not exist`, { kind: 'load', file: path });
     }
   } else {
-    for (const name of DEFAULT_CONFIG_FILES) {
+    for (const name of opts.search ?? DEFAULT_CONFIG_FILES) {
       const p = resolve(cwd, name);
       if (await exists(p)) {
         path = p;
