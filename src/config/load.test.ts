@@ -234,7 +234,8 @@ describe('locating the file', () => {
 
     const empty = join(dir, 'none');
     await mkdir(empty);
-    const r3 = await loadConfig(undefined, { cwd: empty, env: {} });
+    // The machine's /etc/sonde/sonde.yaml (last on the default list) is left out here.
+    const r3 = await loadConfig(undefined, { cwd: empty, env: {}, search: ['sonde.yaml', 'blip.yaml'] });
     assert.equal(r3.path, undefined);
     assert.deepEqual(r3.config, DEFAULT_CONFIG);
   });
