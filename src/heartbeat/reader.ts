@@ -169,7 +169,10 @@ export interface HeartbeatLag {
 
 export interface HeartbeatReaderArgs extends ReaderSettings {
   db: Db;
-  /** The monitor's status (keys `heartbeat-reader`, `error:heartbeat-reader`). */
+  /**
+   * The monitor's status: `heartbeat-reader` says what the reader does (lag, no heartbeat to
+   * follow, not a replica); `error:heartbeat-reader` is set only while something is wrong.
+   */
   status?: StatusWriter;
   events?: Events;
   /** Test hook: the interruptible sleep; resolves false when `signal` aborted. */
@@ -193,6 +196,8 @@ export class HeartbeatReader {
   readonly #sourceIdOption: string;
   readonly #sourceRoleOption: string;
   readonly #replCheck: string;
+  /** The heartbeat table as the query names it, for status texts. */
+  readonly #table: string;
   readonly #latencyMs: number;
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<boolean>;
   readonly #clock: () => number;
@@ -221,6 +226,7 @@ export class HeartbeatReader {
     this.#sourceIdOption = args.sourceId ?? '';
     this.#sourceRoleOption = args.sourceRole ?? '';
     this.#replCheck = args.replCheck ?? '';
+    this.#table = heartbeatTableSql(args.table).replaceAll('`', '');
     this.#latencyMs = args.networkLatencyMs ?? DEFAULT_NETWORK_LATENCY_MS;
     this.#sleep = args.sleep ?? abortableSleep;
     this.#clock = args.clock ?? (() => performance.now());
@@ -285,10 +291,7 @@ export class HeartbeatReader {
       this.#lag = -1;
       this.#lateSince = undefined;
       this.#source = '';
-      this.#status.set(
-        MonitorKey.heartbeatReaderError,
-        `no heartbeat for ${this.#sourceIdOption} (retry in 3s)`,
-      );
+      this.#noRow();
       return NO_HEARTBEAT_WAIT_MS;
     }
     if (parseValue(row['repl']) === 0) {
@@ -327,10 +330,37 @@ export class HeartbeatReader {
     this.#readAt = this.#clock();
     this.#readFreqMs = freq;
     this.#source = srcId;
-    this.#status.set(
-      MonitorKey.heartbeatReader,
-      `${lag} ms lag from ${srcId} (${this.#sourceRoleOption}), next in ${formatDuration(waitMs)}`,
-    );
+    this.#status.set(MonitorKey.heartbeatReader, lagStatus(lag, srcId, this.#sourceRoleOption, waitMs));
     return waitMs;
   }
+
+  /**
+   * No row to read. Following a configured source (`source-id` or `source-role`), that is an
+   * error: the row it names is missing. Following the latest row of any other writer (no
+   * source configured), it is the normal state of a server no heartbeat writer feeds (a
+   * source, a standalone server): an info status, no error.
+   */
+  #noRow(): void {
+    const { mode } = this.query;
+    if (mode === 'latest') {
+      this.#status.delete(MonitorKey.heartbeatReaderError);
+      this.#status.set(
+        MonitorKey.heartbeatReader,
+        `no heartbeat from another source in ${this.#table} (next read in 3s)`,
+      );
+      return;
+    }
+    const which =
+      mode === 'source-id' ? `src_id "${this.#sourceIdOption}"` : `src_role "${this.#sourceRoleOption}"`;
+    this.#status.set(
+      MonitorKey.heartbeatReaderError,
+      `no heartbeat row with ${which} in ${this.#table} (retry in 3s)`,
+    );
+  }
+}
+
+/** The status after a good read: the role is shown only when the `source-role` option is set. */
+export function lagStatus(lag: number, srcId: string, role: string, waitMs: number): string {
+  const from = role === '' ? srcId : `${srcId} (role ${role})`;
+  return `${lag} ms lag from ${from}, next in ${formatDuration(waitMs)}`;
 }
