@@ -241,14 +241,46 @@ void describe('heartbeat reader: loop', () => {
   });
 
   void it('query error: lag unchanged, error key, retry in 1s', async () => {
-    const err = Object.assign(new Error("Table 'blip.heartbeat' doesn't exist"), { errno: 1146 });
+    const err = Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), {
+      errno: 1205,
+    });
     const { obs } = await runAll([hb('10:00:00.400', '10:00:00.000'), err]);
     assert.deepEqual(obs[1], {
       wait: 1000,
       lag: { lag: 350, source: 'db1', replica: true },
       status: '350 ms lag from db1, next in 1.65s',
-      error: "error: Table 'blip.heartbeat' doesn't exist (retry in 1s)",
+      error: 'error: Lock wait timeout exceeded; try restarting transaction (retry in 1s)',
     });
+  });
+
+  void it('no source configured and no heartbeat table (or no grant on it): an info status, no error key', async () => {
+    const missing = Object.assign(new Error("Table 'blip.heartbeat' doesn't exist"), { errno: 1146 });
+    const denied = Object.assign(
+      new Error("SELECT command denied to user 'sonde'@'localhost' for table `blip`.`heartbeat`"),
+      {
+        errno: 1142,
+      },
+    );
+    const { obs } = await runAll([missing, denied, hb('10:00:00.400', '10:00:00.000')]);
+    assert.deepEqual(obs[0], {
+      wait: 3000,
+      lag: { lag: -1, source: '', replica: true },
+      status: 'no heartbeat table blip.heartbeat readable by this account (error 1146) (next read in 3s)',
+      error: undefined,
+    });
+    assert.equal(
+      obs[1]?.status,
+      'no heartbeat table blip.heartbeat readable by this account (error 1142) (next read in 3s)',
+    );
+    assert.equal(obs[1]?.error, undefined);
+    assert.deepEqual(obs[2]?.lag, { lag: 350, source: 'db1', replica: true });
+  });
+
+  void it('a missing heartbeat table is an error when a source-id is configured', async () => {
+    const missing = Object.assign(new Error("Table 'blip.heartbeat' doesn't exist"), { errno: 1146 });
+    const { obs } = await runAll([missing], { sourceId: 'db1' });
+    assert.equal(obs[0]?.error, "error: Table 'blip.heartbeat' doesn't exist (retry in 1s)");
+    assert.equal(obs[0]?.wait, 1000);
   });
 
   void it('repl-check value 0: not a replica, lag -1, retry in 3s; a later 1 makes it a replica again', async () => {

@@ -12,7 +12,7 @@
  * copied. Clock skew between the two servers therefore adds directly to the result.
  */
 import type { Db, Row } from '../core/db.js';
-import { errorMessage } from '../core/errors.js';
+import { errnoOf, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import { NO_EVENTS } from '../core/events.js';
 import type { StatusWriter } from '../core/status.js';
@@ -24,6 +24,13 @@ import { heartbeatTableSql } from './table.js';
 
 /** Event sent when the followed source changes (the name is Blip's, typo included). */
 export const SOURCE_CHANGE_EVENT = 'repl-soruce-change';
+
+/**
+ * Errors meaning "no heartbeat table here": unknown database (1049), no such table (1146),
+ * SELECT denied on the table (1142; the server gives it for a missing table too when the
+ * account has no privilege there).
+ */
+export const NO_TABLE_ERRNOS: readonly number[] = [1049, 1142, 1146];
 
 /** Timeout of one read. */
 export const READ_TIMEOUT_MS = 2_000;
@@ -280,6 +287,7 @@ export class HeartbeatReader {
       rows = await this.#db.query(this.query.sql, this.query.params, { signal, timeoutMs: READ_TIMEOUT_MS });
     } catch (err) {
       if (signal.aborted) return 0;
+      if (this.#noTable(err)) return NO_HEARTBEAT_WAIT_MS;
       // One failed read says nothing about replication: the lag stands until it is stale.
       const since = this.#readAt === undefined ? 0 : Math.trunc(this.#clock() - this.#readAt);
       const stale = this.#stale() ? `; lag not reported, last read ${formatDuration(since)} ago` : '';
@@ -332,6 +340,26 @@ export class HeartbeatReader {
     this.#source = srcId;
     this.#status.set(MonitorKey.heartbeatReader, lagStatus(lag, srcId, this.#sourceRoleOption, waitMs));
     return waitMs;
+  }
+
+  /**
+   * Following no configured source ("latest" mode), a heartbeat table that does not exist or
+   * that this account may not read means heartbeat is not set up here: an info status and a
+   * read every 3 s (it starts working once the table and its grant exist), not an error.
+   * Returns false for any other error, and in the other modes.
+   */
+  #noTable(err: unknown): boolean {
+    const errno = errnoOf(err);
+    if (this.query.mode !== 'latest' || errno === undefined || !NO_TABLE_ERRNOS.includes(errno)) return false;
+    this.#lag = -1;
+    this.#lateSince = undefined;
+    this.#source = '';
+    this.#status.delete(MonitorKey.heartbeatReaderError);
+    this.#status.set(
+      MonitorKey.heartbeatReader,
+      `no heartbeat table ${this.#table} readable by this account (error ${errno}) (next read in 3s)`,
+    );
+    return true;
   }
 
   /**
