@@ -3,6 +3,9 @@
  * a healthy demo monitor shows no error: the heartbeat table, the monitoring account with
  * exactly the privileges the default plan needs on MariaDB, and the agent's config.
  */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ROOT } from './agent.js';
 import type { MariaDB } from './mariadb.js';
 
 /** The demo account. */
@@ -13,25 +16,45 @@ export const DEMO_PASSWORD = 'sonde-demo';
 export const HEARTBEAT_TABLE_SQL =
   'CREATE TABLE blip.heartbeat (src_id varchar(200) NOT NULL PRIMARY KEY, src_role varchar(200) NULL DEFAULT NULL, ts timestamp(3) NOT NULL, freq smallint unsigned NOT NULL) ENGINE=InnoDB';
 
+/** Titles (first line) of the SQL blocks in docs/grants.md the demo runs on MariaDB. */
+export const MARIADB_DEFAULT_PLAN_BLOCK = '-- MariaDB 10.5 and later: default plan';
+export const HEARTBEAT_BLOCK = '-- Heartbeat writer and reader (every flavor)';
+
+/** docs/grants.md, read from the repository. */
+export function grantsDoc(): string {
+  return readFileSync(join(ROOT, 'docs/grants.md'), 'utf8');
+}
+
 /**
- * The grants of the MariaDB (10.5+) statements in docs/grants.md for the default plan and
- * the heartbeat, in `GRANT <entry> TO ...` form: `innodb` needs PROCESS, `repl` SLAVE
- * MONITOR, `size.binlog` BINLOG MONITOR, the heartbeat writer and reader the heartbeat
- * table. A test checks that these are the lines of the documented statements.
+ * The statements of the ```sql block of `markdown` whose first line is `title`, with
+ * `<password>` replaced. Throws when there is no such block, so a renamed block fails loudly.
  */
-export const MARIADB_DEFAULT_PLAN_GRANTS: readonly string[] = [
-  'PROCESS, BINLOG MONITOR, SLAVE MONITOR ON *.*',
-  'SELECT, INSERT, UPDATE, DELETE ON blip.heartbeat',
-];
+export function documentedStatements(markdown: string, title: string, password: string): string[] {
+  for (const block of markdown.split('```sql\n').slice(1)) {
+    const body = block.slice(0, block.indexOf('```'));
+    if (body.split('\n')[0]?.trim() !== title) continue;
+    return body
+      .split(';')
+      .map((st) => st.replace(/^\s*--.*$/gm, '').trim())
+      .filter((st) => st !== '')
+      .map((st) => st.replaceAll('<password>', password));
+  }
+  throw new Error(`docs/grants.md: no sql block starting with "${title}"`);
+}
 
 /** The server arguments the demo uses: a binary log, so `size.binlog` has something to read. */
 export const DEMO_SERVER_ARGS: readonly string[] = ['--log-bin=mysql-bin', '--server-id=1'];
 
-/** Create the heartbeat table and the demo account on a fresh server (as root). */
+/**
+ * Create the heartbeat table and the demo account on a fresh server (as root), with exactly
+ * the statements docs/grants.md gives for MariaDB: the default plan and the heartbeat.
+ */
 export async function setupDemoDatabase(db: MariaDB): Promise<void> {
   await db.query('CREATE DATABASE blip');
   await db.query(HEARTBEAT_TABLE_SQL);
-  await db.createUser(DEMO_USER, DEMO_PASSWORD, [...MARIADB_DEFAULT_PLAN_GRANTS]);
+  const doc = grantsDoc();
+  for (const title of [MARIADB_DEFAULT_PLAN_BLOCK, HEARTBEAT_BLOCK])
+    for (const st of documentedStatements(doc, title, DEMO_PASSWORD)) await db.query(st);
 }
 
 /**
