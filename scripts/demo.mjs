@@ -1,42 +1,19 @@
 // Starts a throwaway mariadbd (temp datadir, free port, socket), writes a sonde config
 // for it, and runs the built agent in the foreground. Ctrl-C (or SIGTERM) stops the agent,
-// then the database, and removes the temp files.
+// then the database, and removes the temp files. The monitoring account gets exactly the
+// privileges the default plan needs on MariaDB (docs/grants.md).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMariaDB } from '../dist/test/helpers/mariadb.js';
+import { DEMO_SERVER_ARGS, demoConfig, setupDemoDatabase } from '../dist/test/helpers/demo.js';
 
-const db = await startMariaDB({ args: ['--log-bin=mysql-bin', '--server-id=1'] });
-await db.query('CREATE DATABASE blip');
-await db.query(
-  'CREATE TABLE blip.heartbeat (src_id varchar(200) NOT NULL PRIMARY KEY, src_role varchar(200) NULL DEFAULT NULL, ts timestamp(3) NOT NULL, freq smallint unsigned NOT NULL) ENGINE=InnoDB',
-);
-await db.createUser('sonde', 'sonde-demo', [
-  'PROCESS, REPLICATION CLIENT ON *.*',
-  'SELECT ON *.*',
-  'INSERT, UPDATE, DELETE ON blip.*',
-]);
+const db = await startMariaDB({ args: [...DEMO_SERVER_ARGS] });
+await setupDemoDatabase(db);
 const dir = mkdtempSync(join(tmpdir(), 'sonde-demo-'));
 const config = join(dir, 'sonde.yaml');
-writeFileSync(
-  config,
-  `# sonde demo config: one monitor on a throwaway MariaDB, the default plan, the log sink,
-# a heartbeat writer, and the mysqld_exporter emulation on 127.0.0.1:9104.
-api:
-  bind: 127.0.0.1:7522
-mysql:
-  username: sonde
-  password: sonde-demo
-heartbeat:
-  freq: 1s
-exporter:
-  mode: dual
-monitors:
-  - id: demo
-    socket: ${db.socket}
-`,
-);
+writeFileSync(config, demoConfig({ apiBind: '127.0.0.1:7522', socket: db.socket }));
 process.stderr.write(
   `sonde demo: MariaDB pid ${db.pid} on 127.0.0.1:${db.port} (socket ${db.socket})\n` +
     `sonde demo: config ${config}\n` +

@@ -254,6 +254,7 @@ function configObject(c: Config): Out {
             obj([
               ['disable-auto', plainBool(ml?.local?.['disable-auto'])],
               ['disable-auto-root', plainBool(ml?.local?.['disable-auto-root'])],
+              ['candidates', list(ml?.local?.candidates)],
             ]),
           ],
         ]),

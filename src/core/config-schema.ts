@@ -55,7 +55,9 @@ export const monitorLoaderSchema = z.strictObject({
   files: opt(strList),
   'stop-loss': opt(str),
   aws: opt(z.strictObject({ regions: opt(strList) })),
-  local: opt(z.strictObject({ 'disable-auto': opt(bool), 'disable-auto-root': opt(bool) })),
+  local: opt(
+    z.strictObject({ 'disable-auto': opt(bool), 'disable-auto-root': opt(bool), candidates: opt(strList) }),
+  ),
 });
 /** sink name → option → value */
 export const sinksSchema = z.record(

@@ -45,7 +45,13 @@ interface Observation {
  */
 async function runAll(
   steps: Step[],
-  settings: { sourceId?: string; sourceRole?: string; replCheck?: string; networkLatencyMs?: number } = {},
+  settings: {
+    sourceId?: string;
+    sourceRole?: string;
+    replCheck?: string;
+    networkLatencyMs?: number;
+    table?: string;
+  } = {},
 ): Promise<{ obs: Observation[]; db: FakeDb; events: ReturnType<typeof recordingEvents> }> {
   const queue = [...steps];
   const db = new FakeDb('10.11.6-MariaDB', () => {
@@ -185,19 +191,19 @@ void describe('heartbeat reader: loop', () => {
     assert.deepEqual(
       obs.map((o) => [o.lag.lag, o.lag.source, o.wait, o.status]),
       [
-        [350, 'db1', 1650, '350 ms lag from db1 (), next in 1.65s'],
-        [10, 'db1', 1990, '10 ms lag from db1 (), next in 1.99s'],
-        [50, 'db1', 50, '50 ms lag from db1 (), next in 50ms'],
+        [350, 'db1', 1650, '350 ms lag from db1, next in 1.65s'],
+        [10, 'db1', 1990, '10 ms lag from db1, next in 1.99s'],
+        [50, 'db1', 50, '50 ms lag from db1, next in 50ms'],
         // late at two readings in a row: half a period (1 s) is added
-        [1700, 'db1', 500, '1700 ms lag from db1 (), next in 500ms'],
-        [4000, 'db1', 1000, '4000 ms lag from db1 (), next in 1s'],
+        [1700, 'db1', 500, '1700 ms lag from db1, next in 500ms'],
+        [4000, 'db1', 1000, '4000 ms lag from db1, next in 1s'],
       ],
     );
     assert.equal(db.queries.length, 5);
     assert.deepEqual(db.queries[0]?.params, ['db1']);
   });
 
-  void it('no row: lag -1, error key, retry in 3s; a later row clears the error', async () => {
+  void it('no row of the configured source-id: lag -1, error key naming it, retry in 3s; a later row clears the error', async () => {
     const { obs } = await runAll(['none', hb('10:00:00.100', '10:00:00.000', 'db1', '1000')], {
       sourceId: 'db1',
       sourceRole: 'primary',
@@ -206,25 +212,75 @@ void describe('heartbeat reader: loop', () => {
       wait: 3000,
       lag: { lag: -1, source: '', replica: true },
       status: undefined,
-      error: 'no heartbeat for db1 (retry in 3s)',
+      error: 'no heartbeat row with src_id "db1" in blip.heartbeat (retry in 3s)',
     });
     assert.deepEqual(obs[1], {
       wait: 950,
       lag: { lag: 50, source: 'db1', replica: true },
-      status: '50 ms lag from db1 (primary), next in 950ms',
+      status: '50 ms lag from db1 (role primary), next in 950ms',
       error: undefined,
     });
   });
 
+  void it('no row of the configured source-role: the error names the role and the table', async () => {
+    const { obs } = await runAll(['none'], { sourceRole: 'primary', table: 'hb.beats' });
+    assert.equal(obs[0]?.error, 'no heartbeat row with src_role "primary" in hb.beats (retry in 3s)');
+    assert.equal(obs[0]?.status, undefined);
+  });
+
+  void it('no source configured and no row from another writer: an info status, no error key', async () => {
+    const { obs } = await runAll(['none', 'none']);
+    for (const o of obs) {
+      assert.deepEqual(o, {
+        wait: 3000,
+        lag: { lag: -1, source: '', replica: true },
+        status: 'no heartbeat from another source in blip.heartbeat (next read in 3s)',
+        error: undefined,
+      });
+    }
+  });
+
   void it('query error: lag unchanged, error key, retry in 1s', async () => {
-    const err = Object.assign(new Error("Table 'blip.heartbeat' doesn't exist"), { errno: 1146 });
+    const err = Object.assign(new Error('Lock wait timeout exceeded; try restarting transaction'), {
+      errno: 1205,
+    });
     const { obs } = await runAll([hb('10:00:00.400', '10:00:00.000'), err]);
     assert.deepEqual(obs[1], {
       wait: 1000,
       lag: { lag: 350, source: 'db1', replica: true },
-      status: '350 ms lag from db1 (), next in 1.65s',
-      error: "error: Table 'blip.heartbeat' doesn't exist (retry in 1s)",
+      status: '350 ms lag from db1, next in 1.65s',
+      error: 'error: Lock wait timeout exceeded; try restarting transaction (retry in 1s)',
     });
+  });
+
+  void it('no source configured and no heartbeat table (or no grant on it): an info status, no error key', async () => {
+    const missing = Object.assign(new Error("Table 'blip.heartbeat' doesn't exist"), { errno: 1146 });
+    const denied = Object.assign(
+      new Error("SELECT command denied to user 'sonde'@'localhost' for table `blip`.`heartbeat`"),
+      {
+        errno: 1142,
+      },
+    );
+    const { obs } = await runAll([missing, denied, hb('10:00:00.400', '10:00:00.000')]);
+    assert.deepEqual(obs[0], {
+      wait: 3000,
+      lag: { lag: -1, source: '', replica: true },
+      status: 'no heartbeat table blip.heartbeat readable by this account (error 1146) (next read in 3s)',
+      error: undefined,
+    });
+    assert.equal(
+      obs[1]?.status,
+      'no heartbeat table blip.heartbeat readable by this account (error 1142) (next read in 3s)',
+    );
+    assert.equal(obs[1]?.error, undefined);
+    assert.deepEqual(obs[2]?.lag, { lag: 350, source: 'db1', replica: true });
+  });
+
+  void it('a missing heartbeat table is an error when a source-id is configured', async () => {
+    const missing = Object.assign(new Error("Table 'blip.heartbeat' doesn't exist"), { errno: 1146 });
+    const { obs } = await runAll([missing], { sourceId: 'db1' });
+    assert.equal(obs[0]?.error, "error: Table 'blip.heartbeat' doesn't exist (retry in 1s)");
+    assert.equal(obs[0]?.wait, 1000);
   });
 
   void it('repl-check value 0: not a replica, lag -1, retry in 3s; a later 1 makes it a replica again', async () => {

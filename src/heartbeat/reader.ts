@@ -12,7 +12,7 @@
  * copied. Clock skew between the two servers therefore adds directly to the result.
  */
 import type { Db, Row } from '../core/db.js';
-import { errorMessage } from '../core/errors.js';
+import { errnoOf, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import { NO_EVENTS } from '../core/events.js';
 import type { StatusWriter } from '../core/status.js';
@@ -24,6 +24,13 @@ import { heartbeatTableSql } from './table.js';
 
 /** Event sent when the followed source changes (the name is Blip's, typo included). */
 export const SOURCE_CHANGE_EVENT = 'repl-soruce-change';
+
+/**
+ * Errors meaning "no heartbeat table here": unknown database (1049), no such table (1146),
+ * SELECT denied on the table (1142; the server gives it for a missing table too when the
+ * account has no privilege there).
+ */
+export const NO_TABLE_ERRNOS: readonly number[] = [1049, 1142, 1146];
 
 /** Timeout of one read. */
 export const READ_TIMEOUT_MS = 2_000;
@@ -169,7 +176,10 @@ export interface HeartbeatLag {
 
 export interface HeartbeatReaderArgs extends ReaderSettings {
   db: Db;
-  /** The monitor's status (keys `heartbeat-reader`, `error:heartbeat-reader`). */
+  /**
+   * The monitor's status: `heartbeat-reader` says what the reader does (lag, no heartbeat to
+   * follow, not a replica); `error:heartbeat-reader` is set only while something is wrong.
+   */
   status?: StatusWriter;
   events?: Events;
   /** Test hook: the interruptible sleep; resolves false when `signal` aborted. */
@@ -193,6 +203,8 @@ export class HeartbeatReader {
   readonly #sourceIdOption: string;
   readonly #sourceRoleOption: string;
   readonly #replCheck: string;
+  /** The heartbeat table as the query names it, for status texts. */
+  readonly #table: string;
   readonly #latencyMs: number;
   readonly #sleep: (ms: number, signal: AbortSignal) => Promise<boolean>;
   readonly #clock: () => number;
@@ -221,6 +233,7 @@ export class HeartbeatReader {
     this.#sourceIdOption = args.sourceId ?? '';
     this.#sourceRoleOption = args.sourceRole ?? '';
     this.#replCheck = args.replCheck ?? '';
+    this.#table = heartbeatTableSql(args.table).replaceAll('`', '');
     this.#latencyMs = args.networkLatencyMs ?? DEFAULT_NETWORK_LATENCY_MS;
     this.#sleep = args.sleep ?? abortableSleep;
     this.#clock = args.clock ?? (() => performance.now());
@@ -274,6 +287,7 @@ export class HeartbeatReader {
       rows = await this.#db.query(this.query.sql, this.query.params, { signal, timeoutMs: READ_TIMEOUT_MS });
     } catch (err) {
       if (signal.aborted) return 0;
+      if (this.#noTable(err)) return NO_HEARTBEAT_WAIT_MS;
       // One failed read says nothing about replication: the lag stands until it is stale.
       const since = this.#readAt === undefined ? 0 : Math.trunc(this.#clock() - this.#readAt);
       const stale = this.#stale() ? `; lag not reported, last read ${formatDuration(since)} ago` : '';
@@ -285,10 +299,7 @@ export class HeartbeatReader {
       this.#lag = -1;
       this.#lateSince = undefined;
       this.#source = '';
-      this.#status.set(
-        MonitorKey.heartbeatReaderError,
-        `no heartbeat for ${this.#sourceIdOption} (retry in 3s)`,
-      );
+      this.#noRow();
       return NO_HEARTBEAT_WAIT_MS;
     }
     if (parseValue(row['repl']) === 0) {
@@ -327,10 +338,57 @@ export class HeartbeatReader {
     this.#readAt = this.#clock();
     this.#readFreqMs = freq;
     this.#source = srcId;
-    this.#status.set(
-      MonitorKey.heartbeatReader,
-      `${lag} ms lag from ${srcId} (${this.#sourceRoleOption}), next in ${formatDuration(waitMs)}`,
-    );
+    this.#status.set(MonitorKey.heartbeatReader, lagStatus(lag, srcId, this.#sourceRoleOption, waitMs));
     return waitMs;
   }
+
+  /**
+   * Following no configured source ("latest" mode), a heartbeat table that does not exist or
+   * that this account may not read means heartbeat is not set up here: an info status and a
+   * read every 3 s (it starts working once the table and its grant exist), not an error.
+   * Returns false for any other error, and in the other modes.
+   */
+  #noTable(err: unknown): boolean {
+    const errno = errnoOf(err);
+    if (this.query.mode !== 'latest' || errno === undefined || !NO_TABLE_ERRNOS.includes(errno)) return false;
+    this.#lag = -1;
+    this.#lateSince = undefined;
+    this.#source = '';
+    this.#status.delete(MonitorKey.heartbeatReaderError);
+    this.#status.set(
+      MonitorKey.heartbeatReader,
+      `no heartbeat table ${this.#table} readable by this account (error ${errno}) (next read in 3s)`,
+    );
+    return true;
+  }
+
+  /**
+   * No row to read. Following a configured source (`source-id` or `source-role`), that is an
+   * error: the row it names is missing. Following the latest row of any other writer (no
+   * source configured), it is the normal state of a server no heartbeat writer feeds (a
+   * source, a standalone server): an info status, no error.
+   */
+  #noRow(): void {
+    const { mode } = this.query;
+    if (mode === 'latest') {
+      this.#status.delete(MonitorKey.heartbeatReaderError);
+      this.#status.set(
+        MonitorKey.heartbeatReader,
+        `no heartbeat from another source in ${this.#table} (next read in 3s)`,
+      );
+      return;
+    }
+    const which =
+      mode === 'source-id' ? `src_id "${this.#sourceIdOption}"` : `src_role "${this.#sourceRoleOption}"`;
+    this.#status.set(
+      MonitorKey.heartbeatReaderError,
+      `no heartbeat row with ${which} in ${this.#table} (retry in 3s)`,
+    );
+  }
+}
+
+/** The status after a good read: the role is shown only when the `source-role` option is set. */
+export function lagStatus(lag: number, srcId: string, role: string, waitMs: number): string {
+  const from = role === '' ? srcId : `${srcId} (role ${role})`;
+  return `${lag} ms lag from ${from}, next in ${formatDuration(waitMs)}`;
 }

@@ -18,6 +18,7 @@ import { sleep } from '../util/backoff.js';
 import type { MonitorDeps } from './monitor.js';
 import { Monitor } from './monitor.js';
 import { stopLossCheck } from './stop-loss.js';
+import { detectionOf } from './local.js';
 
 export interface LoaderDeps {
   config: Config;
@@ -125,6 +126,10 @@ export class Loader implements MonitorControl {
     if (raw.length === 0 && ml.local?.['disable-auto'] !== true) {
       serverStatus.set(ServerKey.monitorLoader, 'auto-detect local');
       const local = await this.#deps.autoDetect();
+      // Say what was chosen and why (several local servers may answer), or that none did.
+      const why = local === undefined ? 'no server answered' : `chose ${detectionOf(local) ?? local.id}`;
+      serverStatus.set(ServerKey.monitorLoader, `auto-detect local: ${why}`);
+      this.#deps.events.info('monitors-autodetect', local?.id ?? '', why);
       if (local) raw.push(local);
     }
     const finals = this.#deps.finalize(raw);
