@@ -68,8 +68,10 @@ function deps(ok: string[]) {
 }
 
 describe('autoDetectLocal', () => {
-  const config = (c: string[]): Config =>
-    ({ mysql: { username: 'mon' }, 'monitor-loader': { local: { candidates: c } } });
+  const config = (c: string[]): Config => ({
+    mysql: { username: 'mon' },
+    'monitor-loader': { local: { candidates: c } },
+  });
 
   it('the only server that answers: chosen, and the reason says so', async () => {
     const m = await autoDetectLocal(config(['/a.sock', '/b.sock']), deps(['mon@/b.sock']));
