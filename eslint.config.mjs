@@ -71,7 +71,7 @@ const STATUS_LITERAL_SELECTORS = ['callee.object.name', 'callee.object.property.
 const NO_EXPORT_ALL = { selector: 'ExportAllDeclaration', message: 'no export *' };
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', 'coverage/**'] },
+  { ignores: ['dist/**', 'node_modules/**', 'coverage/**', '.cache/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
