@@ -5,8 +5,8 @@
  */
 import type { CollectResult, CollectorRegistration } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
-import type { MetricValue } from '../../core/metrics.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL } from '../test-helpers.js';
+import { collectOnce } from './recorded.fixture.js';
 
 export interface Run extends CollectResult {
   queries: { sql: string; params: readonly unknown[] }[];
@@ -21,24 +21,12 @@ export async function runScraper(
   signal: AbortSignal = NO_SIGNAL,
 ): Promise<Run> {
   const db = new FakeDb(version, answer);
-  const c = reg.create({ monitorId: 'm', db });
-  await c.prepare(planOf({ prom: { [reg.help.domain]: { options } } }), NO_SIGNAL);
-  const r = await c.collect('prom', signal);
-  return { ...r, queries: db.queries };
+  const { res } = await collectOnce(reg, db, options, signal);
+  return { ...res, queries: db.queries };
 }
 
 /** Values as sorted `name{a="x",b="y"} value` lines (labels sorted by name). */
-export function lines(values: readonly MetricValue[]): string[] {
-  return values
-    .map((v) => {
-      const labels = Object.entries(v.group ?? {})
-        .sort(([a], [b]) => (a < b ? -1 : 1))
-        .map(([k, x]) => `${k}="${x}"`)
-        .join(',');
-      return `${v.name}${labels === '' ? '' : `{${labels}}`} ${v.value}`;
-    })
-    .sort();
-}
+export { render as lines } from './recorded.fixture.js';
 
 export const MARIADB = '10.11.19-MariaDB-0+deb12u1';
 export const MYSQL_8_0_27 = '8.0.27';

@@ -4,7 +4,8 @@
  */
 import type { Collector, CollectorRegistration, CollectResult } from '../../core/collector.js';
 import type { MetricValue } from '../../core/metrics.js';
-import { NO_SIGNAL, planOf, type FakeDb } from '../test-helpers.js';
+import type { Db } from '../../core/db.js';
+import { NO_SIGNAL, planOf } from '../test-helpers.js';
 
 /** `name{k="v",…} value`, labels sorted by name, one line per sample, lines sorted. */
 export function render(values: readonly MetricValue[]): string[] {
@@ -19,15 +20,19 @@ export function render(values: readonly MetricValue[]): string[] {
     .sort();
 }
 
-/** The collector of `reg`, prepared for one level `l` with `options`, and its first collection. */
+/**
+ * The collector of `reg`, prepared for one level `l` with `options`, and its first collection
+ * (under `signal`) — how the exporter runs a scraper. Every exporter.* test fixture uses it.
+ */
 export async function collectOnce(
   reg: CollectorRegistration,
-  db: FakeDb,
+  db: Db,
   options: Record<string, string> = {},
+  signal: AbortSignal = NO_SIGNAL,
 ): Promise<{ c: Collector; res: CollectResult }> {
   const c = reg.create({ monitorId: 'm', db });
   await c.prepare(planOf({ l: { [reg.help.domain]: { options } } }), NO_SIGNAL);
-  return { c, res: await c.collect('l', NO_SIGNAL) };
+  return { c, res: await c.collect('l', signal) };
 }
 
 /** A server error with its errno, as the driver throws it. */

@@ -6,7 +6,7 @@ import type { CollectResult, CollectorRegistration } from '../../core/collector.
 import type { Db } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
 import { PROM_HELP_META } from '../../core/upstream.js';
-import { NO_SIGNAL, planOf } from '../test-helpers.js';
+import { collectOnce } from './recorded.fixture.js';
 
 /** Prepare `reg`'s collector on `db` with `options` and collect once. */
 export async function scrapeWith(
@@ -14,9 +14,7 @@ export async function scrapeWith(
   db: Db,
   options: Record<string, string> = {},
 ): Promise<CollectResult> {
-  const c = reg.create({ monitorId: 'm', db });
-  await c.prepare(planOf({ l: { [reg.help.domain]: { options } } }), NO_SIGNAL);
-  return c.collect('l', NO_SIGNAL);
+  return (await collectOnce(reg, db, options)).res;
 }
 
 /** Samples as exposition-like lines, `name{k="v",…} value`, labels in the order given. */
