@@ -220,21 +220,23 @@ async function authModuleCredentials(
   return { user: cnf.user, password: cnf.password };
 }
 
+/** The monitor's my.cnf read synchronously for listing; undefined without one or when unreadable. */
+function listedMyCnf(m: FinalMonitorConfig, cwd: string | undefined): MyCnf | undefined {
+  if ((m.mycnf ?? '') === '') return undefined;
+  try {
+    return readMyCnfSync(resolve(cwd ?? process.cwd(), m.mycnf ?? ''));
+  } catch {
+    return undefined;
+  }
+}
+
 /**
  * Where a monitor connects, as its config and my.cnf say (read synchronously, no
  * connection): `host:port` with the default port added and an IPv6 host in brackets, or
  * `unix://<path>` for a socket. An unreadable my.cnf counts as none.
  */
 export function monitorAddress(m: FinalMonitorConfig, opts: { cwd?: string } = {}): string {
-  let cnf: MyCnf | undefined;
-  if ((m.mycnf ?? '') !== '') {
-    try {
-      cnf = readMyCnfSync(resolve(opts.cwd ?? process.cwd(), m.mycnf ?? ''));
-    } catch {
-      cnf = undefined;
-    }
-  }
-  const f = fillFromMyCnf(m, cnf);
+  const f = fillFromMyCnf(m, listedMyCnf(m, opts.cwd));
   return f.socket !== '' ? `unix://${f.socket}` : displayTcpAddress(f.hostname);
 }
 
@@ -296,15 +298,7 @@ function fillFromMyCnf(m: FinalMonitorConfig, cnf: MyCnf | undefined): Fields {
  * TLS files, never throws. Once the monitor starts, buildConnection's DSN replaces it.
  */
 export function listedDsn(m: FinalMonitorConfig, opts: { cwd?: string } = {}): string {
-  let cnf: MyCnf | undefined;
-  if ((m.mycnf ?? '') !== '') {
-    try {
-      cnf = readMyCnfSync(resolve(opts.cwd ?? process.cwd(), m.mycnf ?? ''));
-    } catch {
-      cnf = undefined;
-    }
-  }
-  const f = fillFromMyCnf(m, cnf);
+  const f = fillFromMyCnf(m, listedMyCnf(m, opts.cwd));
   const insecure = flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true;
   const tls = !f.tlsDisabled && (insecure || f.tls.ca !== '' || f.tls.cert !== '' || f.tls.key !== '');
   return redactDsn({

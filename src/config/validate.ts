@@ -9,6 +9,7 @@ import { errorMessage } from '../core/errors.js';
 import { LEVEL_STATES } from '../core/plan.js';
 import { UPSTREAM_EXPORTER_FLAGS, scraperByName, subflagByName } from '../core/upstream.js';
 import { parseDuration } from '../util/duration.js';
+import { parseGoBool } from '../util/text.js';
 import { parseHostPort } from '../util/net.js';
 
 const STOP_LOSS = /^(\d+)(%?)$/;
@@ -117,7 +118,7 @@ function listenAddressesProblem(v: string): string | undefined {
 }
 
 function isBool(v: string): boolean {
-  return ['1', 't', 'true', '0', 'f', 'false'].includes(v.toLowerCase());
+  return parseGoBool(v) !== undefined;
 }
 
 /** heartbeat: freq a duration > 0; other keys need freq. */

@@ -90,6 +90,14 @@ export function parseValue(text: string | null | undefined): number | undefined 
   const keyword = KEYWORDS.get(text);
   if (keyword !== undefined) return keyword;
 
+  return parseDateText(text);
+}
+
+/**
+ * `YYYY-MM-DD HH:MM:SS` (UTC, fraction ignored) and `Jan 02 15:04:05 2006 MST` (OpenSSL's
+ * certificate dates) → Unix seconds; undefined for anything else.
+ */
+export function parseDateText(text: string): number | undefined {
   let m = SQL_DATETIME.exec(text);
   if (m !== null) {
     const [, y, mo, d, h, mi, s] = m.map(Number) as [number, number, number, number, number, number, number];

@@ -7,6 +7,7 @@
 import type { DomainPlan, Plan } from '../core/plan.js';
 import { UPSTREAM_SCRAPERS, scraperByName, subflagByName } from '../core/upstream.js';
 import { parseDuration } from '../util/duration.js';
+import { parseGoBool } from '../util/text.js';
 
 /** Options that make sonde's domains read what mysqld_exporter's scrapers read. */
 const DOMAIN_OPTIONS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
@@ -19,20 +20,9 @@ function domainPlan(domain: string): DomainPlan {
   return { metrics: [], options: { ...DOMAIN_OPTIONS[domain] }, errors: {} };
 }
 
-/** Go's strconv.ParseBool, as kingpin reads a bool flag; undefined when it is none. */
+/** Go's strconv.ParseBool, as kingpin reads a bool flag (surrounding space ignored); undefined when it is none. */
 export function flagBool(value: string): boolean | undefined {
-  switch (value.trim().toLowerCase()) {
-    case '1':
-    case 't':
-    case 'true':
-      return true;
-    case '0':
-    case 'f':
-    case 'false':
-      return false;
-    default:
-      return undefined;
-  }
+  return parseGoBool(value.trim());
 }
 
 /** mysqld_exporter's default collectors in one 10s level named `prom`. */

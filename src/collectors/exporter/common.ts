@@ -20,6 +20,8 @@ import type { Db } from '../../core/db.js';
 import { MetricType, type Distribution, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { PROM_HELP_META, scraperByDomain, type UpstreamScraper } from '../../core/upstream.js';
+import { parseDateText } from '../../db/values.js';
+import { parseGoBool } from '../../util/text.js';
 import { levelPlans, queryError } from '../common.js';
 import { prepareSource } from '../sources.js';
 
@@ -80,7 +82,7 @@ export function parseStatus(text: string | null | undefined): number | undefined
     case 'disconnected':
       return 0;
   }
-  const date = parseDate(text);
+  const date = parseDateText(text);
   if (date !== undefined) return date;
   return parseGoFloat(text);
 }
@@ -96,30 +98,6 @@ export function parseGoFloat(text: string): number | undefined {
   if (lower.includes('inf')) return lower.startsWith('-') ? -Infinity : Infinity;
   const n = Number(lower);
   return Number.isNaN(n) ? undefined : n;
-}
-
-const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
-const OPENSSL_DATE = /^([A-Z][a-z]{2}) ([ \d]\d) (\d\d):(\d\d):(\d\d) (\d{4}) ([A-Z]{3,4})$/;
-const SQL_DATETIME = /^(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)$/;
-
-function parseDate(text: string): number | undefined {
-  let m = SQL_DATETIME.exec(text);
-  if (m !== null) return utc(+m[1]!, +m[2]! - 1, +m[3]!, +m[4]!, +m[5]!, +m[6]!);
-  m = OPENSSL_DATE.exec(text);
-  if (m !== null) {
-    const month = MONTHS.indexOf(m[1]!);
-    if (month < 0) return undefined;
-    return utc(+m[6]!, month, +m[2]!.trim(), +m[3]!, +m[4]!, +m[5]!);
-  }
-  return undefined;
-}
-
-function utc(y: number, mo: number, d: number, h: number, mi: number, s: number): number | undefined {
-  if (h > 23 || mi > 59 || s > 59 || d < 1) return undefined;
-  const ms = Date.UTC(y, mo, d, h, mi, s);
-  const back = new Date(ms);
-  if (back.getUTCDate() !== d || back.getUTCMonth() !== mo) return undefined;
-  return ms / 1000;
 }
 
 /**
@@ -202,26 +180,16 @@ export function upstreamOptions(
     }
     if (f.kind === 'int' && !/^-?\d+$/.test(value.trim()))
       throw new CollectError(`invalid option ${name}: ${value}: not an integer`);
-    if (f.kind === 'bool' && !BOOL_WORDS.has(value.trim().toLowerCase()))
+    if (f.kind === 'bool' && parseGoBool(value.trim()) === undefined)
       throw new CollectError(`invalid option ${name}: ${value}: not true or false`);
     out[name] = value.trim();
   }
   return out;
 }
 
-/** Go's strconv.ParseBool words (kingpin's bool flags). */
-const BOOL_WORDS: ReadonlyMap<string, boolean> = new Map([
-  ['1', true],
-  ['t', true],
-  ['true', true],
-  ['0', false],
-  ['f', false],
-  ['false', false],
-]);
-
-/** A bool option as kingpin reads it. */
+/** A bool option as kingpin reads it (Go's ParseBool; anything else is false). */
 export function boolOption(value: string | undefined): boolean {
-  return BOOL_WORDS.get((value ?? '').trim().toLowerCase()) ?? false;
+  return parseGoBool((value ?? '').trim()) ?? false;
 }
 
 /** An int option (validated in prepare). */
