@@ -25,7 +25,7 @@ import { buildConnection } from '../config/connection.js';
 import { renderConfigJson, renderConfigYaml, renderMonitorsYaml } from '../config/render.js';
 import { createDb } from '../db/pool.js';
 import { Loader } from '../monitor/loader.js';
-import type { LoaderDeps } from '../monitor/loader.js';
+import type { LoadedMonitor, LoaderDeps } from '../monitor/loader.js';
 import { autoDetectLocal } from '../monitor/local.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import { buildRuntime } from '../monitor/plan-runtime.js';
@@ -667,6 +667,16 @@ function armHardStop(events: Events): () => void {
   };
 }
 
+/** `<n> on time, <m> late`: the level collections of the loaded monitors by timing. */
+function collectionTiming(monitors: readonly LoadedMonitor[]): string {
+  let onTime = 0;
+  let late = 0;
+  for (const m of monitors) {
+    onTime += m.timing?.onTime ?? 0;
+    late += m.timing?.late ?? 0;
+  }
+  return `${onTime} on time, ${late} late`;
+}
 /** Run: start the monitors and the API, then stop everything on a signal. */
 async function run(
   b: Boot,
@@ -680,6 +690,7 @@ async function run(
   serverStatus.set(ServerKey.server, 'starting monitors');
   const runStart = Date.now();
   status.setComputed(ServerKey.uptime, () => String(Math.floor((Date.now() - runStart) / 1000)));
+  status.setComputed(ServerKey.collections, () => collectionTiming(loader.loaded()));
 
   let stopping = false;
   const bind = b.config.api?.bind ?? DEFAULT_API_BIND;

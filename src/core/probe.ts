@@ -17,6 +17,19 @@ export interface CollectionTally {
   errors: number;
 }
 
+/**
+ * Level collections (one level of the plan collected at its tick) by timing: on time, or
+ * late (its tick fired more than LATE_TICK_MS after it was due, or it waited for the
+ * previous collection to finish): how well the agent keeps up with its monitors.
+ */
+export interface LevelTiming {
+  onTime: number;
+  late: number;
+}
+
+/** How late a level collection may start and still count as on time. */
+export const LATE_TICK_MS = 1000;
+
 /** Both readers' counts of one monitor. */
 export interface MonitorTallies {
   monitor: string;

@@ -43,6 +43,11 @@ import { Semaphore } from '../util/semaphore.js';
 
 /** Connections per monitor: 2 for collectors (at most 2 run at once), 1 for the rest. */
 export const POOL_SIZE = 3;
+/**
+ * How long the one idle connection may stay idle before the pool closes it: as long as the
+ * server keeps it (its wait_timeout), so a monitor does not reconnect between collections.
+ */
+const KEEP_IDLE_MS = 7 * 24 * 3600 * 1000;
 /** Seconds; set on every new session so DDL locks cannot stall monitoring for long. */
 const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
 /** The session variables every statement runs with unless it asks otherwise (SQL text). */
@@ -120,6 +125,9 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     // mysql2 captures the caller's stack for every query by default, for failures only;
     // sonde's errors name the statement instead, so that work is skipped.
     trace: false,
+    // sonde never prepares statements (no execute()); mysql2 sizes each connection's
+    // statement cache up front (16000 slots by default, about 0.5 MiB per connection).
+    maxPreparedStatements: 1,
   };
   if (spec.socket !== undefined && spec.socket !== '') {
     o.socketPath = spec.socket;
@@ -187,7 +195,12 @@ class MysqlDb implements PooledDb {
     const pool = createPool({
       ...connectionOptions(spec),
       connectionLimit: POOL_SIZE,
-      maxIdle: POOL_SIZE,
+      // One connection stays open between collections. The others are opened only while
+      // statements run in parallel, and mysql2 closes them within a second of going idle
+      // (with COM_QUIT: gracefulEnd, so the server does not count aborted clients).
+      maxIdle: 1,
+      idleTimeout: KEEP_IDLE_MS,
+      gracefulEnd: true,
       waitForConnections: true,
       queueLimit: 0,
     });
@@ -450,7 +463,9 @@ class MysqlDb implements PooledDb {
         const err = this.#toDbError(second.error);
         if (err.fatal === true)
           this.#info = undefined; // server may have restarted: re-detect
-        else this.#killBlocked = false;
+        // An error the server sent (it carries a SQLSTATE) proves it answers again; one the
+        // client made up (a closed socket, say) does not.
+        else if (err.sqlState !== undefined) this.#killBlocked = false;
         this.#release(conn, gen, err.fatal === true, held);
         throw err;
       }

@@ -5,6 +5,7 @@ import { CollectError } from '../core/collector.js';
 import { MetricType } from '../core/metrics.js';
 import type { Plan } from '../core/plan.js';
 import { StatusRegistry } from '../status/registry.js';
+import { sleepOn } from '../util/clock.js';
 import { FakeClock, settle } from '../util/fake-clock.fixture.js';
 import type { ActivePlan, DomainOutcome, RunResult } from './engine.js';
 import { Engine } from './engine.js';
@@ -55,6 +56,7 @@ async function setup(
   collectors: Scripted[],
   limits?: [number, number],
   limiter?: Limiter,
+  staggerMs?: number,
 ): Promise<Setup> {
   const status = new StatusRegistry();
   const events: string[] = [];
@@ -82,6 +84,7 @@ async function setup(
       },
       clock,
       ...(limiter === undefined ? {} : { limiter }),
+      ...(staggerMs === undefined ? {} : { staggerMs }),
     },
     new AbortController().signal,
   );
@@ -195,6 +198,52 @@ describe('Engine', () => {
     const [r1, r2] = await Promise.all(runs);
     assert.equal(max, 2);
     assert.equal((r1?.outcomes.length ?? 0) + (r2?.outcomes.length ?? 0), 5);
+  });
+
+  it('staggered: quick domains run one after another, a slow one lets the next start beside it', async () => {
+    let clock: FakeClock | undefined;
+    let running = 0;
+    let most = 0;
+    const started: Record<string, number> = {};
+    const mk = (d: string, ms: number) =>
+      new Scripted(d, async () => {
+        started[d] = clock?.now() ?? -1;
+        running++;
+        most = Math.max(most, running);
+        // A quick domain still yields (as a query would), so overlapping ones would show.
+        if (ms > 0 && clock !== undefined) await sleepOn(clock, ms);
+        else await new Promise((r) => setImmediate(r));
+        running--;
+        return { values: [value(d, 1)] };
+      });
+    const quick = await setup(
+      plan({ a: {}, b: {}, c: {} }),
+      [mk('a', 0), mk('b', 0), mk('c', 0)],
+      undefined,
+      undefined,
+      100,
+    );
+    clock = quick.clock;
+    const t0 = clock.now();
+    const r1 = await quick.collect(1);
+    assert.equal(r1.outcomes.length, 3);
+    assert.equal(most, 1, 'quick domains never overlap');
+    assert.deepEqual(started, { a: t0, b: t0, c: t0 }, 'and none waited');
+
+    most = 0;
+    const slow = await setup(
+      plan({ a: {}, b: {}, c: {} }),
+      [mk('a', 300), mk('b', 0), mk('c', 0)],
+      undefined,
+      undefined,
+      100,
+    );
+    clock = slow.clock;
+    const t1 = clock.now();
+    const r2 = await slow.collect(1);
+    assert.equal(r2.outcomes.length, 3);
+    assert.equal(most, 2, 'the slow domain ran beside the others');
+    assert.deepEqual(started, { a: t1, b: t1 + 100, c: t1 + 100 });
   });
 
   it('skips the domains that could not start before the run stopped waiting', async () => {

@@ -79,7 +79,18 @@ export interface EngineOptions {
   reprepareAfterError?: boolean;
   /** Counts every finished domain run and every failed one (the agent's own `/metrics`). */
   tally?: CollectionTally;
+  /**
+   * Start a run's domains one after another while they are quick: each waits for the one
+   * before it to finish, or for this many ms after it started, whichever comes first. Quick
+   * domains then share the monitor's one idle connection, and a slow one does not hold up
+   * the rest (they start beside it, on a second connection). 0 or absent: all start at once
+   * (up to the limiter's cap).
+   */
+  staggerMs?: number;
 }
+
+/** The stagger sonde's monitors use (see EngineOptions.staggerMs). */
+export const STAGGER_MS = 100;
 
 /** What one domain's run gave. */
 export interface DomainOutcome {
@@ -252,7 +263,7 @@ export class Engine {
             abort: () => undefined,
           }
         : deadlineOn(this.#clock, req.start + req.waitMs, 'not started in time', req.signal);
-    const tasks = Promise.all(queue.map((w) => this.#runDomain(w, state, waiting.signal)));
+    const tasks = this.#startAll(queue, state, waiting.signal);
     status?.set(
       MonitorKey.engineCollect,
       `${state.tag}: receiving metrics, ${Math.min(this.#limiter.used, queue.length)} collectors running`,
@@ -275,8 +286,35 @@ export class Engine {
     return { outcomes: state.outcomes, started: state.started };
   }
 
+  /** Run every domain of the queue, staggered when the engine is told to (EngineOptions.staggerMs). */
+  async #startAll(queue: DomainWork[], state: RunState, waiting: AbortSignal): Promise<void> {
+    const staggerMs = this.#opts.staggerMs ?? 0;
+    if (staggerMs <= 0) {
+      await Promise.all(queue.map((w) => this.#runDomain(w, state, waiting)));
+      return;
+    }
+    const over = new AbortController();
+    const both = AbortSignal.any([waiting, over.signal]);
+    let turn: Promise<unknown> = Promise.resolve();
+    const tasks = queue.map((w) => {
+      let started: () => void = () => undefined;
+      const start = new Promise<void>((resolve) => (started = resolve));
+      const task = turn.then(() => this.#runDomain(w, state, waiting, started));
+      // The next domain's turn: this one finished, or ran for staggerMs.
+      turn = Promise.race([task, start.then(() => sleepOn(this.#clock, staggerMs, both))]);
+      return task;
+    });
+    await Promise.all(tasks);
+    over.abort();
+  }
+
   /** Wait for a slot, fence the previous run, collect, apply the policy, record. */
-  async #runDomain(w: DomainWork, state: RunState, waiting: AbortSignal): Promise<void> {
+  async #runDomain(
+    w: DomainWork,
+    state: RunState,
+    waiting: AbortSignal,
+    started: () => void = () => undefined,
+  ): Promise<void> {
     let release: () => void;
     try {
       release = await this.#limiter.acquire(waiting);
@@ -286,6 +324,7 @@ export class Engine {
     try {
       if (this.#closed || !(await this.#fence(w, state))) return;
       state.started++;
+      started();
       await this.#collect(w, state);
     } finally {
       release();

@@ -22,6 +22,7 @@ function setup(collectors: Scripted[], runtime: PlanRuntime = twoLevels().runtim
   const db = new FakeDb();
   const sink = new RecordingSink();
   const byDomain = new Map(collectors.map((c) => [c.domain, c]));
+  const timing = { onTime: 0, late: 0 };
   const lco = new LevelCollector({
     monitorId: 'm1',
     status: status.monitor('m1'),
@@ -36,15 +37,16 @@ function setup(collectors: Scripted[], runtime: PlanRuntime = twoLevels().runtim
     },
     lookupPlan: async () => runtime.active.plan,
     buildRuntime: () => runtime,
+    timing,
     clock,
   });
   const st = () => status.monitorStatus('m1') ?? {};
-  return { clock, status, st, events, db, sink, lco };
+  return { clock, status, st, events, db, sink, lco, timing };
 }
 
 describe('LevelCollector', () => {
   it('collects the due level on each tick and sends one Metrics record per interval', async () => {
-    const { clock, sink, lco, st } = setup([new Scripted('a'), new Scripted('b')]);
+    const { clock, sink, lco, st, timing } = setup([new Scripted('a'), new Scripted('b')]);
     lco.start();
     await lco.changePlan('active', 'p');
     await clock.advance(2000);
@@ -53,6 +55,7 @@ describe('LevelCollector', () => {
       [2, 'fast', { a: [2] }],
       [3, 'slow', { a: [3], b: [2] }],
     ]);
+    assert.deepEqual(timing, { onTime: 3, late: 0 }, 'every collection started at its tick');
     assert.equal(st()['level-state'], 'active');
     assert.equal(st()['level-plan'], 'p');
     assert.match(st()['domain:b'] ?? '', /^ok at \S+ in 0s: 1 metrics$/);
@@ -67,7 +70,7 @@ describe('LevelCollector', () => {
       return { values: [gauge('a', call)] };
     });
     const { runtime } = twoLevels('p', 5000, 5000);
-    const { clock, sink, lco } = setup([a, new Scripted('b')], runtime);
+    const { clock, sink, lco, timing } = setup([a, new Scripted('b')], runtime);
     lco.start();
     await lco.changePlan('active', 'p');
     await clock.advance(3500); // ticks at 1, 2 and 3 s arrive while interval 1 runs
@@ -75,6 +78,7 @@ describe('LevelCollector', () => {
     release();
     await clock.advance(0); // the one remembered tick runs at once
     assert.equal(a.maxRunning, 1);
+    assert.deepEqual(timing, { onTime: 1, late: 1 }, 'the remembered tick started late');
     assert.deepEqual(
       summary(sink.got).map(([n, level]) => [n, level]),
       [

@@ -25,9 +25,9 @@ import type { LevelState, Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
-import type { CollectionTally } from '../core/probe.js';
+import { LATE_TICK_MS, type CollectionTally, type LevelTiming } from '../core/probe.js';
 import type { ActivePlan, DomainOutcome, DomainWork, EngineOptions } from '../engine/engine.js';
-import { Engine } from '../engine/engine.js';
+import { Engine, STAGGER_MS } from '../engine/engine.js';
 import type { Limiter } from '../engine/limiter.js';
 import { Backoff } from '../util/backoff.js';
 import { deadlineOn, sleepOn, systemClock, type Clock, type TimerHandle } from '../util/clock.js';
@@ -57,6 +57,8 @@ export interface LevelCollectorContext {
   limiter?: Limiter;
   /** Counts this reader's finished and failed domain runs (kept across plan changes). */
   tally?: CollectionTally;
+  /** Counts level collections started on time and late (kept across plan changes). */
+  timing?: LevelTiming;
   /** Tick period; 1000 ms except in tests that want a faster clock. */
   tickMs?: number;
   clock?: Clock;
@@ -89,6 +91,8 @@ export class LevelCollector {
   #interval = 0;
   #busy = false;
   #pendingTick = false;
+  /** When the tick being processed was due (clock ms). */
+  #dueAt = 0;
   #timer: TimerHandle | undefined;
   #activation: AbortController | undefined;
   #activationDone: Promise<void> = Promise.resolve();
@@ -123,9 +127,10 @@ export class LevelCollector {
   #scheduleTick(phase: number): void {
     const period = this.#ctx.tickMs ?? 1000;
     const wait = period - ((this.#clock.now() - phase) % period);
+    const dueAt = this.#clock.now() + wait;
     this.#timer = this.#clock.setTimeout(() => {
       if (this.#stopped) return;
-      this.#onTick();
+      this.#onTick(dueAt);
       this.#scheduleTick(phase);
     }, wait);
   }
@@ -205,7 +210,7 @@ export class LevelCollector {
     }
     await this.#swap(engine, runtime, state);
     events.info('change-plan-success', monitorId, change);
-    if (!this.#stopped) this.#onTick(); // first tick now, not a second later
+    if (!this.#stopped) this.#onTick(this.#clock.now()); // first tick now, not a second later
   }
 
   /** Look the plan up, retrying every 2 s; undefined when cancelled. */
@@ -285,6 +290,7 @@ export class LevelCollector {
       events,
       status,
       clock: this.#clock,
+      staggerMs: STAGGER_MS,
       ...(this.#ctx.limiter === undefined ? {} : { limiter: this.#ctx.limiter }),
       ...(this.#ctx.tally === undefined ? {} : { tally: this.#ctx.tally }),
     };
@@ -315,7 +321,7 @@ export class LevelCollector {
     this.#paused = false;
   }
 
-  #onTick(): void {
+  #onTick(dueAt: number): void {
     if (this.#stopped) return;
     if (this.#paused || !this.#engine || !this.#runtime) {
       this.#s = 0;
@@ -327,6 +333,7 @@ export class LevelCollector {
       return;
     }
     this.#busy = true;
+    this.#dueAt = dueAt;
     this.#collecting = this.#process().finally(() => {
       this.#busy = false;
     });
@@ -341,7 +348,15 @@ export class LevelCollector {
       const s = this.#s;
       this.#s += 1;
       const due = runtime.due(s);
+      const late = this.#clock.now() - this.#dueAt > LATE_TICK_MS;
+      // A tick remembered while busy is processed late by definition.
+      this.#dueAt = -Infinity;
       if (!due) continue;
+      const timing = this.#ctx.timing;
+      if (timing !== undefined) {
+        if (late) timing.late++;
+        else timing.onTime++;
+      }
       this.#interval += 1;
       await this.#collectOnce(engine, this.#interval, due.level, due.work, this.#now());
     } while (this.#pendingTick && !this.#paused && !this.#stopped);

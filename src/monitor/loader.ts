@@ -50,7 +50,7 @@ export interface LoaderDeps {
 
 /** What the loader uses of a monitor; a monitor without `probe` and `tally` cannot be probed. */
 export type LoadedMonitor = Pick<Monitor, 'id' | 'config' | 'dsn' | 'running' | 'start' | 'stop'> &
-  Partial<Pick<Monitor, 'probe' | 'tally'>>;
+  Partial<Pick<Monitor, 'probe' | 'tally' | 'timing'>>;
 
 /** Pause between starting monitors: 1000/n ms clamped to [20, 100]; 0 for n ≤ 1. */
 export function startPauseMs(n: number): number {

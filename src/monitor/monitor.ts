@@ -12,7 +12,7 @@ import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
 import { defaultPlan } from '../plan/defaults.js';
 import { exporterSettings, type ExporterSettings } from './exporter-flags.js';
 import type { Plan } from '../core/plan.js';
-import type { CollectionTally } from '../core/probe.js';
+import type { CollectionTally, LevelTiming } from '../core/probe.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { errorMessage } from '../core/errors.js';
@@ -157,6 +157,8 @@ export class Monitor {
     level: { collections: 0, errors: 0 },
     scrape: { collections: 0, errors: 0 },
   };
+  /** Level collections started on time and late, kept across restarts. */
+  readonly timing: LevelTiming = { onTime: 0, late: 0 };
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -521,6 +523,7 @@ export class Monitor {
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),
       limiter,
       tally: this.tally.level,
+      timing: this.timing,
       onClean: () => this.#events.reset(),
       ...(this.#deps.tickMs === undefined ? {} : { tickMs: this.#deps.tickMs }),
       clock: this.#clock,

@@ -21,7 +21,7 @@ import type { CollectionTally } from '../core/probe.js';
 import type { Level, Plan } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
 import type { ActivePlan, DomainOutcome } from '../engine/engine.js';
-import { Engine } from '../engine/engine.js';
+import { Engine, STAGGER_MS } from '../engine/engine.js';
 import { Limiter, NestedLimiter } from '../engine/limiter.js';
 import { collectorMaxRuntimeMs, sortLevels } from '../plan/schedule.js';
 import { TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
@@ -168,6 +168,7 @@ class Reader implements ScrapeReader {
       events: opts.events ?? NO_EVENTS,
       clock: this.#clock,
       reprepareAfterError: true,
+      staggerMs: STAGGER_MS,
       ...(opts.status === undefined ? {} : { status: opts.status }),
       ...(slots === undefined ? {} : { limiter: slots }),
       ...(opts.tally === undefined ? {} : { tally: opts.tally }),

@@ -16,10 +16,10 @@ import { startAgent, type Agent, agentConfigHead } from '../helpers/agent.js';
 const PASSWORD = 'Faults-42-pass';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Server-side TCP sockets on `port` (not the listener), from /proc/net/tcp and tcp6. */
-function serverSockets(port: number): number {
+/** Server-side TCP sockets on `port` by state (hex code from /proc/net/tcp and tcp6; not LISTEN). */
+function socketStates(port: number): Map<string, number> {
   const hex = port.toString(16).toUpperCase().padStart(4, '0');
-  let n = 0;
+  const states = new Map<string, number>();
   for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
     try {
@@ -31,9 +31,16 @@ function serverSockets(port: number): number {
       const cols = line.trim().split(/\s+/);
       const local = cols[1] ?? '';
       const state = cols[3] ?? '';
-      if (local.endsWith(`:${hex}`) && state !== '0A') n++; // 0A = LISTEN
+      if (local.endsWith(`:${hex}`) && state !== '0A') states.set(state, (states.get(state) ?? 0) + 1); // 0A = LISTEN
     }
   }
+  return states;
+}
+
+/** Server-side TCP sockets on `port` (not the listener). */
+function serverSockets(port: number): number {
+  let n = 0;
+  for (const count of socketStates(port).values()) n += count;
   return n;
 }
 
@@ -122,11 +129,15 @@ describe('agent under database faults', () => {
     });
     const base = serverSockets(db.port);
     process.kill(db.pid, 'SIGSTOP');
+    const baseStates = [...socketStates(db.port)];
     let most = base;
+    let mostStates = baseStates;
     try {
       for (let i = 0; i < 15; i++) {
         await sleep(1000);
-        most = Math.max(most, serverSockets(db.port));
+        const now = serverSockets(db.port);
+        if (now > most) mostStates = [...socketStates(db.port)];
+        most = Math.max(most, now);
       }
       assert.equal(
         (await agent.http('GET', '/status')).status,
@@ -137,7 +148,11 @@ describe('agent under database faults', () => {
       process.kill(db.pid, 'SIGCONT');
     }
     // The pool's 3 connections plus one KILL attempt (the test's own root connection is a socket).
-    assert.ok(most <= base + 4, `server sockets: ${base} before, up to ${most} while frozen`);
+    const shown = (states: [string, number][]) => states.map(([k, v]) => `${k}:${v}`).join(' ');
+    assert.ok(
+      most <= base + 4,
+      `server sockets: ${base} before (${shown(baseStates)}), up to ${most} while frozen (${shown(mostStates)})`,
+    );
     await agent.until(
       'collecting after the freeze',
       async () => {
