@@ -16,6 +16,7 @@ export const ServerKey = {
   monitorLoader: 'monitor-loader',
   monitors: 'monitors',
   uptime: 'uptime',
+  shard: 'shard',
 } as const;
 
 /** Fixed keys of one monitor in `GET /status/monitors`. */
@@ -76,6 +77,7 @@ export const STATUS_KEYS: readonly StatusKeyDoc[] = [
   server(ServerKey.monitorLoader, 'what the last monitor load found and started'),
   server(ServerKey.monitors, 'number of loaded monitors'),
   server(ServerKey.uptime, 'whole seconds since sonde started running'),
+  server(ServerKey.shard, "this agent's shard `i/n`, only when started with `--shard`"),
   monitor(MonitorKey.monitor, 'the run loop: running since, stopped at, or the step being retried'),
   monitor(MonitorKey.monitorError, 'why the run loop is retrying'),
   monitor(MonitorKey.dsn, 'the redacted DSN (password shown as `...`)'),
