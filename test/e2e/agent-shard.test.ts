@@ -2,14 +2,15 @@
  * Sharding with no coordinator, with real processes: three agents over the same 30
  * monitors, each started with its own `--shard i/3`, split the monitors between them with
  * none left out and none collected twice, exactly as Prometheus' own `hashmod` relabeling
- * splits the same ids (checked against a real Prometheus); an agent stopped and started
- * again with the same shard gets the same monitors back.
+ * splits the same ids (checked against a real Prometheus, which also finds each monitor on
+ * the agent that collects it, with the scrape configuration of docs/deploy.md); an agent
+ * stopped and started again with the same shard gets the same monitors back.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { agentConfigHead, runSonde, startAgent, writeConfig, type Agent } from '../helpers/agent.js';
 import { httpGet, startPrometheusJobs, waitFor, type PrometheusPeer } from './exporter-peers.js';
 
@@ -35,9 +36,12 @@ let db: MariaDB;
 let config: string;
 let files: Record<string, string>;
 const agents: Agent[] = [];
+/** The probe listener's port of agent i (kept when it restarts). */
+const probePorts: number[] = [];
 
-async function startShard(args: string[], env: NodeJS.ProcessEnv = {}): Promise<Agent> {
-  const agent = await startAgent(config, { args, env, files });
+async function startShard(i: number, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Agent> {
+  const probe = `probe:\n  bind: 127.0.0.1:${probePorts[i]}\n`;
+  const agent = await startAgent(config + probe, { args, env, files });
   await agent.until('ready', async () => (await agent.http('GET', '/readyz')).status === 200);
   return agent;
 }
@@ -49,23 +53,60 @@ async function idsOf(agent: Agent): Promise<string[]> {
   return listed.sort();
 }
 
-/** The ids a real Prometheus keeps in each of N jobs that keep shard i by `hashmod`. */
-async function prometheusSplit(prom: PrometheusPeer): Promise<string[][]> {
-  interface Target {
-    labels: Record<string, string>;
-    scrapePool: string;
-  }
-  const targets = await waitFor('Prometheus to sort every target', async () => {
+interface Target {
+  labels: Record<string, string>;
+  scrapePool: string;
+  scrapeUrl: string;
+}
+
+/**
+ * Prometheus' targets once it has sorted them all: the N hashmod jobs (30 targets each, kept
+ * or dropped) and the `mysql` job (30 targets found on the agents).
+ */
+async function sortedTargets(prom: PrometheusPeer): Promise<Target[]> {
+  return waitFor('Prometheus to sort every target', async () => {
     const r = await httpGet(`http://${prom.address}/api/v1/targets`);
-    const d = (JSON.parse(r.body) as { data: { activeTargets: Target[]; droppedTargets: unknown[] } }).data;
-    return d.activeTargets.length + d.droppedTargets.length === N * IDS.length ? d.activeTargets : undefined;
+    type Dropped = { discoveredLabels: Record<string, string> };
+    const d = (JSON.parse(r.body) as { data: { activeTargets: Target[]; droppedTargets: Dropped[] } }).data;
+    const hashmod = [
+      ...d.activeTargets.map((t) => t.scrapePool),
+      ...d.droppedTargets.map((t) => t.discoveredLabels.job ?? ''),
+    ].filter((job) => job.startsWith('shard-'));
+    const mysql = d.activeTargets.filter((t) => t.scrapePool === 'mysql');
+    return hashmod.length === N * IDS.length && mysql.length === IDS.length ? d.activeTargets : undefined;
   });
+}
+
+/** The ids Prometheus keeps in each of the N jobs that keep shard i by `hashmod`. */
+function prometheusSplit(targets: Target[]): string[][] {
   return Array.from({ length: N }, (_, i) =>
     targets
       .filter((t) => t.scrapePool === `shard-${i}`)
       .map((t) => t.labels.monitor ?? '')
       .sort(),
   );
+}
+
+/**
+ * The scrape job of docs/deploy.md: the monitors from each agent's `/targets`, each scraped
+ * through `/probe` on the agent it came from (`__meta_url`).
+ */
+function mysqlJob(): string {
+  return [
+    '  - job_name: mysql',
+    '    scrape_interval: 1h',
+    '    metrics_path: /probe',
+    '    http_sd_configs:',
+    ...probePorts.map((p) => `      - url: http://127.0.0.1:${p}/targets`),
+    '    relabel_configs:',
+    '      - source_labels: [__address__]',
+    '        target_label: __param_target',
+    '      - source_labels: [__param_target]',
+    '        target_label: instance',
+    '      - source_labels: [__meta_url]',
+    '        regex: https?://([^/]+)/targets',
+    '        target_label: __address__',
+  ].join('\n');
 }
 
 /** A job of N × 30 targets (never reached) that keeps the ids of shard i by hashmod. */
@@ -96,8 +137,9 @@ monitor-loader:
       'plan.yaml': PLAN,
       'monitors.yaml': `monitors:\n${IDS.map((id) => `  - id: ${id}\n    socket: ${db.socket}\n`).join('')}`,
     };
+    for (let i = 0; i < N; i++) probePorts.push(await freePort());
     agents.push(
-      ...(await Promise.all(Array.from({ length: N }, (_, i) => startShard(['--shard', `${i}/${N}`])))),
+      ...(await Promise.all(Array.from({ length: N }, (_, i) => startShard(i, ['--shard', `${i}/${N}`])))),
     );
   });
 
@@ -122,11 +164,22 @@ monitor-loader:
     }
   });
 
-  it('splits the ids as a real Prometheus hashmod relabeling does', async () => {
-    const prom = await startPrometheusJobs(Array.from({ length: N }, (_, i) => prometheusJob(i)));
+  it('splits the ids as a real Prometheus hashmod relabeling does, and Prometheus finds each on its agent', async () => {
+    const prom = await startPrometheusJobs([
+      ...Array.from({ length: N }, (_, i) => prometheusJob(i)),
+      mysqlJob(),
+    ]);
     try {
-      const split = await prometheusSplit(prom);
-      assert.deepEqual(await Promise.all(agents.map(idsOf)), split);
+      const targets = await sortedTargets(prom);
+      const sets = await Promise.all(agents.map(idsOf));
+      assert.deepEqual(sets, prometheusSplit(targets));
+      const scraped = targets.filter((t) => t.scrapePool === 'mysql');
+      for (const [i, set] of sets.entries()) {
+        for (const id of set) {
+          const t = scraped.find((x) => x.labels.instance === id);
+          assert.equal(t?.scrapeUrl, `http://127.0.0.1:${probePorts[i]}/probe?target=${id}`, id);
+        }
+      }
     } finally {
       await prom.stop();
     }
@@ -136,7 +189,7 @@ monitor-loader:
     const before = await idsOf(agents[1]!);
     assert.equal(await agents[1]!.stop('SIGTERM'), 0);
     // The same shard, given the StatefulSet way: SONDE_SHARD=ordinal/3 on a pod named <name>-1.
-    agents[1] = await startShard([], {
+    agents[1] = await startShard(1, [], {
       SONDE_SHARD: `ordinal/${N}`,
       HOSTNAME: 'sonde-1',
       SONDE_SHARD_ORDINAL: '',
