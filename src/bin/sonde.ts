@@ -27,6 +27,7 @@ import { createDb } from '../db/pool.js';
 import { Loader } from '../monitor/loader.js';
 import type { LoadedMonitor, LoaderDeps } from '../monitor/loader.js';
 import { autoDetectLocal } from '../monitor/local.js';
+import { parseShard, processOrdinalSource, type Shard } from '../monitor/shard.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import { buildRuntime } from '../monitor/plan-runtime.js';
 import { runHeartbeatWriter } from '../heartbeat/writer.js';
@@ -108,6 +109,10 @@ interface Options {
   check: boolean;
   /** mysqld_exporter's command line: the config and exporter plan built from it (no file). */
   preset?: ExporterSetup;
+  /** `--shard` as given; resolved with SONDE_SHARD into `shard` once sonde is to boot. */
+  shardFlag?: string;
+  /** `--shard i/n` (or SONDE_SHARD): keep only this shard of the monitors. */
+  shard?: Shard;
 }
 
 function parseArgs(argv: string[]): Options {
@@ -144,6 +149,12 @@ function parseArgs(argv: string[]): Options {
         'load and validate everything, connect to each monitor once and prepare its plans, print one line per monitor, then exit (non-zero on any failure; binds no port); also `sonde check`',
       ),
     )
+    .addOption(
+      new Option(
+        '--shard <i/n>',
+        'keep only the monitors whose id hashes into shard i of n (Prometheus hashmod); ordinal/n takes i from the StatefulSet pod ordinal (env SONDE_SHARD)',
+      ),
+    )
     .addOption(new Option('-v, --version', 'print the version and exit'))
     .allowExcessArguments(true)
     .exitOverride()
@@ -175,6 +186,7 @@ function parseArgs(argv: string[]): Options {
   };
   const config = typeof o.config === 'string' ? o.config : env('CONFIG');
   return {
+    ...(typeof o.shard === 'string' ? { shardFlag: o.shard } : {}),
     ...(config === undefined || config === '' ? {} : { config }),
     debug: flag('debug', 'DEBUG', false),
     log: flag('log', 'LOG', false),
@@ -186,6 +198,18 @@ function parseArgs(argv: string[]): Options {
     version: o.version === true,
     check: o.check === true,
   };
+}
+
+/** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */
+function shardOption(flag: string | undefined): Shard | undefined {
+  const fromEnv = process.env.SONDE_SHARD;
+  const [text, what] = flag !== undefined ? [flag, '--shard'] : [fromEnv ?? '', 'SONDE_SHARD'];
+  if (flag === undefined && text === '') return undefined;
+  try {
+    return parseShard(text, what, () => processOrdinalSource());
+  } catch (err) {
+    throw new BootError(errorMessage(err));
+  }
 }
 
 const DEFAULT_API_BIND = '127.0.0.1:7522';
@@ -372,9 +396,10 @@ function autoDetect(b: Boot): LoaderDeps['autoDetect'] {
 }
 
 /** The monitor loader, wired to config, sinks and monitors. */
-function makeLoader(b: Boot): Loader {
+function makeLoader(b: Boot, shard: Shard | undefined): Loader {
   const { config, events } = b;
   return new Loader({
+    ...(shard ? { shard } : {}),
     config,
     events,
     status: b.status,
@@ -518,14 +543,17 @@ async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: 
   if (opts.printPlans) process.stdout.write(printPlans(b.plans.sharedPlans()));
 
   serverStatus.set(ServerKey.server, 'boot: load monitors');
-  const loader = makeLoader(b);
+  const loader = makeLoader(b, opts.shard);
   try {
     await loader.load({ boot: true });
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
   checkExporterFiles(loader);
-  if (opts.printMonitors) process.stdout.write(`${renderMonitorsYaml(loader.configs())}\n`);
+  if (opts.printMonitors) {
+    const shard = loader.shardSummary;
+    process.stdout.write(`${shard ? `# ${shard}\n` : ''}${renderMonitorsYaml(loader.configs())}\n`);
+  }
   return { b, loader };
 }
 
@@ -781,6 +809,8 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(printDomains(collectors.domains().map((d) => collectors.help(d))));
     return 0;
   }
+  const shard = shardOption(opts.shardFlag);
+  if (shard) opts.shard = shard;
   return opts.check ? bootAndCheck(opts, collectors) : bootAndRun(opts, collectors);
 }
 
@@ -802,6 +832,7 @@ async function bootAndCheck(opts: Options, collectors: CollectorRegistry): Promi
     );
   }
   const failed = results.filter((r) => r.error !== '').length;
+  if (loader.shardSummary) process.stdout.write(`${loader.shardSummary}\n`);
   if (monitors.length === 0) process.stdout.write('FAIL no monitors configured\n');
   process.stdout.write(`${monitors.length - failed} of ${monitors.length} monitors OK\n`);
   return failed > 0 || monitors.length === 0 ? 1 : 0;

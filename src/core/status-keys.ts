@@ -17,6 +17,7 @@ export const ServerKey = {
   monitors: 'monitors',
   uptime: 'uptime',
   collections: 'collections',
+  shard: 'shard',
 } as const;
 
 /** Fixed keys of one monitor in `GET /status/monitors`. */
@@ -78,6 +79,7 @@ export const STATUS_KEYS: readonly StatusKeyDoc[] = [
   server(ServerKey.monitors, 'number of loaded monitors'),
   server(ServerKey.uptime, 'whole seconds since sonde started running'),
   server(ServerKey.collections, 'level collections of the loaded monitors started on time and late'),
+  server(ServerKey.shard, "this agent's shard `i/n`, only when started with `--shard`"),
   monitor(MonitorKey.monitor, 'the run loop: running since, stopped at, or the step being retried'),
   monitor(MonitorKey.monitorError, 'why the run loop is retrying'),
   monitor(MonitorKey.dsn, 'the redacted DSN (password shown as `...`)'),

@@ -6,7 +6,8 @@ import { NO_EVENTS } from '../core/events.js';
 import type { Sink } from '../core/sink.js';
 import { StatusRegistry } from '../status/registry.js';
 import { Loader } from './loader.js';
-import type { LoadedMonitor } from './loader.js';
+import type { LoadedMonitor, LoaderDeps } from './loader.js';
+import { shardOfId } from './shard.js';
 import type { MonitorDeps } from './monitor.js';
 
 /** A monitor that only records what the loader does to it. */
@@ -40,7 +41,7 @@ class FakeSink implements Sink {
 }
 
 /** A loader over an editable monitor list, with every monitor and sink it made kept. */
-function setup(monitors: MonitorConfig[], stopLoss = '') {
+function setup(monitors: MonitorConfig[], stopLoss = '', extra: Partial<LoaderDeps> = {}) {
   const config: Config = { monitors, 'monitor-loader': { 'stop-loss': stopLoss } };
   const made: FakeMonitor[] = [];
   const sinks: FakeSink[] = [];
@@ -68,6 +69,7 @@ function setup(monitors: MonitorConfig[], stopLoss = '') {
       return m;
     },
     sleep: async () => undefined,
+    ...extra,
   });
   /** The monitor made last for `id`: the loaded one, or the last one unloaded. */
   const current = (id: string): FakeMonitor | undefined => made.filter((m) => m.id === id).at(-1);
@@ -206,5 +208,73 @@ describe('monitor loader: listing', () => {
     await t.loader.load({ boot: true });
     t.current('a')!.dsn = 'u:...@tcp(a:3306)/?interpolateParams=true&parseTime=true&tls=a';
     assert.equal(t.loader.monitors()['a'], 'u:...@tcp(a:3306)/?interpolateParams=true&parseTime=true&tls=a');
+  });
+});
+
+describe('monitor loader: shard', () => {
+  /** Ids with a known shard among 3: `inShard1` hash into shard 1, `others` into 0 or 2. */
+  const ids = Array.from({ length: 30 }, (_, k) => `db${k}`);
+  const inShard1 = ids.filter((id) => shardOfId(id, 3) === 1);
+  const others = ids.filter((id) => shardOfId(id, 3) !== 1);
+
+  function sharded(list: string[], stopLoss = '') {
+    const events: string[] = [];
+    const t = setup(
+      list.map((id) => mon(id)),
+      stopLoss,
+      {
+        shard: { index: 1, count: 3 },
+        events: { ...NO_EVENTS, info: (e, _id, msg) => events.push(`${e} ${msg ?? ''}`) },
+      },
+    );
+    return { ...t, events };
+  }
+
+  it('loads and starts only the monitors of its shard, says how many it kept, shows the shard', async () => {
+    assert.ok(inShard1.length > 0 && others.length > 0);
+    const t = sharded(ids);
+    await t.loader.load({ boot: true });
+    await t.loader.startAll();
+    assert.deepEqual(Object.keys(t.loader.monitors()), [...inShard1].sort());
+    assert.deepEqual(t.made.map((m) => m.id).sort(), [...inShard1].sort());
+    assert.ok(t.made.every((m) => m.running));
+    for (const id of others) assert.equal(t.status.monitorStatus(id), undefined, id);
+    assert.ok(t.events.includes(`monitors-shard shard 1/3 kept ${inShard1.length} of 30 monitors`));
+    assert.equal(t.loader.shardSummary, `shard 1/3 kept ${inShard1.length} of 30 monitors`);
+    assert.equal(t.status.server()['shard'], '1/3');
+    assert.equal(t.status.server()['monitors'], String(inShard1.length));
+  });
+
+  it('applies the shard again on reload: new monitors of other shards are not loaded', async () => {
+    const t = sharded(ids.slice(0, 10));
+    await t.loader.load({ boot: true });
+    await t.loader.startAll();
+    t.config.monitors = ids.map((id) => mon(id));
+    await t.loader.reload();
+    assert.deepEqual(Object.keys(t.loader.monitors()), [...inShard1].sort());
+  });
+
+  it("counts stop-loss on the agent's own shard", async () => {
+    // Losing every monitor of other shards loses nothing here: the reload goes through.
+    const t = sharded(ids, '1');
+    await t.loader.load({ boot: true });
+    t.config.monitors = inShard1.map((id) => mon(id));
+    await t.loader.reload();
+    assert.equal(t.loader.size, inShard1.length);
+    // Losing two of its own is more than 1.
+    t.config.monitors = inShard1.slice(2).map((id) => mon(id));
+    await assert.rejects(
+      t.loader.reload(),
+      (err: unknown) => err instanceof SondeError && err.code === 'STOP_LOSS',
+    );
+    assert.equal(t.loader.size, inShard1.length);
+  });
+
+  it('shows no shard and keeps everything when not sharded', async () => {
+    const t = setup(ids.map((id) => mon(id)));
+    await t.loader.load({ boot: true });
+    assert.equal(t.loader.size, 30);
+    assert.equal(t.loader.shardSummary, undefined);
+    assert.equal(t.status.server()['shard'], undefined);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The monitor loader: reads every monitor source (config, monitor files, local
- * auto-detection), finalizes the monitors, diffs them against what is loaded, applies
- * stop-loss, then adds, removes and replaces monitors. It is also the MonitorControl the
+ * auto-detection), finalizes the monitors, keeps this agent's shard of them (when sharded),
+ * diffs them against what is loaded, applies stop-loss, then adds, removes and replaces
+ * monitors. It is also the MonitorControl the
  * HTTP API drives.
  */
 import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
@@ -19,6 +20,7 @@ import type { MonitorDeps } from './monitor.js';
 import { Monitor } from './monitor.js';
 import { stopLossCheck } from './stop-loss.js';
 import { detectionOf } from './local.js';
+import { formatShard, inShard, type Shard } from './shard.js';
 
 export interface LoaderDeps {
   config: Config;
@@ -46,6 +48,8 @@ export interface LoaderDeps {
   sleep?: (ms: number) => Promise<unknown>;
   /** The redacted DSN a monitor is listed with before it starts; default listedDsn. */
   listDsn?: (m: FinalMonitorConfig) => string;
+  /** `--shard i/n`: keep only the monitors whose id hashes into shard i of n (shard.ts). */
+  shard?: Shard;
 }
 
 /** What the loader uses of a monitor; a monitor without `probe` and `tally` cannot be probed. */
@@ -76,8 +80,19 @@ export class Loader implements MonitorControl {
   /** one load at a time */
   #busy: Promise<unknown> = Promise.resolve();
 
+  /** How many monitors the last load's shard kept, of how many read; undefined unsharded. */
+  #shardKept: { kept: number; of: number } | undefined;
+
   constructor(deps: LoaderDeps) {
     this.#deps = deps;
+    if (deps.shard) deps.status.serverWriter.set(ServerKey.shard, formatShard(deps.shard));
+  }
+
+  /** `shard 1/3 kept 10 of 30 monitors` after a sharded load; undefined when not sharded. */
+  get shardSummary(): string | undefined {
+    const { shard } = this.#deps;
+    if (!shard || !this.#shardKept) return undefined;
+    return `shard ${formatShard(shard)} kept ${this.#shardKept.kept} of ${this.#shardKept.of} monitors`;
   }
 
   #sleep(ms: number): Promise<unknown> {
@@ -134,7 +149,21 @@ export class Loader implements MonitorControl {
     }
     const finals = this.#deps.finalize(raw);
     for (const m of finals) this.#deps.validate(m);
-    return finals;
+    return this.#keepShard(finals);
+  }
+
+  /**
+   * This agent's shard of every monitor read, so that the diff, stop-loss and start see only
+   * the agent's own monitors. All of them were validated first: a bad monitor fails every
+   * agent alike, whichever shard it falls in.
+   */
+  #keepShard(finals: FinalMonitorConfig[]): FinalMonitorConfig[] {
+    const { shard, events } = this.#deps;
+    if (!shard) return finals;
+    const kept = finals.filter((m) => inShard(m.id, shard));
+    this.#shardKept = { kept: kept.length, of: finals.length };
+    events.info('monitors-shard', '', this.shardSummary);
+    return kept;
   }
 
   /**
