@@ -4,6 +4,7 @@
  * and to Debian's prometheus-mysqld-exporter in the same run.
  *
  *   node dist/bench/startup.js [--runs 10] [--settle-ms 3000] [--poll-ms 5]
+ *                              [--no-compile-cache-too] [--bin other/dist/src/bin/sonde.js]...
  *
  * Each run spawns a fresh agent and measures, from the spawn:
  * - **api**: the first `200` on `GET /status`;
@@ -19,6 +20,12 @@
  * /usr/bin/time). The comparison: prometheus-mysqld-exporter with its default collectors,
  * spawn to the first `200` on `/metrics`, and its RSS after the same settle time.
  * Figures are medians with min–max over the runs.
+ *
+ * Comparisons, measured in the same rounds (one run of each per round, so that the machine's
+ * load falls on all alike): `--no-compile-cache-too` adds the agent with
+ * NODE_DISABLE_COMPILE_CACHE=1; each `--bin` adds another build of the agent (e.g. an older
+ * commit's dist/). The floors also include `node` importing only the dependencies a plain
+ * run cannot do without (commander, yaml, zod, mysql2), held open for the same settle time.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -37,6 +44,16 @@ const RUNS = Number(arg('runs', '10'));
 const SETTLE_MS = Number(arg('settle-ms', '3000'));
 const POLL_MS = Number(arg('poll-ms', '5'));
 const GIVE_UP_MS = 20_000;
+/** The agents to measure: this build, plus any `--bin`, plus this build without compile cache. */
+const VARIANTS: { name: string; bin: string; env: Record<string, string> }[] = [
+  { name: 'sonde, 1 monitor, noop sink', bin: BIN, env: {} },
+  ...process.argv
+    .flatMap((a, i) => (a === '--bin' ? [process.argv[i + 1] ?? ''] : []))
+    .map((bin) => ({ name: `  --bin ${bin.slice(-40)}`, bin, env: {} })),
+  ...(process.argv.includes('--no-compile-cache-too')
+    ? [{ name: '  NODE_DISABLE_COMPILE_CACHE=1', bin: BIN, env: { NODE_DISABLE_COMPILE_CACHE: '1' } }]
+    : []),
+];
 const TIME = '/usr/bin/time';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -98,14 +115,15 @@ function agentConfig(socket: string, apiPort: number): string {
 }
 
 /** One agent from spawn to its first collection, then its memory after the settle time. */
-async function agentRun(socket: string, dir: string): Promise<Run> {
+async function agentRun(socket: string, dir: string, variant: (typeof VARIANTS)[number]): Promise<Run> {
   const port = await freePort();
   const file = join(dir, 'sonde.yaml');
   writeFileSync(file, agentConfig(socket, port));
   const base = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [BIN, '--config', file], {
+  const proc = spawn(process.execPath, [variant.bin, '--config', file], {
     cwd: dir,
+    env: { ...process.env, ...variant.env },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';
@@ -138,6 +156,27 @@ function shortRun(argv: string[]): { ms: number; hwm: number } {
   if (r.status !== 0) throw new Error(`${argv.join(' ')}: exit ${r.status}: ${r.stderr}`);
   const kb = timed ? Number(r.stderr.trim().split('\n').pop()) : NaN;
   return { ms, hwm: kb / 1024 };
+}
+
+/** The dependencies a plain run needs, imported by a bare node and held for the settle time. */
+const DEPS_ONLY = `for (const m of ['commander', 'yaml', 'zod', 'mysql2/promise']) await import(m);
+process.stdout.write('ready\\n'); setTimeout(() => undefined, ${SETTLE_MS});`;
+
+/** Spawn to the dependencies imported, and the RSS after the settle time. */
+async function depsRun(): Promise<Run> {
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, ['--input-type=module', '-e', DEPS_ONLY], {
+    cwd: join(import.meta.dirname, '..', '..'),
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const ms = await new Promise<number>((resolve, reject) => {
+    proc.stdout?.once('data', () => resolve(performance.now() - t0));
+    proc.once('exit', (code) => reject(new Error(`deps-only node exited ${code}`)));
+  });
+  await sleep(SETTLE_MS - 200);
+  const mem = memory(proc.pid ?? 0);
+  await stop(proc);
+  return { apiMs: ms, firstMs: ms, ...mem };
 }
 
 /** mysqld_exporter with its default collectors: spawn to the first 200 on /metrics, then RSS. */
@@ -185,17 +224,25 @@ async function main(): Promise<void> {
     console.log(`startup: ${RUNS} runs, node ${process.version}, poll ${POLL_MS} ms, RSS ${SETTLE_MS} ms after the first collection`);
     const bare: { ms: number; hwm: number }[] = [];
     const version: { ms: number; hwm: number }[] = [];
-    const agent: Run[] = [];
+    const deps: Run[] = [];
+    const agents: Run[][] = VARIANTS.map(() => []);
     const exporter: Run[] = [];
     for (let i = 0; i < RUNS; i++) {
       bare.push(shortRun([process.execPath, '-e', '1']));
       version.push(shortRun([process.execPath, BIN, '--version']));
-      agent.push(await agentRun(db.socket, dir));
+      deps.push(await depsRun());
+      for (const [j, v] of VARIANTS.entries()) agents[j]?.push(await agentRun(db.socket, dir, v));
       if (existsSync(MYSQLD_EXPORTER)) exporter.push(await exporterRun(db.socket));
     }
     row('', ['api ms', 'first collection ms', 'RSS MiB', 'peak RSS MiB']);
     row('node -e 1 (to exit)', [stat(bare.map((r) => r.ms)), '', '', stat(bare.map((r) => r.hwm), 1)]);
     row('sonde --version (to exit)', [stat(version.map((r) => r.ms)), '', '', stat(version.map((r) => r.hwm), 1)]);
+    row('node + commander,yaml,zod,mysql2', [
+      stat(deps.map((r) => r.apiMs)),
+      '',
+      stat(deps.map((r) => r.rss), 1),
+      stat(deps.map((r) => r.hwm), 1),
+    ]);
     const table = (name: string, runs: Run[]) =>
       row(name, [
         stat(runs.map((r) => r.apiMs)),
@@ -203,7 +250,7 @@ async function main(): Promise<void> {
         stat(runs.map((r) => r.rss), 1),
         stat(runs.map((r) => r.hwm), 1),
       ]);
-    table('sonde, 1 monitor, noop sink', agent);
+    for (const [j, v] of VARIANTS.entries()) table(v.name, agents[j] ?? []);
     if (exporter.length > 0) table('mysqld_exporter 0.14 (/metrics)', exporter);
     else console.log(`${MYSQLD_EXPORTER} not installed: no comparison`);
   } finally {

@@ -1,14 +1,17 @@
-// Writes docs/domains.md from the built collectors' help and the source table. Build first:
-//   npx tsc -p . && node scripts/gen-docs.mjs
-// src/collectors/docs.test.ts fails whenever the committed file differs from this output.
+// Writes src/collectors/help.json (the static help the agent registers its domains with) and
+// docs/domains.md, both from the built collectors' implementations and the source table.
+// Build first, and again after (the build copies help.json into dist/):
+//   npx tsc -p . && node scripts/gen-docs.mjs && npx tsc -p .
+// src/collectors/registry.test.ts fails whenever help.json differs from the implementations,
+// src/collectors/docs.test.ts whenever docs/domains.md differs from this output.
 import { writeFileSync } from 'node:fs';
 import { URL } from 'node:url';
-import { builtinCollectors } from '../dist/src/collectors/builtin.js';
+import { BUILTIN } from '../dist/src/collectors/implementations.js';
 import { domainsMarkdown } from '../dist/src/collectors/docs.js';
 import { SOURCE_TABLE } from '../dist/src/collectors/sources.js';
 
-const registry = builtinCollectors();
-const helps = registry.domains().map((d) => registry.help(d));
-const target = new URL('../docs/domains.md', import.meta.url);
-writeFileSync(target, domainsMarkdown(helps, SOURCE_TABLE));
-process.stderr.write(`wrote docs/domains.md (${helps.length} domains)\n`);
+const inOrder = BUILTIN.map((r) => r.help);
+writeFileSync(new URL('../src/collectors/help.json', import.meta.url), `${JSON.stringify(inOrder, null, 2)}\n`);
+const helps = [...inOrder].sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));
+writeFileSync(new URL('../docs/domains.md', import.meta.url), domainsMarkdown(helps, SOURCE_TABLE));
+process.stderr.write(`wrote src/collectors/help.json and docs/domains.md (${helps.length} domains)\n`);

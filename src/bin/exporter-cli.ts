@@ -28,7 +28,6 @@ import type { Config, MonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
 import { UPSTREAM_EXPORTER_FLAGS, UPSTREAM_SCRAPERS, type UpstreamSubflag } from '../core/upstream.js';
-import { defaultConfig, mergeConfig, validateConfig } from '../config/load.js';
 import { readMyCnf, type MyCnf } from '../config/mycnf.js';
 import { exporterFlagProblem } from '../config/validate.js';
 import { applyCollectFlags, flagBool, upstreamPlan } from '../plan/exporter-plan.js';
@@ -376,6 +375,8 @@ export async function exporterSetup(
   if (dsn !== '' && parseGoDsn(dsn).insecureTls) exporter['tls.insecure-skip-verify'] = 'true';
   monitor.exporter = { mode: 'legacy', plan: CLI_PLAN, flags: exporter };
   const apiBind = env.SONDE_API_BIND ?? '';
+  // Imported here, not above: `--help` and `--version` need no config loader (yaml, zod).
+  const { defaultConfig, mergeConfig, validateConfig } = await import('../config/load.js');
   const config = mergeConfig<Config>(defaultConfig(), {
     api: apiBind === '' ? { disable: true } : { bind: apiBind },
     'monitor-loader': { local: { 'disable-auto': true } },

@@ -14,45 +14,18 @@ import type { Events } from '../core/events.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { ServerKey } from '../core/status-keys.js';
-import { builtinCollectors } from '../collectors/builtin.js';
 import type { CollectorRegistry } from '../collectors/registry.js';
-import { printDomains } from '../collectors/print.js';
-import { checkMonitor } from '../monitor/check.js';
-import { loadConfig } from '../config/load.js';
-import { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } from '../config/monitor.js';
-import { readMonitorFiles } from '../config/monitor-files.js';
-import { buildConnection } from '../config/connection.js';
-import { renderConfigJson, renderConfigYaml, renderMonitorsYaml } from '../config/render.js';
-import { createDb } from '../db/pool.js';
-import { Loader } from '../monitor/loader.js';
 import type { LoadedMonitor, LoaderDeps } from '../monitor/loader.js';
-import { autoDetectLocal } from '../monitor/local.js';
-import { parseShard, processOrdinalSource, type Shard } from '../monitor/shard.js';
+import type { Shard } from '../monitor/shard.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
-import { buildRuntime } from '../monitor/plan-runtime.js';
-import { runHeartbeatWriter } from '../heartbeat/writer.js';
-import { createScrapeReader } from '../monitor/scrape-reader.js';
-import { startExporter } from '../exporter/server.js';
-import { checkWebConfigFile, startProbe, type ProbeHandle } from '../exporter/probe.js';
-import { probeTargets } from '../monitor/probe-targets.js';
-import { unsupportedFeature } from '../monitor/features.js';
-import { PlanStore, printPlans } from '../plan/store.js';
+import type { ProbeHandle } from '../exporter/probe.js';
 import type { HelpLookup } from '../plan/store.js';
-import { freqWarnings, sortLevels } from '../plan/schedule.js';
-import { buildApi, listenApi } from '../server/api.js';
 import type { ApiDeps } from '../server/api.js';
-import { TokenFile } from '../util/http-guard.js';
-import { builtinSinks } from '../sinks/builtin.js';
 import type { SinkRegistry } from '../sinks/registry.js';
-import { StatusRegistry } from '../status/registry.js';
-import { sleep } from '../util/backoff.js';
-import { EventLog } from '../util/events.js';
+import { enableCompileCache } from '../util/compile-cache.js';
 import { formatDuration } from '../util/duration.js';
-import { parseHostPort } from '../util/net.js';
 import { parseGoBool } from '../util/text.js';
-import { loadWebConfig } from '../util/web-config.js';
 import type { Plan } from '../core/plan.js';
-import { validatePlans } from '../plan/parse.js';
 import {
   ExporterCliError,
   exporterHelp,
@@ -200,6 +173,75 @@ function parseArgs(argv: string[]): Options {
   };
 }
 
+/** `sonde check [options]` is `sonde --check [options]`. */
+function sondeArgv(argv: string[]): string[] {
+  return argv[0] === 'check' ? ['--check', ...argv.slice(1)] : argv;
+}
+
+/**
+ * What `--version`, `--help` (sonde's and mysqld_exporter's) and `--print-domains` print.
+ * They are answered here, before the rest of sonde is imported below: they load commander,
+ * the collectors' static help and little else. Anything else, a bad command line included,
+ * goes on to main(), which reports it.
+ */
+async function earlyAnswer(argv: string[]): Promise<string | undefined> {
+  if (isExporterCommandLine(argv, process.argv[1])) {
+    const cmd = parseExporterCommandLine(argv);
+    if (cmd.kind === 'help') return exporterHelp(exporterProgram(), VERSION);
+    if (cmd.kind === 'version') return `sonde, version ${VERSION} (mysqld_exporter command line)\n`;
+    return undefined;
+  }
+  const opts = parseArgs(sondeArgv(argv));
+  if (opts.version) return `v${VERSION}\n`;
+  if (!opts.printDomains) return undefined;
+  const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
+  const { printDomains } = await import('../collectors/print.js');
+  return printDomains(collectors.domains().map((d) => collectors.help(d)));
+}
+
+const early = await earlyAnswer(process.argv.slice(2)).catch(() => undefined);
+if (early !== undefined) {
+  process.stdout.write(early);
+  process.exit(0);
+}
+// Reused compiled code for the modules imported from here on (Node >= 22.1; off when unwritable).
+enableCompileCache();
+
+// The rest of sonde, imported once it is to boot. The optional parts (collectors' and sinks'
+// implementations, the exporter and probe listeners, the heartbeat writer, --check and
+// --print-domains) are imported where they are used.
+const { loadConfig } = await import('../config/load.js');
+const { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } = await import(
+  '../config/monitor.js'
+);
+const { readMonitorFiles } = await import('../config/monitor-files.js');
+const { buildConnection } = await import('../config/connection.js');
+const { renderConfigJson, renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
+const { createDb } = await import('../db/pool.js');
+const { Loader } = await import('../monitor/loader.js');
+type Loader = InstanceType<typeof Loader>;
+const { autoDetectLocal } = await import('../monitor/local.js');
+const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
+const { buildRuntime } = await import('../monitor/plan-runtime.js');
+const { createScrapeReader } = await import('../monitor/scrape-reader.js');
+const { probeTargets } = await import('../monitor/probe-targets.js');
+const { unsupportedFeature } = await import('../monitor/features.js');
+const { PlanStore, printPlans } = await import('../plan/store.js');
+type PlanStore = InstanceType<typeof PlanStore>;
+const { freqWarnings, sortLevels } = await import('../plan/schedule.js');
+const { validatePlans } = await import('../plan/parse.js');
+const { buildApi, listenApi } = await import('../server/api.js');
+const { TokenFile } = await import('../util/http-guard.js');
+type TokenFile = InstanceType<typeof TokenFile>;
+const { builtinSinks } = await import('../sinks/builtin.js');
+const { StatusRegistry } = await import('../status/registry.js');
+type StatusRegistry = InstanceType<typeof StatusRegistry>;
+const { sleep } = await import('../util/backoff.js');
+const { EventLog } = await import('../util/events.js');
+type EventLog = InstanceType<typeof EventLog>;
+const { parseHostPort } = await import('../util/net.js');
+const { loadWebConfig } = await import('../util/web-config.js');
+
 /** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */
 function shardOption(flag: string | undefined): Shard | undefined {
   const fromEnv = process.env.SONDE_SHARD;
@@ -295,7 +337,7 @@ async function checkProbeConfig(config: Config): Promise<void> {
   } catch (err) {
     throw new Error(`probe.bind: ${errorMessage(err)}`);
   }
-  checkWebConfigFile(config.probe?.['web-config-file']);
+  (await import('../exporter/probe.js')).checkWebConfigFile(config.probe?.['web-config-file']);
 }
 
 /** A connection builder that adds each password it reads to the secrets scrubbed from output. */
@@ -334,7 +376,7 @@ function monitorDeps(b: Boot): MonitorDeps {
     events,
     help,
     makeCollector: (domain, ctx) => collectors.make(domain, ctx),
-    heartbeatWriter: (args) => runHeartbeatWriter(args),
+    heartbeatWriter: async (args) => (await import('../heartbeat/writer.js')).runHeartbeatWriter(args),
     exporter: {
       createSource: ({ cfg: _cfg, settings, ...args }) =>
         createScrapeReader({
@@ -344,7 +386,7 @@ function monitorDeps(b: Boot): MonitorDeps {
           maxCollectors: settings.maxCollectors,
           ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
         }),
-      start: (args) => startExporter(args),
+      start: async (args) => (await import('../exporter/server.js')).startExporter(args),
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, o),
@@ -364,21 +406,25 @@ function monitorDeps(b: Boot): MonitorDeps {
 }
 
 /** A monitor's sinks: those configured, or the log sink when none is. */
-function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): Sink[] {
+async function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): Promise<Sink[]> {
   const configured = Object.entries(m.sinks ?? {});
   const list = configured.length > 0 ? configured : [['log', {}] as [string, Record<string, string>]];
-  return list.map(([name, options]) => {
+  const sinks: Sink[] = [];
+  for (const [name, options] of list) {
     if (!b.sinks.has(name)) throw new Error(`sink ${name} not registered`);
-    return b.sinks.create(name, {
-      sinkName: name,
-      monitorId: m.id,
-      options,
-      tags: m.tags ?? {},
-      status: writer,
-      events: b.events,
-      ...(b.config.http?.proxy ? { httpProxy: b.config.http.proxy } : {}),
-    });
-  });
+    sinks.push(
+      await b.sinks.create(name, {
+        sinkName: name,
+        monitorId: m.id,
+        options,
+        tags: m.tags ?? {},
+        status: writer,
+        events: b.events,
+        ...(b.config.http?.proxy ? { httpProxy: b.config.http.proxy } : {}),
+      }),
+    );
+  }
+  return sinks;
 }
 
 /** The local auto-detection the loader falls back on when no monitor is configured. */
@@ -600,6 +646,7 @@ function runProbe(
   const targets = probeTargets({ monitors: () => loader.loaded() });
   const done = listenUntilStopped(
     async () => {
+      const { startProbe } = await import('../exporter/probe.js');
       handle = await startProbe({
         bind,
         targets,
@@ -757,8 +804,13 @@ function cliPlan(plan: Plan, collectors: CollectorRegistry): Plan {
 }
 
 /** mysqld_exporter's command line (exporter-cli.ts): help, version, or boot and run. */
+/** The program name mysqld_exporter's command line prints: the name sonde was run as. */
+function exporterProgram(): string {
+  return (process.argv[1] ?? 'sonde').split('/').pop()?.replace(/\.js$/, '') ?? 'sonde';
+}
+
 async function mainExporter(argv: string[]): Promise<number> {
-  const program = (process.argv[1] ?? 'sonde').split('/').pop()?.replace(/\.js$/, '') ?? 'sonde';
+  const program = exporterProgram();
   let cmd: ReturnType<typeof parseExporterCommandLine>;
   try {
     cmd = parseExporterCommandLine(argv);
@@ -767,14 +819,7 @@ async function mainExporter(argv: string[]): Promise<number> {
     process.stderr.write(`${program}: error: ${err.message}, try --help\n`);
     return 1;
   }
-  if (cmd.kind === 'help') {
-    process.stdout.write(exporterHelp(program, VERSION));
-    return 0;
-  }
-  if (cmd.kind === 'version') {
-    process.stdout.write(`sonde, version ${VERSION} (mysqld_exporter command line)\n`);
-    return 0;
-  }
+  if (cmd.kind !== 'run') return 0; // --help and --version: answered before the imports (earlyAnswer)
   let preset: ExporterSetup;
   try {
     preset = await exporterSetup(cmd.args);
@@ -793,22 +838,14 @@ async function mainExporter(argv: string[]): Promise<number> {
     version: false,
     preset,
   };
-  return bootAndRun(opts, builtinCollectors());
+  return bootAndRun(opts, (await import('../collectors/builtin.js')).builtinCollectors());
 }
 
 async function main(argv: string[]): Promise<number> {
   if (isExporterCommandLine(argv, process.argv[1])) return mainExporter(argv);
-  // `sonde check [options]` is `sonde --check [options]`.
-  const opts = parseArgs(argv[0] === 'check' ? ['--check', ...argv.slice(1)] : argv);
-  if (opts.version) {
-    process.stdout.write(`v${VERSION}\n`);
-    return 0;
-  }
-  const collectors = builtinCollectors();
-  if (opts.printDomains) {
-    process.stdout.write(printDomains(collectors.domains().map((d) => collectors.help(d))));
-    return 0;
-  }
+  // --version and --print-domains: answered before the imports (earlyAnswer).
+  const opts = parseArgs(sondeArgv(argv));
+  const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
   const shard = shardOption(opts.shardFlag);
   if (shard) opts.shard = shard;
   return opts.check ? bootAndCheck(opts, collectors) : bootAndRun(opts, collectors);
@@ -823,6 +860,7 @@ async function bootAndCheck(opts: Options, collectors: CollectorRegistry): Promi
   const { b, loader } = await boot(opts, collectors);
   const deps = monitorDeps(b);
   const monitors = loader.configs().sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
+  const { checkMonitor } = await import('../monitor/check.js');
   const results = await mapLimit(monitors, CHECK_CONCURRENCY, (m) => checkMonitor(m, deps));
   for (const r of results) {
     process.stdout.write(

@@ -1,61 +1,85 @@
 /**
- * The built-in collectors, listed explicitly (one collector per domain): adding a domain is one
- * folder under collectors/ plus one line here.
+ * The built-in collectors as the agent registers them: every domain with its static help
+ * (help.json, written from the implementations by scripts/gen-docs.mjs and checked against
+ * them by registry.test.ts), and a loader that imports the domain's implementation the first
+ * time a plan collects it. `--print-domains`, `/registered`, plan validation and the docs
+ * read the help alone; a monitor with the default plan imports 8 of the 54 domains.
+ *
+ * Adding a domain: one folder under collectors/, one line in implementations.ts, one line
+ * below, then `node scripts/gen-docs.mjs`.
  */
-import type { CollectorRegistration } from '../core/collector.js';
-import { registration as autoinc } from './autoinc/index.js';
-import { registration as errorAccount } from './error.account/index.js';
-import { registration as errorGlobal } from './error.global/index.js';
-import { registration as errorHost } from './error.host/index.js';
-import { registration as errorThread } from './error.thread/index.js';
-import { registration as errorUser } from './error.user/index.js';
-import { registration as innodbBufferPool } from './innodb.buffer-pool/index.js';
-import { registration as innodb } from './innodb/index.js';
-import { registration as perconaResponseTime } from './percona.response-time/index.js';
-import { registration as queryResponseTime } from './query.response-time/index.js';
-import { EXPORTER_BUILTIN } from './exporter/index.js';
+import type { CollectorHelp, CollectorRegistration } from '../core/collector.js';
+import HELP from './help.json' with { type: 'json' };
 import { CollectorRegistry } from './registry.js';
-import { registration as replLag } from './repl.lag/index.js';
-import { registration as repl } from './repl/index.js';
-import { registration as sizeBinlog } from './size.binlog/index.js';
-import { registration as sizeDatabase } from './size.database/index.js';
-import { registration as sizeTable } from './size.table/index.js';
-import { registration as statusGlobal } from './status.global/index.js';
-import { registration as stmtCurrent } from './stmt.current/index.js';
-import { registration as tls } from './tls/index.js';
-import { registration as trx } from './trx/index.js';
-import { registration as varGlobal } from './var.global/index.js';
-import { registration as waitIoTable } from './wait.io.table/index.js';
 
-/** Every built-in domain's registration. */
-export const BUILTIN: readonly CollectorRegistration[] = [
-  statusGlobal,
-  varGlobal,
-  innodb,
-  innodbBufferPool,
-  repl,
-  replLag,
-  trx,
-  tls,
-  stmtCurrent,
-  sizeBinlog,
-  sizeDatabase,
-  sizeTable,
-  autoinc,
-  queryResponseTime,
-  perconaResponseTime,
-  waitIoTable,
-  errorGlobal,
-  errorAccount,
-  errorHost,
-  errorUser,
-  errorThread,
-  ...EXPORTER_BUILTIN,
-];
+/** Domain → its implementation's registration, imported on first use. */
+export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistration>>> = {
+  'status.global': async () => (await import('./status.global/index.js')).registration,
+  'var.global': async () => (await import('./var.global/index.js')).registration,
+  'innodb': async () => (await import('./innodb/index.js')).registration,
+  'innodb.buffer-pool': async () => (await import('./innodb.buffer-pool/index.js')).registration,
+  'repl': async () => (await import('./repl/index.js')).registration,
+  'repl.lag': async () => (await import('./repl.lag/index.js')).registration,
+  'trx': async () => (await import('./trx/index.js')).registration,
+  'tls': async () => (await import('./tls/index.js')).registration,
+  'stmt.current': async () => (await import('./stmt.current/index.js')).registration,
+  'size.binlog': async () => (await import('./size.binlog/index.js')).registration,
+  'size.database': async () => (await import('./size.database/index.js')).registration,
+  'size.table': async () => (await import('./size.table/index.js')).registration,
+  'autoinc': async () => (await import('./autoinc/index.js')).registration,
+  'query.response-time': async () => (await import('./query.response-time/index.js')).registration,
+  'percona.response-time': async () => (await import('./percona.response-time/index.js')).registration,
+  'wait.io.table': async () => (await import('./wait.io.table/index.js')).registration,
+  'error.global': async () => (await import('./error.global/index.js')).registration,
+  'error.account': async () => (await import('./error.account/index.js')).registration,
+  'error.host': async () => (await import('./error.host/index.js')).registration,
+  'error.user': async () => (await import('./error.user/index.js')).registration,
+  'error.thread': async () => (await import('./error.thread/index.js')).registration,
+  'exporter.auto_increment.columns': async () => (await import('./exporter/auto_increment_columns.js')).registration,
+  'exporter.binlog_size': async () => (await import('./exporter/binlog_size.js')).registration,
+  'exporter.engine_innodb_status': async () => (await import('./exporter/engine_innodb_status.js')).registration,
+  'exporter.engine_tokudb_status': async () => (await import('./exporter/engine_tokudb_status.js')).registration,
+  'exporter.heartbeat': async () => (await import('./exporter/heartbeat.js')).registration,
+  'exporter.info_schema.clientstats': async () => (await import('./exporter/info_schema_clientstats.js')).registration,
+  'exporter.info_schema.innodb_cmp': async () => (await import('./exporter/info_schema_innodb_cmp.js')).registration,
+  'exporter.info_schema.innodb_cmpmem': async () => (await import('./exporter/info_schema_innodb_cmpmem.js')).registration,
+  'exporter.info_schema.innodb_tablespaces': async () => (await import('./exporter/info_schema_innodb_tablespaces.js')).registration,
+  'exporter.info_schema.processlist': async () => (await import('./exporter/info_schema_processlist.js')).registration,
+  'exporter.info_schema.query_response_time': async () => (await import('./exporter/info_schema_query_response_time.js')).registration,
+  'exporter.info_schema.replica_host': async () => (await import('./exporter/info_schema_replica_host.js')).registration,
+  'exporter.info_schema.rocksdb_perf_context': async () => (await import('./exporter/info_schema_rocksdb_perf_context.js')).registration,
+  'exporter.info_schema.schemastats': async () => (await import('./exporter/info_schema_schemastats.js')).registration,
+  'exporter.info_schema.tables': async () => (await import('./exporter/info_schema_tables.js')).registration,
+  'exporter.info_schema.tablestats': async () => (await import('./exporter/info_schema_tablestats.js')).registration,
+  'exporter.info_schema.userstats': async () => (await import('./exporter/info_schema_userstats.js')).registration,
+  'exporter.mysql.user': async () => (await import('./exporter/mysql_user.js')).registration,
+  'exporter.perf_schema.eventsstatements': async () => (await import('./exporter/perf_schema_eventsstatements.js')).registration,
+  'exporter.perf_schema.eventsstatementssum': async () => (await import('./exporter/perf_schema_eventsstatementssum.js')).registration,
+  'exporter.perf_schema.eventswaits': async () => (await import('./exporter/perf_schema_eventswaits.js')).registration,
+  'exporter.perf_schema.file_events': async () => (await import('./exporter/perf_schema_file_events.js')).registration,
+  'exporter.perf_schema.file_instances': async () => (await import('./exporter/perf_schema_file_instances.js')).registration,
+  'exporter.perf_schema.indexiowaits': async () => (await import('./exporter/perf_schema_indexiowaits.js')).registration,
+  'exporter.perf_schema.memory_events': async () => (await import('./exporter/perf_schema_memory_events.js')).registration,
+  'exporter.perf_schema.replication_applier_status_by_worker': async () => (await import('./exporter/perf_schema_replication_applier_status_by_worker.js')).registration,
+  'exporter.perf_schema.replication_group_member_stats': async () => (await import('./exporter/perf_schema_replication_group_member_stats.js')).registration,
+  'exporter.perf_schema.replication_group_members': async () => (await import('./exporter/perf_schema_replication_group_members.js')).registration,
+  'exporter.perf_schema.tableiowaits': async () => (await import('./exporter/perf_schema_tableiowaits.js')).registration,
+  'exporter.perf_schema.tablelocks': async () => (await import('./exporter/perf_schema_tablelocks.js')).registration,
+  'exporter.slave_hosts': async () => (await import('./exporter/slave_hosts.js')).registration,
+  'exporter.slave_status': async () => (await import('./exporter/slave_status.js')).registration,
+  'exporter.sys.user_summary': async () => (await import('./exporter/sys_user_summary.js')).registration,
+};
 
-/** A registry holding every built-in collector. */
+/** Every built-in domain's static help, in registration order. */
+export const BUILTIN_HELP = HELP as readonly CollectorHelp[];
+
+/** A registry holding every built-in collector; none of them is imported yet. */
 export function builtinCollectors(): CollectorRegistry {
   const registry = new CollectorRegistry();
-  for (const reg of BUILTIN) registry.register(reg);
+  for (const help of BUILTIN_HELP) {
+    const load = LOADERS[help.domain];
+    if (load === undefined) throw new Error(`collector for domain ${help.domain} has no loader`);
+    registry.register({ help, load });
+  }
   return registry;
 }

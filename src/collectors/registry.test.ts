@@ -1,9 +1,11 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CollectorRegistration } from '../core/collector.js';
-import { builtinCollectors } from './builtin.js';
+import { BUILTIN_HELP, LOADERS, builtinCollectors } from './builtin.js';
+import { BUILTIN } from './implementations.js';
 import { CollectorRegistry } from './registry.js';
 import { FakeDb } from './test-helpers.js';
+import type { Plan } from '../core/plan.js';
 import { SOURCE_STEPS, SOURCE_TABLE } from './sources.js';
 
 const fake = (domain: string): CollectorRegistration => ({
@@ -68,5 +70,55 @@ void describe('CollectorRegistry', () => {
         assert.notEqual(o.description, '');
       }
     }
+  });
+
+  void it('holds help.json equal to each implementation help (regenerate with scripts/gen-docs.mjs)', () => {
+    const fromCode = JSON.parse(JSON.stringify(BUILTIN.map((r) => r.help))) as unknown;
+    assert.deepEqual(
+      BUILTIN_HELP,
+      fromCode,
+      'src/collectors/help.json is stale: run `npx tsc -p . && node scripts/gen-docs.mjs` and commit it',
+    );
+  });
+
+  void it('loads each domain from its own implementation', async () => {
+    assert.deepEqual(Object.keys(LOADERS).sort(), BUILTIN.map((r) => r.help.domain).sort());
+    for (const reg of BUILTIN) {
+      const load = LOADERS[reg.help.domain];
+      assert.ok(load, reg.help.domain);
+      assert.equal(await load(), reg, reg.help.domain);
+    }
+  });
+
+  void it('imports a lazy domain in its first prepare, then collects through it', async () => {
+    const calls: string[] = [];
+    const real = fake('lazy.one');
+    const r = new CollectorRegistry();
+    r.register({
+      help: real.help,
+      load: async () => {
+        calls.push('load');
+        return {
+          help: real.help,
+          create: () => ({
+            domain: 'lazy.one',
+            prepare: async () => void calls.push('prepare'),
+            collect: async () => ({ values: [{ name: 'x', value: 1, type: 3 }] }),
+            close: async () => void calls.push('close'),
+          }),
+        };
+      },
+    });
+    const c = r.make('lazy.one', { monitorId: 'm', db: new FakeDb('8.0.36', () => []) });
+    assert.equal(c.domain, 'lazy.one');
+    assert.deepEqual(calls, []);
+    const signal = new AbortController().signal;
+    await assert.rejects(c.collect('l', signal), /collector for domain lazy.one not prepared/);
+    const plan: Plan = { name: 'p', source: 't', levels: {} };
+    await c.prepare(plan, signal);
+    await c.prepare(plan, signal);
+    assert.deepEqual((await c.collect('l', signal)).values.length, 1);
+    await c.close?.();
+    assert.deepEqual(calls, ['load', 'prepare', 'prepare', 'close']);
   });
 });

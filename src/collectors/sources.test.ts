@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Db, QueryOptions, Row, ServerInfo } from '../core/db.js';
 import { MetricType } from '../core/metrics.js';
 import { parseServerVersion } from '../db/flavor.js';
-import { BUILTIN } from './builtin.js';
+import { BUILTIN } from './implementations.js';
 import {
   SERVER_COLUMNS,
   SOURCE_STEPS,

@@ -34,8 +34,11 @@ export interface LoaderDeps {
   readMonitorFiles(files: string[]): Promise<MonitorConfig[]>;
   /** Local auto-detect: one monitor with id `localhost`, or none. */
   autoDetect(): Promise<MonitorConfig | undefined>;
-  /** Build the monitor's sinks; throws `sink <name> not registered` etc. */
-  makeSinks(m: FinalMonitorConfig, status: StatusWriter): Sink[];
+  /**
+   * Build the monitor's sinks (a sink's implementation may be imported first); throws or
+   * rejects with `sink <name> not registered` etc.
+   */
+  makeSinks(m: FinalMonitorConfig, status: StatusWriter): Sink[] | Promise<Sink[]>;
   monitorDeps: MonitorDeps;
   /** Build a monitor (tests pass a fake); default `new Monitor`. */
   makeMonitor?: (
@@ -219,17 +222,18 @@ export class Loader implements MonitorControl {
       }
 
       // Build everything that can fail before touching what is loaded.
-      const built = toAdd.map((m) => {
+      const built: { config: FinalMonitorConfig; sinks: Sink[]; writer: StatusWriter; dsn: string }[] = [];
+      for (const m of toAdd) {
         const writer = status.monitor(m.id);
         let sinks: Sink[];
         try {
-          sinks = this.#deps.makeSinks(m, writer);
+          sinks = await this.#deps.makeSinks(m, writer);
         } catch (err) {
           throw new Error(`monitor ${m.id}: ${errorMessage(err)}`, { cause: err });
         }
         const dsn = (this.#deps.listDsn ?? listedDsn)(m);
-        return { config: m, sinks, writer, dsn };
-      });
+        built.push({ config: m, sinks, writer, dsn });
+      }
 
       for (const id of toRemove) await this.#unload(id);
       for (const b of built) {

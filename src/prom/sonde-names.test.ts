@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { MetricType, type MetricValue } from '../core/metrics.js';
-import { BUILTIN } from '../collectors/builtin.js';
+import { BUILTIN } from '../collectors/implementations.js';
 import { BUFFER_POOL_COLUMNS } from '../collectors/innodb.buffer-pool/index.js';
 import { COLUMNS as WAIT_IO_COLUMNS } from '../collectors/wait.io.table/index.js';
 import { EXPORTER_DOMAIN_PREFIX } from '../core/upstream.js';

@@ -1,24 +1,54 @@
 /**
- * The explicit list of built-in sinks. A new sink is one file and one line.
+ * The explicit list of built-in sinks: name and description here, the implementation imported
+ * when a monitor first uses the sink (so protobufjs and snappyjs load only with the sinks
+ * that send protobuf). A new sink is one file and one entry; registry.test.ts checks each
+ * entry against its implementation's registration.
  */
-import { chronosphereSinkRegistration } from './chronosphere.js';
-import { datadogSinkRegistration } from './datadog.js';
-import { logSinkRegistration } from './log.js';
-import { noopSink } from './noop.js';
-import { otlpSinkRegistration } from './otlp.js';
-import { promPushgatewaySinkRegistration } from './prom-pushgateway.js';
+import type { LazySinkRegistration } from './registry.js';
 import { SinkRegistry } from './registry.js';
-import { signalfxSinkRegistration } from './signalfx.js';
 
-/** A registry holding every built-in sink. */
+/** Every built-in sink, lazily. */
+export const BUILTIN_SINKS: readonly LazySinkRegistration[] = [
+  {
+    name: 'log',
+    description: 'Prints metrics to stdout (the default sink when none is configured)',
+    load: async () => (await import('./log.js')).logSinkRegistration(),
+  },
+  {
+    name: 'noop',
+    description: 'Discards all metrics (for testing)',
+    load: async () => (await import('./noop.js')).noopSink,
+  },
+  {
+    name: 'chronosphere',
+    description: 'Sends metrics to a Chronosphere collector (OpenMetrics protobuf, Snappy)',
+    load: async () => (await import('./chronosphere.js')).chronosphereSinkRegistration(),
+  },
+  {
+    name: 'otlp',
+    description: 'Sends metrics to an OpenTelemetry collector or backend (OTLP/HTTP, protobuf)',
+    load: async () => (await import('./otlp.js')).otlpSinkRegistration(),
+  },
+  {
+    name: 'prom-pushgateway',
+    description: 'Pushes metrics to a Prometheus Pushgateway (exporter metric names)',
+    load: async () => (await import('./prom-pushgateway.js')).promPushgatewaySinkRegistration(),
+  },
+  {
+    name: 'datadog',
+    description: 'Sends metrics to Datadog (API or DogStatsD)',
+    load: async () => (await import('./datadog.js')).datadogSinkRegistration(),
+  },
+  {
+    name: 'signalfx',
+    description: 'Sends metrics to SignalFx',
+    load: async () => (await import('./signalfx.js')).signalfxSinkRegistration(),
+  },
+];
+
+/** A registry holding every built-in sink; none of them is imported yet. */
 export function builtinSinks(): SinkRegistry {
   const reg = new SinkRegistry();
-  reg.register(logSinkRegistration());
-  reg.register(noopSink);
-  reg.register(chronosphereSinkRegistration());
-  reg.register(otlpSinkRegistration());
-  reg.register(promPushgatewaySinkRegistration());
-  reg.register(datadogSinkRegistration());
-  reg.register(signalfxSinkRegistration());
+  for (const sink of BUILTIN_SINKS) reg.register(sink);
   return reg;
 }

@@ -5,7 +5,7 @@ import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
 import type { StatusWriter } from '../core/status.js';
 import { isSondePromDomain, translateBlip } from '../prom/translate.js';
-import { BUILTIN } from '../collectors/builtin.js';
+import { BUILTIN } from '../collectors/implementations.js';
 import { startCaptureServer } from '../../test/helpers/capture-http.js';
 import type { CaptureServer } from '../../test/helpers/capture-http.js';
 import { startPushgateway } from '../../test/helpers/pushgateway.js';

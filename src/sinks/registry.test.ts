@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import { sinkContext } from './receivers.fixture.js';
 import assert from 'node:assert/strict';
 import { SondeError } from '../core/errors.js';
-import { builtinSinks } from './builtin.js';
+import { BUILTIN_SINKS, builtinSinks } from './builtin.js';
 import { logSinkRegistration } from './log.js';
 import { SinkRegistry } from './registry.js';
 
@@ -19,28 +19,28 @@ describe('sink registry', () => {
     ]);
   });
 
-  it('builds log and noop sinks', () => {
+  it('builds log and noop sinks', async () => {
     const reg = builtinSinks();
-    assert.equal(reg.create('log', sinkContext('log')).name, 'log');
-    assert.equal(reg.create('noop', sinkContext('noop')).name, 'noop');
+    assert.equal((await reg.create('log', sinkContext('log'))).name, 'log');
+    assert.equal((await reg.create('noop', sinkContext('noop'))).name, 'noop');
     assert.equal(reg.has('log'), true);
     assert.equal(reg.get('noop')?.name, 'noop');
   });
 
-  it('builds the network sinks wrapped in Retry, named after themselves', () => {
+  it('builds the network sinks wrapped in Retry, named after themselves', async () => {
     const reg = builtinSinks();
     for (const name of ['chronosphere', 'otlp', 'prom-pushgateway']) {
-      const sink = reg.create(name, sinkContext(name, { 'send-timeout': '1s' }));
+      const sink = await reg.create(name, sinkContext(name, { 'send-timeout': '1s' }));
       assert.equal(sink.name, name);
       assert.equal(sink.constructor.name, 'RetrySink', name);
     }
   });
 
-  it('fails an unknown name with `sink <name> not registered`', () => {
+  it('fails an unknown name with `sink <name> not registered`', async () => {
     const reg = builtinSinks();
     assert.equal(reg.has('retry'), false);
-    assert.throws(
-      () => reg.create('retry', sinkContext('retry')),
+    await assert.rejects(
+      reg.create('retry', sinkContext('retry')),
       (err: unknown) =>
         err instanceof SondeError &&
         err.code === 'CONFIG_INVALID' &&
@@ -48,12 +48,12 @@ describe('sink registry', () => {
     );
   });
 
-  it('builds datadog and signalfx, whose own option checks run at monitor load', () => {
+  it('builds datadog and signalfx, whose own option checks run at monitor load', async () => {
     const reg = builtinSinks();
-    assert.throws(() => reg.create('datadog', sinkContext('datadog')), {
+    await assert.rejects(reg.create('datadog', sinkContext('datadog')), {
       message: 'datadog sink requires either api-key-auth or api-key-auth-file',
     });
-    assert.throws(() => reg.create('signalfx', sinkContext('signalfx')), {
+    await assert.rejects(reg.create('signalfx', sinkContext('signalfx')), {
       message: 'signalfx sink requires either auth-token or auth-token-file',
     });
   });
@@ -62,5 +62,12 @@ describe('sink registry', () => {
     const reg = new SinkRegistry();
     reg.register(logSinkRegistration());
     assert.throws(() => reg.register(logSinkRegistration()), /^Error: sink log already registered$/);
+  });
+
+  it('lists each built-in sink with the name and description of the implementation it loads', async () => {
+    for (const lazy of BUILTIN_SINKS) {
+      const reg = await lazy.load();
+      assert.deepEqual([reg.name, reg.description], [lazy.name, lazy.description]);
+    }
   });
 });

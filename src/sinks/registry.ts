@@ -1,15 +1,23 @@
 /**
  * Sink registry: config name → factory. Monitors build their own set of sinks
  * from it; `--print-*`, config validation and GET /registered read its names.
+ * A registration may import its implementation the first time a monitor uses it (`load`).
  */
 import type { Sink, SinkContext, SinkRegistration } from '../core/sink.js';
 import { SondeError } from '../core/errors.js';
 
+/** A sink whose implementation is imported when a monitor first builds one. */
+export interface LazySinkRegistration {
+  name: string;
+  description: string;
+  load(): Promise<SinkRegistration>;
+}
+
 export class SinkRegistry {
-  readonly #sinks = new Map<string, SinkRegistration>();
+  readonly #sinks = new Map<string, SinkRegistration | LazySinkRegistration>();
 
   /** Add a sink; a name can be registered only once. */
-  register(reg: SinkRegistration): void {
+  register(reg: SinkRegistration | LazySinkRegistration): void {
     if (this.#sinks.has(reg.name)) throw new Error(`sink ${reg.name} already registered`);
     this.#sinks.set(reg.name, reg);
   }
@@ -23,18 +31,19 @@ export class SinkRegistry {
     return this.#sinks.has(name);
   }
 
-  /** The registration (name, description, factory), if any. */
-  get(name: string): SinkRegistration | undefined {
+  /** The registration (name, description, factory or loader), if any. */
+  get(name: string): SinkRegistration | LazySinkRegistration | undefined {
     return this.#sinks.get(name);
   }
 
   /**
-   * Build one sink for one monitor. An unknown name fails the monitor load with
-   * `sink <name> not registered` (SondeError CONFIG_INVALID); factory errors pass through.
+   * Build one sink for one monitor, importing its implementation first if needed. An unknown
+   * name fails the monitor load with `sink <name> not registered` (SondeError
+   * CONFIG_INVALID); factory errors (bad options) pass through.
    */
-  create(name: string, ctx: SinkContext): Sink {
+  async create(name: string, ctx: SinkContext): Promise<Sink> {
     const reg = this.#sinks.get(name);
     if (!reg) throw new SondeError('CONFIG_INVALID', `sink ${name} not registered`);
-    return reg.create(ctx);
+    return ('create' in reg ? reg : await reg.load()).create(ctx);
   }
 }

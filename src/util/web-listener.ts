@@ -9,7 +9,6 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { createServer as createHttpsServer, type ServerOptions as HttpsOptions } from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import bcrypt from 'bcryptjs';
 import { errorMessage } from '../core/errors.js';
 import { LISTENER_LIMITS, answerClientError, listenerOptions } from './http-guard.js';
 import { parseHostPort } from './net.js';
@@ -67,7 +66,10 @@ export class BasicAuth {
     if (hash !== undefined && seen !== undefined && timingSafeEqual(seen, mac)) return true;
     if (this.#waiting >= AUTH_QUEUE_LIMIT) return 'busy';
     this.#waiting++;
-    const run = this.#queue.then(() => bcrypt.compare(creds.password, hash ?? this.#decoy));
+    // bcryptjs is imported on the first check: only listeners with basic auth load it.
+    const run = this.#queue.then(async () =>
+      (await import('bcryptjs')).default.compare(creds.password, hash ?? this.#decoy),
+    );
     this.#queue = run.catch(() => false);
     let ok: boolean;
     try {
