@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4
 /**
  * sonde CLI: parse flags, boot (load and validate everything), then run (start monitors
  * and the API) until a signal. This is the only file that wires concrete pieces together;
