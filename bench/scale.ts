@@ -23,6 +23,7 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { BIN, binNodeFlags } from '../test/helpers/agent.js';
+import { documentedStatements, grantsDoc, MARIADB_DEFAULT_PLAN_BLOCK } from '../test/helpers/demo.js';
 import { freePort, startMariaDB, type MariaDB } from '../test/helpers/mariadb.js';
 
 function arg(name: string, def: string): string {
@@ -186,7 +187,9 @@ async function main(): Promise<void> {
     args: [`--max-connections=${most * 3 + 100}`, '--log-bin=mysql-bin', '--server-id=1'],
   });
   try {
-    await db.createUser('sonde', PASSWORD, ['PROCESS ON *.*', 'SELECT ON *.*', 'REPLICATION CLIENT ON *.*']);
+    // The account docs/grants.md gives the default plan on MariaDB (no heartbeat table).
+    for (const st of documentedStatements(grantsDoc(), MARIADB_DEFAULT_PLAN_BLOCK, PASSWORD))
+      await db.query(st);
     console.log(
       `scale: default plan, noop sink, ${MINUTES} min per K, node ${process.version} ${binNodeFlags().join(' ')}`,
     );
