@@ -89,6 +89,13 @@ export interface EngineOptions {
   staggerMs?: number;
 }
 
+/**
+ * Abort reasons of every run, made once: an abort without a reason builds a DOMException
+ * with its stack, a cost paid per collection for nothing (these reasons are never shown).
+ */
+const RUN_OVER = new Error('run over');
+const NOT_STARTED = new Error('not started in time');
+
 /** The stagger sonde's monitors use (see EngineOptions.staggerMs). */
 export const STAGGER_MS = 100;
 
@@ -276,11 +283,11 @@ export class Engine {
         tasks,
         sleepOn(this.#clock, req.start + req.waitMs - this.#clock.now(), stopWaiting.signal),
       ]);
-      stopWaiting.abort();
+      stopWaiting.abort(RUN_OVER);
     }
     state.open = false;
     // Whatever still waits for a slot now was not started in time: skipped this run.
-    waiting.abort(new Error('not started in time'));
+    waiting.abort(NOT_STARTED);
     waiting.done();
     this.#summarize(state);
     return { outcomes: state.outcomes, started: state.started };
@@ -293,19 +300,17 @@ export class Engine {
       await Promise.all(queue.map((w) => this.#runDomain(w, state, waiting)));
       return;
     }
-    const over = new AbortController();
-    const both = AbortSignal.any([waiting, over.signal]);
     let turn: Promise<unknown> = Promise.resolve();
     const tasks = queue.map((w) => {
       let started: () => void = () => undefined;
       const start = new Promise<void>((resolve) => (started = resolve));
       const task = turn.then(() => this.#runDomain(w, state, waiting, started));
       // The next domain's turn: this one finished, or ran for staggerMs.
-      turn = Promise.race([task, start.then(() => sleepOn(this.#clock, staggerMs, both))]);
+      // (A pending stagger timer ends with the run's wait, or fires on its own shortly after.)
+      turn = Promise.race([task, start.then(() => sleepOn(this.#clock, staggerMs, waiting))]);
       return task;
     });
     await Promise.all(tasks);
-    over.abort();
   }
 
   /** Wait for a slot, fence the previous run, collect, apply the policy, record. */
