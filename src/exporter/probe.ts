@@ -193,7 +193,8 @@ function router(args: StartProbeArgs): (req: IncomingMessage, res: ServerRespons
   const registry = agentRegistry(args.targets);
   const failed = (req: IncomingMessage, res: ServerResponse, what: string, err: unknown): void => {
     events.debug(`probe listener: ${what} failed: ${errorMessage(err)}`);
-    if (!res.headersSent) refuse(req, res, 500, `${what} failed: ${errorMessage(err).replace(/[\r\n]+/g, ' ')}`);
+    if (!res.headersSent)
+      refuse(req, res, 500, `${what} failed: ${errorMessage(err).replace(/[\r\n]+/g, ' ')}`);
     else res.destroy();
   };
   return (req, res) => {

@@ -81,7 +81,8 @@ function sendJson(call: Call, value: unknown): void {
 /** The `id` query value (the first of repeated keys, as Go's Query().Get). */
 function queryId(call: Call): string {
   const id = call.query.get('id');
-  if (id === undefined || id === '') throw new ApiAnswer('MONITOR_ID_MISSING', 'missing id=monitorId in query');
+  if (id === undefined || id === '')
+    throw new ApiAnswer('MONITOR_ID_MISSING', 'missing id=monitorId in query');
   return id;
 }
 
@@ -171,10 +172,19 @@ function routes(deps: ApiDeps): Route[] {
     (call) =>
       sendJson(call, value());
   return [
-    get('/monitors', json(() => control.monitors())),
+    get(
+      '/monitors',
+      json(() => control.monitors()),
+    ),
     post('/monitors/reload', reloadHandler(control)),
-    post('/monitors/start', monitorHandler('starting', 'MONITOR_START_FAILED', (id) => control.start(id))),
-    post('/monitors/stop', monitorHandler('stopping', 'MONITOR_STOP_FAILED', (id) => control.stop(id))),
+    post(
+      '/monitors/start',
+      monitorHandler('starting', 'MONITOR_START_FAILED', (id) => control.start(id)),
+    ),
+    post(
+      '/monitors/stop',
+      monitorHandler('stopping', 'MONITOR_STOP_FAILED', (id) => control.stop(id)),
+    ),
     get('/config', configHandler(deps.renderConfig)),
     get(
       '/registered',
@@ -184,10 +194,19 @@ function routes(deps: ApiDeps): Route[] {
       }),
     ),
     get('/version', (call) => send(call.res, call.req, 200, TEXT_PLAIN, `v${info.version}`)),
-    get('/status', json(() => status.server())),
-    get('/status/monitors', json(() => status.monitors())),
+    get(
+      '/status',
+      json(() => status.server()),
+    ),
+    get(
+      '/status/monitors',
+      json(() => status.monitors()),
+    ),
     // Not in Blip's API: toggles debug output and answers the new state.
-    post('/debug', json(() => ({ debugging: info.toggleDebug() }))),
+    post(
+      '/debug',
+      json(() => ({ debugging: info.toggleDebug() })),
+    ),
     // Not in Blip's API: liveness and readiness probes.
     get('/healthz', (call) => sendText(call.res, call.req, 200, 'ok')),
     get('/readyz', readyHandler(deps.ready)),

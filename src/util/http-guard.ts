@@ -179,12 +179,19 @@ export interface AdmitRules {
  * or wrong bearer token (401 with `WWW-Authenticate: Bearer`). True when admitted.
  */
 export function admit(req: IncomingMessage, res: ServerResponse, rules: AdmitRules): boolean {
-  if (rules.host !== undefined && !hostAllowed(req.headers.host, rules.host, req.socket.localPort ?? 0, rules.tls)) {
+  if (
+    rules.host !== undefined &&
+    !hostAllowed(req.headers.host, rules.host, req.socket.localPort ?? 0, rules.tls)
+  ) {
     const why = 'misdirected request: the Host header does not name this server (see api.allowed-hosts)';
     sendText(res, req, 421, why, { Connection: 'close' });
     return false;
   }
-  if (rules.token !== undefined && rules.tokenExempt !== true && !rules.token.check(req.headers.authorization)) {
+  if (
+    rules.token !== undefined &&
+    rules.tokenExempt !== true &&
+    !rules.token.check(req.headers.authorization)
+  ) {
     sendText(res, req, 401, 'unauthorized: missing or wrong bearer token', { 'WWW-Authenticate': 'Bearer' });
     return false;
   }

@@ -26,8 +26,18 @@ async function serve(routes: Route[]): Promise<{ port: number; router: Router; l
 describe('router', () => {
   it('serves every path under a prefix route, GET and HEAD, the longest prefix first', async () => {
     const { port } = await serve([
-      { method: 'GET', path: '/ui/', prefix: true, handler: (c) => send(c.res, c.req, 200, 'text/html', `ui ${c.path}`) },
-      { method: 'GET', path: '/ui/api/', prefix: true, handler: (c) => sendText(c.res, c.req, 200, `api ${c.path}`) },
+      {
+        method: 'GET',
+        path: '/ui/',
+        prefix: true,
+        handler: (c) => send(c.res, c.req, 200, 'text/html', `ui ${c.path}`),
+      },
+      {
+        method: 'GET',
+        path: '/ui/api/',
+        prefix: true,
+        handler: (c) => sendText(c.res, c.req, 200, `api ${c.path}`),
+      },
       { method: 'GET', path: '/ui', handler: (c) => sendText(c.res, c.req, 200, 'exact') },
     ]);
     assert.equal((await httpCall(port, '/ui/app.js')).body, 'ui /ui/app.js');

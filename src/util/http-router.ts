@@ -216,14 +216,14 @@ export class Router {
   }
 
   #add(route: Route): void {
-    let methods: Map<string, Route> | undefined;
-    if (route.prefix === true) {
-      methods = this.#prefixes.find((p) => p.prefix === route.path)?.routes;
-      if (methods === undefined) this.#prefixes.push({ prefix: route.path, routes: (methods = new Map()) });
-    } else {
-      methods = this.#exact.get(route.path);
-      if (methods === undefined) this.#exact.set(route.path, (methods = new Map()));
-    }
+    const found =
+      route.prefix === true
+        ? this.#prefixes.find((p) => p.prefix === route.path)?.routes
+        : this.#exact.get(route.path);
+    const methods = found ?? new Map<string, Route>();
+    if (found === undefined && route.prefix === true)
+      this.#prefixes.push({ prefix: route.path, routes: methods });
+    else if (found === undefined) this.#exact.set(route.path, methods);
     if (methods.has(route.method)) throw new Error(`route ${route.method} ${route.path} is defined twice`);
     methods.set(route.method, route);
   }

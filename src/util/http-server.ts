@@ -52,7 +52,10 @@ export function createListener(handler: RequestListener, o: ListenerOptions = {}
   const server: Server =
     o.tls === undefined
       ? createServer(base, handler)
-      : createHttpsServer({ ...base, handshakeTimeout: LISTENER_LIMITS.handshakeTimeoutMs, ...o.tls }, handler);
+      : createHttpsServer(
+          { ...base, handshakeTimeout: LISTENER_LIMITS.handshakeTimeoutMs, ...o.tls },
+          handler,
+        );
   if (o.keepAliveMs !== undefined) server.keepAliveTimeout = o.keepAliveMs;
   server.maxConnections = LISTENER_LIMITS.maxConnections;
   server.on('clientError', answerClientError);

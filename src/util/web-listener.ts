@@ -257,7 +257,9 @@ function makeListener(config: WebConfig | undefined, handler: RequestHandler, ar
       args.debug?.(`refused TLS client ${socket.remoteAddress ?? ''}: ${why}`);
       socket.destroy();
     });
-    listener.server.on('tlsClientError', (err: Error) => args.debug?.(`TLS handshake failed: ${err.message}`));
+    listener.server.on('tlsClientError', (err: Error) =>
+      args.debug?.(`TLS handshake failed: ${err.message}`),
+    );
   }
   return listener;
 }
@@ -275,7 +277,8 @@ export async function startWebListeners(args: WebListenArgs): Promise<WebListene
   const handler = webGate(config, args.handler);
   const listeners: Listener[] = [];
   const addresses: string[] = [];
-  const closeAll = (): Promise<void> => Promise.all(listeners.map((l) => l.close('drop'))).then(() => undefined);
+  const closeAll = (): Promise<void> =>
+    Promise.all(listeners.map((l) => l.close('drop'))).then(() => undefined);
   try {
     for (const address of listen) {
       const listener = makeListener(config, handler, args);
