@@ -406,7 +406,10 @@ export async function exporterSetup(
 }
 
 /** The log level and format: the flags, else SONDE_LOG_LEVEL / SONDE_LOG_FORMAT, else info and text. */
-function exporterLog(args: ExporterArgs, env: NodeJS.ProcessEnv): { logLevel: LogLevel; logFormat: LogFormat } {
+function exporterLog(
+  args: ExporterArgs,
+  env: NodeJS.ProcessEnv,
+): { logLevel: LogLevel; logFormat: LogFormat } {
   const fromEnv = logEnv(env);
   const level = args.given.get('log.level')?.[0];
   const format = args.given.get('log.format')?.[0];

@@ -919,7 +919,8 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
-    if (logFormat === 'json') new EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
+    if (logFormat === 'json')
+      new EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
     else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);
     process.exit(1);
   },

@@ -220,7 +220,8 @@ export class LevelCollector {
     events.info('change-plan-success', monitorId, change);
     const levels = Object.keys(plan.levels).join(', ');
     events.debug(
-      () => `plan ${plan.name} active (levels ${levels}) after ${formatDuration(this.#clock.now() - started)}`,
+      () =>
+        `plan ${plan.name} active (levels ${levels}) after ${formatDuration(this.#clock.now() - started)}`,
       monitorId,
     );
     if (!this.#stopped) this.#onTick(this.#clock.now()); // first tick now, not a second later

@@ -347,8 +347,7 @@ export class Monitor {
       const db = this.#deps.createDb(spec, {
         reloadCredentials: () => this.#deps.buildConnection(cfg, { reload: true }),
         onPasswordReloadError: (msg) => events.info('db-reload-password-error', this.id, msg),
-        onConnect: (ms, error) =>
-          events.debug(() => connectLine(dsn, ms, error), this.id),
+        onConnect: (ms, error) => events.debug(() => connectLine(dsn, ms, error), this.id),
       });
       this.#db = db;
       this.#dsn = spec.redactedDsn;

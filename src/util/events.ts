@@ -129,7 +129,7 @@ function jsonLogger(out: TextOutput | undefined, now: () => Date): Logger<'notic
       timestamp: () => `,"time":"${formatTimestampMs(now())}"`,
       formatters: { level: (label) => ({ level: label }) },
     },
-    dest as pino.DestinationStream,
+    dest,
   );
 }
 

@@ -2,16 +2,23 @@
  * The agent's logs as an operator reads them: `--log.format=json --log.level=debug` prints
  * one JSON object per line on stderr, with debug lines for the connection, the plan change,
  * each level collection and each sink send, and never the password; `--log.level=error`
- * prints no info or debug line until SIGUSR1 switches debugging on.
+ * prints no info or debug line until SIGUSR1 switches debugging on; mysqld_exporter's command
+ * line takes the same two flags.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { startAgent, type Agent, agentConfigHead } from '../helpers/agent.js';
+import { startSondeCli } from '../helpers/exporter-cli.js';
 
 const PASSWORD = 'Logs-42-pass';
 
-const PLAN = ['kpi:', '  freq: 1s', '  collect:', '    status.global:', '      metrics: [uptime]', ''].join('\n');
+const PLAN = ['kpi:', '  freq: 1s', '  collect:', '    status.global:', '      metrics: [uptime]', ''].join(
+  '\n',
+);
 
 interface Line {
   time: string;
@@ -82,14 +89,17 @@ describe('agent logs', { timeout: 90_000 }, () => {
       assert.equal(typeof l.message, 'string');
     }
     const debug = lines.filter((l) => l.level === 'debug');
-    const find = (re: RegExp): Line | undefined => debug.find((l) => l.monitor === 'm1' && re.test(l.message));
+    const find = (re: RegExp): Line | undefined =>
+      debug.find((l) => l.monitor === 'm1' && re.test(l.message));
     const connected = find(/^connected to sonde:\.\.\.@tcp\(127\.0\.0\.1:\d+\)\/\S* in \d/);
     assert.ok(connected, 'connect line');
     assert.match(connected.caller ?? '', /^monitor\.js:\d+$/);
     assert.ok(find(/^plan change state: plan: -> state:active plan:: monitor started, plan changing off$/));
     assert.ok(find(/^plan plan\.yaml active \(levels kpi\) after \d/), 'plan active line');
     assert.ok(find(/^plan\.yaml\/kpi\/1: collecting 1 domains: status\.global$/), 'collection start');
-    assert.ok(find(/^plan\.yaml\/kpi\/1: done: 1 started, 1 domains 1 values collected, \S+ runtime, 0 error$/));
+    assert.ok(
+      find(/^plan\.yaml\/kpi\/1: done: 1 started, 1 domains 1 values collected, \S+ runtime, 0 error$/),
+    );
     assert.ok(find(/^sink noop: sent plan\.yaml\/kpi\/1: 1 values in \S+$/), 'sink send line');
     assert.ok(lines.some((l) => l.level === 'info' && l.event === 'monitor-started' && l.monitor === 'm1'));
     assert.ok(lines.some((l) => l.level === 'info' && l.event === 'boot-start' && l.monitor === undefined));
@@ -119,6 +129,44 @@ describe('agent logs', { timeout: 90_000 }, () => {
     const on = lines.findIndex((l) => l.message.endsWith('Debugging to true'));
     const off = lines.findIndex((l) => l.message.endsWith('Debugging to false'));
     const debugAt = lines.flatMap((l, i) => (l.level === 'debug' ? [i] : []));
-    assert.ok(debugAt.length > 0 && debugAt.every((i) => i > on && i < off), 'debug lines only while debugging');
+    assert.ok(
+      debugAt.length > 0 && debugAt.every((i) => i > on && i < off),
+      'debug lines only while debugging',
+    );
+  });
+
+  it("mysqld_exporter's command line: --log.format=json --log.level=debug, a scrape in debug lines", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sonde-logs-'));
+    const cnf = join(dir, 'my.cnf');
+    writeFileSync(cnf, `[client]\nuser=sonde\npassword=${PASSWORD}\nhost=127.0.0.1\nport=${db.port}\n`);
+    const address = `127.0.0.1:${await freePort()}`;
+    const cli = await startSondeCli(
+      ['--config.my-cnf', cnf, `--web.listen-address=${address}`, '--log.format=json', '--log.level=debug'],
+      address,
+    );
+    try {
+      assert.equal((await cli.get('/metrics')).status, 200);
+    } finally {
+      assert.equal(await cli.stop(), 0);
+      rmSync(dir, { recursive: true, force: true });
+    }
+    assert.equal(cli.stdout(), '');
+    assert.ok(!cli.stderr().includes(PASSWORD), 'the password never appears');
+    const lines = jsonLines(cli.stderr());
+    assert.ok(
+      lines.some(
+        (l) => l.level === 'info' && l.event === 'monitor-started' && l.monitor === 'mysqld_exporter',
+      ),
+    );
+    assert.ok(
+      lines.some(
+        (l) => l.level === 'debug' && /^connected to sonde:\.\.\.@tcp\(127\.0\.0\.1:\d+\)/.test(l.message),
+      ),
+      'connect line',
+    );
+    assert.ok(
+      lines.some((l) => l.level === 'debug' && /^mysqld-exporter\/\S+\/\d+: done: /.test(l.message)),
+      'scrape collection line',
+    );
   });
 });
