@@ -46,7 +46,7 @@ import { builtinSinks } from '../sinks/builtin.js';
 import type { SinkRegistry } from '../sinks/registry.js';
 import { StatusRegistry } from '../status/registry.js';
 import { sleep } from '../util/backoff.js';
-import { EventLog } from '../util/events.js';
+import { EventLog, type LogFormat, type LogLevel } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
 import { parseHostPort } from '../util/net.js';
 import { parseGoBool } from '../util/text.js';
@@ -61,6 +61,7 @@ import {
   parseExporterCommandLine,
   type ExporterSetup,
 } from './exporter-cli.js';
+import { logEnv, readLogFormat, readLogLevel } from './log-flags.js';
 import { formatEventTime, formatTimestamp } from '../util/time.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -99,6 +100,10 @@ interface Options {
   config?: string;
   debug: boolean;
   log: boolean;
+  /** `--log.level` (else SONDE_LOG_LEVEL); unset: `--log` / `--debug` decide, as in Blip. */
+  logLevel?: LogLevel;
+  /** `--log.format` (else SONDE_LOG_FORMAT, else text). */
+  logFormat: LogFormat;
   run: boolean;
   printConfig: boolean;
   printDomains: boolean;
@@ -129,6 +134,18 @@ function parseArgs(argv: string[]): Options {
     .addOption(new Option('--no-debug').hideHelp())
     .addOption(new Option('--log', 'print info events to stdout (env SONDE_LOG, BLIP_LOG)'))
     .addOption(new Option('--no-log').hideHelp())
+    .addOption(
+      new Option(
+        '--log.level <level>',
+        'debug, info, warn or error: what is printed besides error events; info = --log, debug = --debug (env SONDE_LOG_LEVEL; default: error events and signal notices only)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--log.format <format>',
+        "text (Blip's event lines, the default) or json (JSON lines on stderr); logfmt = text (env SONDE_LOG_FORMAT)",
+      ),
+    )
     .addOption(new Option('--print-config', 'print the final config after validation'))
     .addOption(new Option('--no-print-config').hideHelp())
     .addOption(
@@ -161,7 +178,7 @@ function parseArgs(argv: string[]): Options {
     .configureOutput({ writeErr: () => undefined, writeOut: (s) => process.stdout.write(s) })
     .addHelpText(
       'after',
-      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset) is read as mysqld_exporter's; see docs/exporter-cli.md.\n\nsonde v${VERSION}`,
+      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset; --log.level and --log.format are read by both) is read as mysqld_exporter's;\nsee docs/exporter-cli.md. Logs: docs/logging.md.\n\nsonde v${VERSION}`,
     );
   try {
     program.parse(normaliseArgv(argv), { from: 'user' });
@@ -185,9 +202,11 @@ function parseArgs(argv: string[]): Options {
     return def;
   };
   const config = typeof o.config === 'string' ? o.config : env('CONFIG');
+  const logs = logOptions(o['log.level'], o['log.format']);
   return {
     ...(typeof o.shard === 'string' ? { shardFlag: o.shard } : {}),
     ...(config === undefined || config === '' ? {} : { config }),
+    ...logs,
     debug: flag('debug', 'DEBUG', false),
     log: flag('log', 'LOG', false),
     run: flag('run', 'RUN', true),
@@ -198,6 +217,18 @@ function parseArgs(argv: string[]): Options {
     version: o.version === true,
     check: o.check === true,
   };
+}
+
+/** `--log.level` and `--log.format`, else SONDE_LOG_LEVEL and SONDE_LOG_FORMAT; a bad value fails the boot. */
+function logOptions(level: unknown, format: unknown): Pick<Options, 'logLevel' | 'logFormat'> {
+  try {
+    const fromEnv = logEnv(process.env);
+    const logLevel = typeof level === 'string' ? readLogLevel(level, '--log.level') : fromEnv.level;
+    const logFormat = typeof format === 'string' ? readLogFormat(format, '--log.format') : fromEnv.format;
+    return { ...(logLevel ? { logLevel } : {}), logFormat: logFormat ?? 'text' };
+  } catch (err) {
+    throw new BootError(`Error parsing command line: ${errorMessage(err)}`);
+  }
 }
 
 /** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */
@@ -357,7 +388,7 @@ function monitorDeps(b: Boot): MonitorDeps {
     },
     buildRuntime: (plan, cfg) => {
       for (const w of freqWarnings(sortLevels(plan)))
-        events.info('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
+        events.warn('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
       return buildRuntime(plan, cfg);
     },
   };
@@ -514,7 +545,12 @@ function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<type
 
 /** Boot: config, plans, monitors and the API, in that order. Nothing runs yet. */
 async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: Boot; loader: Loader }> {
-  const events = new EventLog({ log: opts.log, debug: opts.debug });
+  const events = new EventLog({
+    log: opts.log,
+    debug: opts.debug,
+    format: opts.logFormat,
+    ...(opts.logLevel ? { level: opts.logLevel } : {}),
+  });
   const status = new StatusRegistry();
   const serverStatus = status.serverWriter;
   serverStatus.set(ServerKey.started, formatTimestamp(new Date()));
@@ -627,7 +663,9 @@ function runProbe(
 function untilSignal(events: EventLog, reload: () => Promise<void>): Promise<NodeJS.Signals> {
   process.on('SIGUSR1', () => {
     events.setDebug(!events.debugging);
-    process.stderr.write(`SIGUSR1 has set sonde.Debugging to ${String(events.debugging)}\n`);
+    const line = `SIGUSR1 has set sonde.Debugging to ${String(events.debugging)}`;
+    if (events.format === 'json') events.notice('server-debug', '', line);
+    else process.stderr.write(`${line}\n`);
   });
   let reloading = false;
   process.on('SIGHUP', () => {
@@ -781,9 +819,12 @@ async function mainExporter(argv: string[]): Promise<number> {
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
+  logFormat = preset.logFormat;
   const opts: Options = {
-    debug: preset.debug,
-    log: preset.log,
+    debug: false,
+    log: false,
+    logLevel: preset.logLevel,
+    logFormat: preset.logFormat,
     run: true,
     check: false,
     printConfig: false,
@@ -800,6 +841,7 @@ async function main(argv: string[]): Promise<number> {
   if (isExporterCommandLine(argv, process.argv[1])) return mainExporter(argv);
   // `sonde check [options]` is `sonde --check [options]`.
   const opts = parseArgs(argv[0] === 'check' ? ['--check', ...argv.slice(1)] : argv);
+  logFormat = opts.logFormat;
   if (opts.version) {
     process.stdout.write(`v${VERSION}\n`);
     return 0;
@@ -870,11 +912,16 @@ async function bootAndRun(opts: Options, collectors: CollectorRegistry): Promise
   return 0;
 }
 
+/** The log format once the command line is read: the boot failure line is printed in it. */
+let logFormat: LogFormat = 'text';
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
-    process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);
+    if (logFormat === 'json')
+      new EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
+    else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);
     process.exit(1);
   },
 );

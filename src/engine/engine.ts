@@ -261,6 +261,10 @@ export class Engine {
     const queue = req.work
       .filter((w) => !this.#policy.stopped(w.domain))
       .sort((a, b) => freq(a.domain) - freq(b.domain));
+    this.#opts.events.debug(
+      () => `${state.tag}: collecting ${queue.length} domains: ${queue.map((w) => w.domain).join(', ')}`,
+      this.#opts.monitorId,
+    );
     // Domains wait for a slot until the run stops waiting; without waitMs, until the run's signal.
     const waiting =
       req.waitMs === undefined
@@ -430,7 +434,7 @@ export class Engine {
     }
     const help = this.#opts.collectors.help(w.domain);
     const applied = applyPolicy(this.#policy, this.plan, w, result, help, (text) =>
-      this.#opts.events.debug(text),
+      this.#opts.events.debug(text, this.#opts.monitorId),
     );
     const outcome: DomainOutcome = { ...w, ...applied, failed, ms };
     if (result.text !== undefined) outcome.text = result.text;
@@ -494,10 +498,9 @@ export class Engine {
       events.error('engine-collect-error', monitorId, text);
     }
     const runtime = formatDuration(this.#clock.now() - state.req.start);
-    status?.set(
-      MonitorKey.engineCollect,
-      `${tag}: done: ${state.started} started, ${withValues.size} domains ${values} values collected, ${runtime} runtime, ${errors} error`,
-    );
+    const done = `${tag}: done: ${state.started} started, ${withValues.size} domains ${values} values collected, ${runtime} runtime, ${errors} error`;
+    status?.set(MonitorKey.engineCollect, done);
+    events.debug(done, monitorId);
   }
 }
 
