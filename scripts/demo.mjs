@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMariaDB } from '../dist/test/helpers/mariadb.js';
+import { binNodeFlags } from '../dist/test/helpers/agent.js';
 import { DEMO_SERVER_ARGS, demoConfig, setupDemoDatabase } from '../dist/test/helpers/demo.js';
 
 const db = await startMariaDB({ args: [...DEMO_SERVER_ARGS] });
@@ -22,7 +23,7 @@ process.stderr.write(
 );
 const agent = spawn(
   process.execPath,
-  ['dist/src/bin/sonde.js', '--config', config, ...process.argv.slice(2)],
+  [...binNodeFlags(), 'dist/src/bin/sonde.js', '--config', config, ...process.argv.slice(2)],
   {
     stdio: 'inherit',
   },

@@ -41,9 +41,20 @@ describe('which command line sonde reads', () => {
       ['--no-collect.slave_status'],
       ['--timeout-offset', '1'],
       ['--timeout-offset=1'],
-      ['--log.level=debug'],
+      ['--log.level=debug', '--web.listen-address=:9104'],
+      ['--log.format', 'json', '--collect.binlog_size'],
     ])
       assert.equal(isExporterCommandLine(argv), true, argv.join(' '));
+  });
+  it('--log.level and --log.format alone are read by sonde, not as mysqld_exporter', () => {
+    for (const argv of [
+      ['--log.level=debug'],
+      ['--log.level', 'warn'],
+      ['--log.format=json'],
+      ['--log.format', 'text', '--log.level=error', '--config', 'a.yaml'],
+    ])
+      assert.equal(isExporterCommandLine(argv), false, argv.join(' '));
+    assert.equal(isExporterCommandLine(['--log.level=info'], '/usr/bin/mysqld_exporter'), true);
   });
   it("sonde's own flags have no dot", () => {
     for (const argv of [[], ['--config', 'a.yaml'], ['--log'], ['--debug', '--run=false'], ['--version']])
@@ -192,7 +203,7 @@ describe('exporterSetup', () => {
     assert.equal(t.config.monitors?.[0]?.socket, '/tmp/my.sock');
   });
 
-  it('other flags become exporter.flags; log.level sets debug and log', async () => {
+  it('other flags become exporter.flags; log.level and log.format set the logs', async () => {
     const s = await exporterSetup(
       run([
         '--mysqld.username=u',
@@ -209,10 +220,30 @@ describe('exporterSetup', () => {
       'exporter.query_timeout': '4',
       'timeout-offset': '1',
     });
-    assert.equal(s.debug, true);
-    assert.equal(s.log, true);
+    assert.equal(s.logLevel, 'debug');
+    assert.equal(s.logFormat, 'text');
     const quiet = await exporterSetup(run(['--mysqld.username=u', '--log.level=error']), env, dir);
-    assert.equal(quiet.log, false);
+    assert.equal(quiet.logLevel, 'error');
+    const json = await exporterSetup(run(['--mysqld.username=u', '--log.format=json']), env, dir);
+    assert.deepEqual([json.logLevel, json.logFormat], ['info', 'json']);
+    const logfmt = await exporterSetup(run(['--mysqld.username=u', '--log.format=logfmt']), env, dir);
+    assert.equal(logfmt.logFormat, 'text');
+  });
+
+  it('SONDE_LOG_LEVEL and SONDE_LOG_FORMAT fill what the flags leave unset', async () => {
+    const e = { ...env, SONDE_LOG_LEVEL: 'warn', SONDE_LOG_FORMAT: 'json' };
+    const s = await exporterSetup(run(['--mysqld.username=u']), e, dir);
+    assert.deepEqual([s.logLevel, s.logFormat], ['warn', 'json']);
+    const flags = await exporterSetup(
+      run(['--mysqld.username=u', '--log.level=debug', '--log.format=logfmt']),
+      e,
+      dir,
+    );
+    assert.deepEqual([flags.logLevel, flags.logFormat], ['debug', 'text']);
+    await assert.rejects(
+      exporterSetup(run(['--mysqld.username=u']), { ...env, SONDE_LOG_LEVEL: 'loud' }, dir),
+      { message: 'invalid value "loud" for SONDE_LOG_LEVEL; valid values: debug, info, warn, error' },
+    );
   });
 
   it('errors name the flag', async () => {

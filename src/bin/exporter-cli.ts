@@ -4,9 +4,11 @@
  *
  * - mysqld_exporter's when any argument is one of its long flags: a flag whose name has a dot
  *   (`--web.listen-address`, `--collect.…`, `--no-collect.…`, `--exporter.…`,
- *   `--config.my-cnf`, `--mysqld.…`, `--tls.…`, `--log.…`) or `--timeout-offset`; also when
- *   sonde is started under the name `mysqld_exporter` or `prometheus-mysqld-exporter` (a
- *   symlink), which covers a unit whose ARGS are empty. sonde's own flags have no dot.
+ *   `--config.my-cnf`, `--mysqld.…`, `--tls.…`) or `--timeout-offset`; also when sonde is
+ *   started under the name `mysqld_exporter` or `prometheus-mysqld-exporter` (a symlink),
+ *   which covers a unit whose ARGS are empty. sonde's own flags have no dot, except
+ *   `--log.level` and `--log.format`, which both command lines read the same way: alone they
+ *   do not mean mysqld_exporter's.
  * - sonde's own otherwise.
  *
  * Parsing follows kingpin, mysqld_exporter's flag library: `--flag=value` and `--flag value`,
@@ -31,7 +33,9 @@ import { UPSTREAM_EXPORTER_FLAGS, UPSTREAM_SCRAPERS, type UpstreamSubflag } from
 import { readMyCnf, type MyCnf } from '../config/mycnf.js';
 import { exporterFlagProblem } from '../config/validate.js';
 import { applyCollectFlags, flagBool, upstreamPlan } from '../plan/exporter-plan.js';
+import type { LogFormat, LogLevel } from '../util/events.js';
 import { parseHostPort } from '../util/net.js';
+import { logEnv, readLogFormat, readLogLevel, SHARED_LOG_FLAGS } from './log-flags.js';
 
 /** Program names that always mean mysqld_exporter's command line. */
 const EXPORTER_NAMES: ReadonlySet<string> = new Set(['mysqld_exporter', 'prometheus-mysqld-exporter']);
@@ -123,10 +127,16 @@ export const CLI_FLAGS: readonly CliFlag[] = [
     'log.level',
     'string',
     'info',
-    'Only log messages with the given severity or above. One of: [debug, info, warn, error]',
+    'Only log messages with the given severity or above. One of: [debug, info, warn, error] (env SONDE_LOG_LEVEL)',
     'log',
   ),
-  f('log.format', 'string', 'logfmt', 'Output format of log messages. One of: [logfmt, json]', 'log'),
+  f(
+    'log.format',
+    'string',
+    'logfmt',
+    "Output format of log messages. One of: [logfmt, json]; logfmt prints sonde's text event lines (env SONDE_LOG_FORMAT)",
+    'log',
+  ),
   ...UPSTREAM_SCRAPERS.flatMap((s) => [
     f(`collect.${s.name}`, 'bool', String(s.enabled), s.help, 'collect'),
     ...s.subflags.map(subflag),
@@ -143,7 +153,10 @@ export function isExporterCommandLine(argv: readonly string[], program = ''): bo
       .pop()
       ?.replace(/\.(js|mjs|cjs)$/, '') ?? '';
   if (EXPORTER_NAMES.has(base)) return true;
-  return argv.some((a) => /^--(?:[^=\s]*\.[^=\s]*|timeout-offset)(?:=|$)/.test(a));
+  return argv.some((a) => {
+    const m = /^--([^=\s]*\.[^=\s]*|timeout-offset)(?:=|$)/.exec(a);
+    return m !== null && !SHARED_LOG_FLAGS.has(m[1] ?? '');
+  });
 }
 
 /** What the command line asks for. */
@@ -261,9 +274,10 @@ export interface ExporterSetup {
   config: Config;
   /** The exporter plan: mysqld_exporter's defaults with the `--collect.*` flags applied. */
   plan: Plan;
-  /** `--log.level`: debug lines on, info events printed. */
-  debug: boolean;
-  log: boolean;
+  /** `--log.level` (else SONDE_LOG_LEVEL, else info, mysqld_exporter's default). */
+  logLevel: LogLevel;
+  /** `--log.format`: json is JSON lines, logfmt sonde's text lines (else SONDE_LOG_FORMAT). */
+  logFormat: LogFormat;
   /** Passwords learnt here (scrubbed from every line sonde prints). */
   secrets: string[];
 }
@@ -383,13 +397,25 @@ export async function exporterSetup(
     monitors: [monitor],
   });
   validateConfig(config, { cwd });
-  const level = one(args, 'log.level');
   const secrets = [cnf?.password ?? '', monitor.password ?? '', dsn].filter((s) => s !== '');
   return {
     config,
     plan: applyCollectFlags(upstreamPlan(CLI_PLAN), collect),
-    debug: level === 'debug',
-    log: level === 'debug' || level === 'info',
+    ...exporterLog(args, env),
     secrets,
+  };
+}
+
+/** The log level and format: the flags, else SONDE_LOG_LEVEL / SONDE_LOG_FORMAT, else info and text. */
+function exporterLog(
+  args: ExporterArgs,
+  env: NodeJS.ProcessEnv,
+): { logLevel: LogLevel; logFormat: LogFormat } {
+  const fromEnv = logEnv(env);
+  const level = args.given.get('log.level')?.[0];
+  const format = args.given.get('log.format')?.[0];
+  return {
+    logLevel: level === undefined ? (fromEnv.level ?? 'info') : readLogLevel(level, '--log.level'),
+    logFormat: format === undefined ? (fromEnv.format ?? 'text') : readLogFormat(format, '--log.format'),
   };
 }

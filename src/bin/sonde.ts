@@ -1,4 +1,4 @@
-#!/usr/bin/env node
+#!/usr/bin/env -S node --max-semi-space-size=4
 /**
  * sonde CLI: parse flags, boot (load and validate everything), then run (start monitors
  * and the API) until a signal. This is the only file that wires concrete pieces together;
@@ -23,6 +23,7 @@ import type { HelpLookup } from '../plan/store.js';
 import type { ApiDeps } from '../server/api.js';
 import type { SinkRegistry } from '../sinks/registry.js';
 import { enableCompileCache } from '../util/compile-cache.js';
+import type { LogFormat, LogLevel } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
 import { parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
@@ -34,6 +35,7 @@ import {
   parseExporterCommandLine,
   type ExporterSetup,
 } from './exporter-cli.js';
+import { logEnv, readLogFormat, readLogLevel } from './log-flags.js';
 import { formatEventTime, formatTimestamp } from '../util/time.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
@@ -72,6 +74,10 @@ interface Options {
   config?: string;
   debug: boolean;
   log: boolean;
+  /** `--log.level` (else SONDE_LOG_LEVEL); unset: `--log` / `--debug` decide, as in Blip. */
+  logLevel?: LogLevel;
+  /** `--log.format` (else SONDE_LOG_FORMAT, else text). */
+  logFormat: LogFormat;
   run: boolean;
   printConfig: boolean;
   printDomains: boolean;
@@ -102,6 +108,18 @@ function parseArgs(argv: string[]): Options {
     .addOption(new Option('--no-debug').hideHelp())
     .addOption(new Option('--log', 'print info events to stdout (env SONDE_LOG, BLIP_LOG)'))
     .addOption(new Option('--no-log').hideHelp())
+    .addOption(
+      new Option(
+        '--log.level <level>',
+        'debug, info, warn or error: what is printed besides error events; info = --log, debug = --debug (env SONDE_LOG_LEVEL; default: error events and signal notices only)',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--log.format <format>',
+        "text (Blip's event lines, the default) or json (JSON lines on stderr); logfmt = text (env SONDE_LOG_FORMAT)",
+      ),
+    )
     .addOption(new Option('--print-config', 'print the final config after validation'))
     .addOption(new Option('--no-print-config').hideHelp())
     .addOption(
@@ -134,7 +152,7 @@ function parseArgs(argv: string[]): Options {
     .configureOutput({ writeErr: () => undefined, writeOut: (s) => process.stdout.write(s) })
     .addHelpText(
       'after',
-      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset) is read as mysqld_exporter's; see docs/exporter-cli.md.\n\nsonde v${VERSION}`,
+      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset; --log.level and --log.format are read by both) is read as mysqld_exporter's;\nsee docs/exporter-cli.md. Logs: docs/logging.md.\n\nsonde v${VERSION}`,
     );
   try {
     program.parse(normaliseArgv(argv), { from: 'user' });
@@ -158,9 +176,11 @@ function parseArgs(argv: string[]): Options {
     return def;
   };
   const config = typeof o.config === 'string' ? o.config : env('CONFIG');
+  const logs = logOptions(o['log.level'], o['log.format']);
   return {
     ...(typeof o.shard === 'string' ? { shardFlag: o.shard } : {}),
     ...(config === undefined || config === '' ? {} : { config }),
+    ...logs,
     debug: flag('debug', 'DEBUG', false),
     log: flag('log', 'LOG', false),
     run: flag('run', 'RUN', true),
@@ -171,6 +191,18 @@ function parseArgs(argv: string[]): Options {
     version: o.version === true,
     check: o.check === true,
   };
+}
+
+/** `--log.level` and `--log.format`, else SONDE_LOG_LEVEL and SONDE_LOG_FORMAT; a bad value fails the boot. */
+function logOptions(level: unknown, format: unknown): Pick<Options, 'logLevel' | 'logFormat'> {
+  try {
+    const fromEnv = logEnv(process.env);
+    const logLevel = typeof level === 'string' ? readLogLevel(level, '--log.level') : fromEnv.level;
+    const logFormat = typeof format === 'string' ? readLogFormat(format, '--log.format') : fromEnv.format;
+    return { ...(logLevel ? { logLevel } : {}), logFormat: logFormat ?? 'text' };
+  } catch (err) {
+    throw new BootError(`Error parsing command line: ${errorMessage(err)}`);
+  }
 }
 
 /** `sonde check [options]` is `sonde --check [options]`. */
@@ -399,7 +431,7 @@ function monitorDeps(b: Boot): MonitorDeps {
     },
     buildRuntime: (plan, cfg) => {
       for (const w of freqWarnings(sortLevels(plan)))
-        events.info('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
+        events.warn('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
       return buildRuntime(plan, cfg);
     },
   };
@@ -560,7 +592,12 @@ function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<type
 
 /** Boot: config, plans, monitors and the API, in that order. Nothing runs yet. */
 async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: Boot; loader: Loader }> {
-  const events = new EventLog({ log: opts.log, debug: opts.debug });
+  const events = new EventLog({
+    log: opts.log,
+    debug: opts.debug,
+    format: opts.logFormat,
+    ...(opts.logLevel ? { level: opts.logLevel } : {}),
+  });
   const status = new StatusRegistry();
   const serverStatus = status.serverWriter;
   serverStatus.set(ServerKey.started, formatTimestamp(new Date()));
@@ -674,7 +711,9 @@ function runProbe(
 function untilSignal(events: EventLog, reload: () => Promise<void>): Promise<NodeJS.Signals> {
   process.on('SIGUSR1', () => {
     events.setDebug(!events.debugging);
-    process.stderr.write(`SIGUSR1 has set sonde.Debugging to ${String(events.debugging)}\n`);
+    const line = `SIGUSR1 has set sonde.Debugging to ${String(events.debugging)}`;
+    if (events.format === 'json') events.notice('server-debug', '', line);
+    else process.stderr.write(`${line}\n`);
   });
   let reloading = false;
   process.on('SIGHUP', () => {
@@ -826,9 +865,12 @@ async function mainExporter(argv: string[]): Promise<number> {
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
+  logFormat = preset.logFormat;
   const opts: Options = {
-    debug: preset.debug,
-    log: preset.log,
+    debug: false,
+    log: false,
+    logLevel: preset.logLevel,
+    logFormat: preset.logFormat,
     run: true,
     check: false,
     printConfig: false,
@@ -845,6 +887,7 @@ async function main(argv: string[]): Promise<number> {
   if (isExporterCommandLine(argv, process.argv[1])) return mainExporter(argv);
   // --version and --print-domains: answered before the imports (earlyAnswer).
   const opts = parseArgs(sondeArgv(argv));
+  logFormat = opts.logFormat;
   const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
   const shard = shardOption(opts.shardFlag);
   if (shard) opts.shard = shard;
@@ -908,11 +951,16 @@ async function bootAndRun(opts: Options, collectors: CollectorRegistry): Promise
   return 0;
 }
 
+/** The log format once the command line is read: the boot failure line is printed in it. */
+let logFormat: LogFormat = 'text';
+
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
-    process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);
+    if (logFormat === 'json')
+      new EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
+    else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);
     process.exit(1);
   },
 );

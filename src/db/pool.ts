@@ -100,6 +100,11 @@ export interface CreateDbOptions {
   reloadCredentials?: () => Promise<ConnectionSpec>;
   /** Told `<redacted dsn>: <error>` when reloadCredentials fails (event `db-reload-password-error`). */
   onPasswordReloadError?: (msg: string) => void;
+  /**
+   * Told after each attempt to open a new connection: how long it took (ms) and the error
+   * when it failed. A connection reused from the pool is not reported.
+   */
+  onConnect?: (ms: number, error?: string) => void;
 }
 
 /** A Db that owns its pool. */
@@ -265,10 +270,18 @@ class MysqlDb implements PooledDb {
   }
 
   async #checkout(gen: Generation): Promise<PoolConnection> {
-    const conn = await gen.pool.getConnection();
+    const t0 = Date.now();
+    let conn: PoolConnection;
+    try {
+      conn = await gen.pool.getConnection();
+    } catch (err) {
+      this.#opts.onConnect?.(Date.now() - t0, errorMessage(err));
+      throw err;
+    }
     gen.active++;
     const core = conn.connection as object;
     if (!this.#prepared.has(core)) {
+      this.#opts.onConnect?.(Date.now() - t0);
       try {
         await conn.query(`SET SESSION lock_wait_timeout=${SESSION_LOCK_WAIT_TIMEOUT_S}`);
       } catch (err) {

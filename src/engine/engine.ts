@@ -89,6 +89,13 @@ export interface EngineOptions {
   staggerMs?: number;
 }
 
+/**
+ * Abort reasons of every run, made once: an abort without a reason builds a DOMException
+ * with its stack, a cost paid per collection for nothing (these reasons are never shown).
+ */
+const RUN_OVER = new Error('run over');
+const NOT_STARTED = new Error('not started in time');
+
 /** The stagger sonde's monitors use (see EngineOptions.staggerMs). */
 export const STAGGER_MS = 100;
 
@@ -254,6 +261,10 @@ export class Engine {
     const queue = req.work
       .filter((w) => !this.#policy.stopped(w.domain))
       .sort((a, b) => freq(a.domain) - freq(b.domain));
+    this.#opts.events.debug(
+      () => `${state.tag}: collecting ${queue.length} domains: ${queue.map((w) => w.domain).join(', ')}`,
+      this.#opts.monitorId,
+    );
     // Domains wait for a slot until the run stops waiting; without waitMs, until the run's signal.
     const waiting =
       req.waitMs === undefined
@@ -276,11 +287,11 @@ export class Engine {
         tasks,
         sleepOn(this.#clock, req.start + req.waitMs - this.#clock.now(), stopWaiting.signal),
       ]);
-      stopWaiting.abort();
+      stopWaiting.abort(RUN_OVER);
     }
     state.open = false;
     // Whatever still waits for a slot now was not started in time: skipped this run.
-    waiting.abort(new Error('not started in time'));
+    waiting.abort(NOT_STARTED);
     waiting.done();
     this.#summarize(state);
     return { outcomes: state.outcomes, started: state.started };
@@ -293,19 +304,17 @@ export class Engine {
       await Promise.all(queue.map((w) => this.#runDomain(w, state, waiting)));
       return;
     }
-    const over = new AbortController();
-    const both = AbortSignal.any([waiting, over.signal]);
     let turn: Promise<unknown> = Promise.resolve();
     const tasks = queue.map((w) => {
       let started: () => void = () => undefined;
       const start = new Promise<void>((resolve) => (started = resolve));
       const task = turn.then(() => this.#runDomain(w, state, waiting, started));
       // The next domain's turn: this one finished, or ran for staggerMs.
-      turn = Promise.race([task, start.then(() => sleepOn(this.#clock, staggerMs, both))]);
+      // (A pending stagger timer ends with the run's wait, or fires on its own shortly after.)
+      turn = Promise.race([task, start.then(() => sleepOn(this.#clock, staggerMs, waiting))]);
       return task;
     });
     await Promise.all(tasks);
-    over.abort();
   }
 
   /** Wait for a slot, fence the previous run, collect, apply the policy, record. */
@@ -425,7 +434,7 @@ export class Engine {
     }
     const help = this.#opts.collectors.help(w.domain);
     const applied = applyPolicy(this.#policy, this.plan, w, result, help, (text) =>
-      this.#opts.events.debug(text),
+      this.#opts.events.debug(text, this.#opts.monitorId),
     );
     const outcome: DomainOutcome = { ...w, ...applied, failed, ms };
     if (result.text !== undefined) outcome.text = result.text;
@@ -489,10 +498,9 @@ export class Engine {
       events.error('engine-collect-error', monitorId, text);
     }
     const runtime = formatDuration(this.#clock.now() - state.req.start);
-    status?.set(
-      MonitorKey.engineCollect,
-      `${tag}: done: ${state.started} started, ${withValues.size} domains ${values} values collected, ${runtime} runtime, ${errors} error`,
-    );
+    const done = `${tag}: done: ${state.started} started, ${withValues.size} domains ${values} values collected, ${runtime} runtime, ${errors} error`;
+    status?.set(MonitorKey.engineCollect, done);
+    events.debug(done, monitorId);
   }
 }
 

@@ -20,14 +20,13 @@ import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { MonitorTallies, ProbeTargets } from '../core/probe.js';
+import { refuseMethod, send, sendText } from '../util/http-answer.js';
 import { loadWebConfig } from '../util/web-config.js';
 import { startWebListeners } from '../util/web-listener.js';
-import { EXPORTER_KEEP_ALIVE_MS, ScrapeHandler, send } from './server.js';
+import { EXPORTER_KEEP_ALIVE_MS, ScrapeHandler } from './server.js';
 
 /** The label of a `/targets` entry holding the monitor's address. */
 export const ADDRESS_LABEL = 'mysql_address';
-
-const TEXT = 'text/plain; charset=utf-8';
 
 /**
  * A tag name as a Prometheus label name: every character other than `[a-zA-Z0-9_]` becomes
@@ -120,8 +119,11 @@ const LANDING = Buffer.from(
   ].join('\n'),
 );
 
+/** Go's error headers: the reason as one line of text, not to be sniffed as anything else. */
+const NOSNIFF = { 'X-Content-Type-Options': 'nosniff' };
+
 function refuse(req: IncomingMessage, res: ServerResponse, status: number, reason: string): void {
-  send(res, req, status, TEXT, Buffer.from(`${reason}\n`), { 'X-Content-Type-Options': 'nosniff' });
+  sendText(res, req, status, reason, NOSNIFF);
 }
 
 /** `/probe`: resolve, scrape through the target's ScrapeHandler, release. */
@@ -202,22 +204,20 @@ function router(args: StartProbeArgs): (req: IncomingMessage, res: ServerRespons
     } catch {
       return refuse(req, res, 400, '400 bad request');
     }
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      res.setHeader('Allow', 'GET, HEAD');
-      return refuse(req, res, 405, `method ${req.method ?? ''} not allowed`);
-    }
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return refuseMethod(res, req, 'GET, HEAD', `method ${req.method ?? ''} not allowed`, NOSNIFF);
     switch (url.pathname) {
       case '/probe':
         prober.handle(req, res, url).catch((err: unknown) => failed(req, res, 'probe', err));
         return;
       case '/metrics':
         registry.metrics().then(
-          (text) => send(res, req, 200, registry.contentType, Buffer.from(text)),
+          (text) => send(res, req, 200, registry.contentType, text),
           (err: unknown) => failed(req, res, 'metrics', err),
         );
         return;
       case '/targets':
-        return send(res, req, 200, 'application/json', Buffer.from(targetsJson(args.targets)));
+        return send(res, req, 200, 'application/json', targetsJson(args.targets));
       case '/':
         return send(res, req, 200, 'text/html; charset=utf-8', LANDING);
       default:

@@ -27,7 +27,8 @@ import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { scraperByDomain } from '../core/upstream.js';
 import { withDeadline } from '../util/abort.js';
-import { TokenFile } from '../util/http-guard.js';
+import { TEXT_PLAIN, refuseMethod, send, sendText } from '../util/http-answer.js';
+import { TokenFile, admit } from '../util/http-guard.js';
 import { escapeHtml } from '../util/text.js';
 import { startWebListeners } from '../util/web-listener.js';
 import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
@@ -121,15 +122,12 @@ export const RELOAD_PATH = '/-/reload';
  * this very listener). Any other method: 405, state changes only by POST.
  */
 function answerReload(req: IncomingMessage, res: ServerResponse, reload: () => void): void {
-  const text = 'text/plain; charset=utf-8';
   if (req.method !== 'POST') {
-    send(res, req, 405, text, Buffer.from(`405 method not allowed: ${RELOAD_PATH} takes POST\n`), {
-      Allow: 'POST',
-    });
+    refuseMethod(res, req, 'POST', `405 method not allowed: ${RELOAD_PATH} takes POST`);
     return;
   }
   res.once('finish', reload);
-  send(res, req, 200, text, Buffer.from('reloading: the monitor restarts and reads its credentials again\n'));
+  sendText(res, req, 200, 'reloading: the monitor restarts and reads its credentials again');
 }
 
 /** Idle time of a kept-alive connection: longer than Prometheus keeps its connections idle. */
@@ -301,7 +299,7 @@ export class ScrapeHandler {
       if (!(err instanceof ExpositionError)) throw err;
       this.#args.events.debug(`exporter ${this.#args.monitorId}: cannot expose metrics: ${err.message}`);
       const text = `An error has occurred while serving metrics:\n\n${err.message}\n`;
-      send(res, req, 500, 'text/plain; charset=utf-8', Buffer.from(text));
+      send(res, req, 500, TEXT_PLAIN, text);
       return;
     }
     const headers: Record<string, string> = {};
@@ -332,23 +330,19 @@ function router(
   });
   const landing = landingPage(monitorId, path);
   return (req, res) => {
-    if (token !== undefined && !token.check(req.headers.authorization)) {
-      const body = Buffer.from('unauthorized: missing or wrong bearer token\n');
-      send(res, req, 401, 'text/plain; charset=utf-8', body, { 'WWW-Authenticate': 'Bearer' });
-      return;
-    }
+    // The token only: mysqld_exporter's endpoint has no Host or cross-site rule.
+    if (!admit(req, res, { tls: false, token })) return;
     let url: URL;
     try {
       url = new URL(req.url ?? '/', 'http://exporter');
     } catch {
-      send(res, req, 400, 'text/plain; charset=utf-8', Buffer.from('400 bad request\n'));
+      sendText(res, req, 400, '400 bad request');
       return;
     }
     if (url.pathname === path) {
       scrapes.handle(req, res, url, args.source).catch((err: unknown) => {
         events.debug(`exporter ${monitorId}: scrape failed: ${errorMessage(err)}`);
-        if (!res.headersSent)
-          send(res, req, 500, 'text/plain; charset=utf-8', Buffer.from(`${errorMessage(err)}\n`));
+        if (!res.headersSent) send(res, req, 500, TEXT_PLAIN, `${errorMessage(err)}\n`);
         else res.destroy();
       });
     } else if (url.pathname === '/') {
@@ -356,8 +350,7 @@ function router(
     } else if (url.pathname === RELOAD_PATH && args.reload !== undefined) {
       answerReload(req, res, args.reload);
     } else {
-      const headers = { 'X-Content-Type-Options': 'nosniff' };
-      send(res, req, 404, 'text/plain; charset=utf-8', Buffer.from('404 page not found\n'), headers);
+      sendText(res, req, 404, '404 page not found', { 'X-Content-Type-Options': 'nosniff' });
     }
   };
 }
@@ -397,17 +390,4 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
       return closed;
     },
   };
-}
-
-/** Answer with `body` (none for HEAD) and its length. */
-export function send(
-  res: ServerResponse,
-  req: IncomingMessage,
-  code: number,
-  contentType: string,
-  body: Buffer,
-  extra: Record<string, string> = {},
-): void {
-  res.writeHead(code, { 'Content-Type': contentType, 'Content-Length': String(body.length), ...extra });
-  res.end(req.method === 'HEAD' ? undefined : body);
 }

@@ -270,10 +270,27 @@ void describe('heartbeat reader: loop', () => {
     });
     assert.equal(
       obs[1]?.status,
-      'no heartbeat table blip.heartbeat readable by this account (error 1142) (next read in 3s)',
+      'no heartbeat table blip.heartbeat readable by this account (error 1142) (next read in 6s)',
     );
     assert.equal(obs[1]?.error, undefined);
     assert.deepEqual(obs[2]?.lag, { lag: 350, source: 'db1', replica: true });
+  });
+
+  void it('no heartbeat table: the wait doubles after each read up to a minute, and starts again at 3s once read', async () => {
+    const missing = Object.assign(new Error("Table 'blip.heartbeat' doesn't exist"), { errno: 1146 });
+    const { obs } = await runAll([
+      ...Array.from({ length: 7 }, () => missing),
+      hb('10:00:00.400', '10:00:00.000'),
+      missing,
+    ]);
+    assert.deepEqual(
+      obs.map((o) => o.wait),
+      [3000, 6000, 12000, 24000, 48000, 60000, 60000, 1650, 3000],
+    );
+    assert.equal(
+      obs[5]?.status,
+      'no heartbeat table blip.heartbeat readable by this account (error 1146) (next read in 1m0s)',
+    );
   });
 
   void it('a missing heartbeat table is an error when a source-id is configured', async () => {

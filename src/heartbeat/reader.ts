@@ -38,6 +38,13 @@ export const READ_TIMEOUT_MS = 2_000;
 export const READ_ERROR_WAIT_MS = 1_000;
 /** Wait after "no heartbeat row" and after "not a replica". */
 export const NO_HEARTBEAT_WAIT_MS = 3_000;
+/**
+ * Longest wait between reads while there is no heartbeat table: the wait doubles from
+ * NO_HEARTBEAT_WAIT_MS after each read that finds none, so a fleet without heartbeat does
+ * not send each server a failing query every 3 s, and a table created later is still found
+ * within a minute.
+ */
+export const NO_TABLE_WAIT_CAP_MS = 60_000;
 /** A lag is reported while the last good read is at most one heartbeat period plus this old. */
 export const STALE_GRACE_MS = 1_000;
 /** Default `network-latency` option, milliseconds. */
@@ -222,6 +229,8 @@ export class HeartbeatReader {
   /** Clock of the last read that gave a lag, and the freq of that row. */
   #readAt: number | undefined;
   #readFreqMs = 0;
+  /** The wait after the next read that finds no heartbeat table (doubles up to NO_TABLE_WAIT_CAP_MS). */
+  #noTableWaitMs = NO_HEARTBEAT_WAIT_MS;
 
   /** Throws when the settings cannot make a query (bad table name, bad repl-check name). */
   constructor(args: HeartbeatReaderArgs) {
@@ -285,9 +294,11 @@ export class HeartbeatReader {
     let rows: Row[];
     try {
       rows = await this.#db.query(this.query.sql, this.query.params, { signal, timeoutMs: READ_TIMEOUT_MS });
+      this.#noTableWaitMs = NO_HEARTBEAT_WAIT_MS; // the table is there
     } catch (err) {
       if (signal.aborted) return 0;
-      if (this.#noTable(err)) return NO_HEARTBEAT_WAIT_MS;
+      const noTableWait = this.#noTable(err);
+      if (noTableWait !== undefined) return noTableWait;
       // One failed read says nothing about replication: the lag stands until it is stale.
       const since = this.#readAt === undefined ? 0 : Math.trunc(this.#clock() - this.#readAt);
       const stale = this.#stale() ? `; lag not reported, last read ${formatDuration(since)} ago` : '';
@@ -348,18 +359,21 @@ export class HeartbeatReader {
    * read every 3 s (it starts working once the table and its grant exist), not an error.
    * Returns false for any other error, and in the other modes.
    */
-  #noTable(err: unknown): boolean {
+  #noTable(err: unknown): number | undefined {
     const errno = errnoOf(err);
-    if (this.query.mode !== 'latest' || errno === undefined || !NO_TABLE_ERRNOS.includes(errno)) return false;
+    if (this.query.mode !== 'latest' || errno === undefined || !NO_TABLE_ERRNOS.includes(errno))
+      return undefined;
     this.#lag = -1;
     this.#lateSince = undefined;
     this.#source = '';
+    const wait = this.#noTableWaitMs;
+    this.#noTableWaitMs = Math.min(wait * 2, NO_TABLE_WAIT_CAP_MS);
     this.#status.delete(MonitorKey.heartbeatReaderError);
     this.#status.set(
       MonitorKey.heartbeatReader,
-      `no heartbeat table ${this.#table} readable by this account (error ${errno}) (next read in 3s)`,
+      `no heartbeat table ${this.#table} readable by this account (error ${errno}) (next read in ${formatDuration(wait)})`,
     );
-    return true;
+    return wait;
   }
 
   /**

@@ -34,8 +34,8 @@ export class ErrorGate implements Events {
     this.#inner.info(event, monitorId, message);
   }
 
-  debug(message: string): void {
-    this.#inner.debug(message);
+  debug(message: string | (() => string), monitorId?: string): void {
+    this.#inner.debug(message, monitorId);
   }
 
   error(event: string, monitorId: string, message: string): void {
@@ -43,7 +43,7 @@ export class ErrorGate implements Events {
     if (now < this.#openAt) {
       if (this.#held === 0) this.#heldSince = now;
       this.#held++;
-      this.#inner.debug(`held back: [${event}] [${monitorId}] ${message}`);
+      this.#inner.debug(() => `held back: [${event}] ${message}`, monitorId);
       return;
     }
     const held =

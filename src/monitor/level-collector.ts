@@ -67,6 +67,12 @@ export interface LevelCollectorContext {
 }
 
 const QUEUE_CAPACITY = 10;
+
+/** The debug line of one record sent to one sink. */
+function sentLine(sink: string, m: Metrics, ms: number): string {
+  const values = Object.values(m.values).reduce((n, list) => n + list.length, 0);
+  return `sink ${sink}: sent ${m.plan}/${m.level}/${m.interval}: ${values} values in ${formatDuration(ms)}`;
+}
 const PLAN_RETRY_MS = 2000;
 const PREPARE_TIMEOUT_MS = 10_000;
 const PING_TIMEOUT_MS = 5000;
@@ -151,9 +157,9 @@ export class LevelCollector {
 
   /**
    * Activate a plan in the background; a newer call cancels an activation in progress.
-   * Resolves when this activation has finished or was cancelled.
+   * Resolves when this activation has finished or was cancelled. `why` is for the debug line.
    */
-  changePlan(state: LevelState, planName: string): Promise<void> {
+  changePlan(state: LevelState, planName: string, why = ''): Promise<void> {
     this.#activation?.abort();
     const ac = new AbortController();
     this.#activation = ac;
@@ -162,7 +168,7 @@ export class LevelCollector {
       await previous; // the cancelled one unwinds first
       if (ac.signal.aborted) return;
       try {
-        await this.#activate(state, planName, ac.signal);
+        await this.#activate(state, planName, why, ac.signal);
       } catch (err) {
         if (!ac.signal.aborted)
           this.#ctx.events.error('lco-change-plan-error', this.#ctx.monitorId, errorMessage(err));
@@ -193,10 +199,12 @@ export class LevelCollector {
     await this.#worker;
   }
 
-  async #activate(state: LevelState, planName: string, signal: AbortSignal): Promise<void> {
+  async #activate(state: LevelState, planName: string, why: string, signal: AbortSignal): Promise<void> {
     const { status, events, monitorId } = this.#ctx;
     const change = `state:${this.#state} plan:${this.#planName} -> state:${state} plan:${planName}`;
+    const started = this.#clock.now();
     events.info('change-plan', monitorId, change);
+    events.debug(() => `plan change ${change}${why === '' ? '' : `: ${why}`}`, monitorId);
     status.set(MonitorKey.levelChangePlan, `loading new plan ${planName} (state ${state})`);
     const plan = await this.#lookup(planName, change, signal);
     if (plan === undefined) return;
@@ -210,6 +218,12 @@ export class LevelCollector {
     }
     await this.#swap(engine, runtime, state);
     events.info('change-plan-success', monitorId, change);
+    const levels = Object.keys(plan.levels).join(', ');
+    events.debug(
+      () =>
+        `plan ${plan.name} active (levels ${levels}) after ${formatDuration(this.#clock.now() - started)}`,
+      monitorId,
+    );
     if (!this.#stopped) this.#onTick(this.#clock.now()); // first tick now, not a second later
   }
 
@@ -460,9 +474,11 @@ export class LevelCollector {
     for (const m of batch.metrics) {
       for (const sink of sinks) {
         status.set(MonitorKey.levelSinks, `${m.plan}/${m.level}/${m.interval}: sending to ${sink.name}`);
+        const t0 = this.#clock.now();
         try {
           await sink.send(m);
           status.delete(monitorKeyOf.sinkError(sink.name));
+          events.debug(() => sentLine(sink.name, m, this.#clock.now() - t0), monitorId);
         } catch (err) {
           const text = errorMessage(err);
           status.set(monitorKeyOf.sinkError(sink.name), text);

@@ -22,6 +22,7 @@ import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { Limiter } from '../engine/limiter.js';
 import { ErrorGate } from './error-gate.js';
+import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
 import type { PlanRuntime } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
@@ -42,7 +43,12 @@ export interface MonitorDeps {
   ): Promise<ConnectionSpec>;
   createDb(
     spec: ConnectionSpec,
-    opts: { reloadCredentials: () => Promise<ConnectionSpec>; onPasswordReloadError: (msg: string) => void },
+    opts: {
+      reloadCredentials: () => Promise<ConnectionSpec>;
+      onPasswordReloadError: (msg: string) => void;
+      /** After each attempt to open a new connection: its duration, and its error when it failed. */
+      onConnect?: (ms: number, error?: string) => void;
+    },
   ): OwnedDb;
   /** Load this monitor's plans; returns the lookup used by plan activation. */
   loadPlans(cfg: FinalMonitorConfig, db: Db): Promise<(name: string) => Plan>;
@@ -108,6 +114,13 @@ export interface MonitorDeps {
 
 /** Cap of the startup backoff */
 const STARTUP_BACKOFF_CAP_MS = 20_000;
+
+/** The debug line of one attempt to open a connection. */
+function connectLine(dsn: string, ms: number, error: string | undefined): string {
+  return error === undefined
+    ? `connected to ${dsn} in ${formatDuration(ms)}`
+    : `connecting to ${dsn} failed after ${formatDuration(ms)}: ${error}`;
+}
 
 /** A source for one probe; release() closes what the probe opened for itself. */
 export interface ProbeLease {
@@ -330,9 +343,11 @@ export class Monitor {
     this.#status.set(MonitorKey.monitor, 'making DB/DSN (not connecting)');
     try {
       const spec = await this.#deps.buildConnection(cfg);
+      const dsn = spec.redactedDsn;
       const db = this.#deps.createDb(spec, {
         reloadCredentials: () => this.#deps.buildConnection(cfg, { reload: true }),
         onPasswordReloadError: (msg) => events.info('db-reload-password-error', this.id, msg),
+        onConnect: (ms, error) => events.debug(() => connectLine(dsn, ms, error), this.id),
       });
       this.#db = db;
       this.#dsn = spec.redactedDsn;
@@ -548,7 +563,8 @@ export class Monitor {
       this.#subsystemDone.push(pch.run(signal));
     } else {
       this.#status.set(MonitorKey.monitor, `starting plan ${planName}`);
-      void lco.changePlan('active', planName); // runs in the background, retrying until it succeeds or Stop
+      // Runs in the background, retrying until it succeeds or Stop.
+      void lco.changePlan('active', planName, 'monitor started, plan changing off');
     }
   }
 }

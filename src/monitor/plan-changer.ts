@@ -21,7 +21,8 @@ import { formatTimestamp } from '../util/time.js';
 
 /** What the plan changer drives (the LevelCollector). */
 export interface PlanTarget {
-  changePlan(state: LevelState, planName: string): Promise<void>;
+  /** `why` says what caused the change (for the debug line). */
+  changePlan(state: LevelState, planName: string, why?: string): Promise<void>;
   pause(): void;
 }
 
@@ -97,16 +98,17 @@ export class PlanChanger {
   }
 
   /** Apply a state: its plan, else pause (offline) or the monitor's plan (other states). */
-  #apply(state: LevelState, plan: string): void {
-    const { status, target, monitorPlan } = this.#ctx;
+  #apply(state: LevelState, plan: string, why: string): void {
+    const { status, target, monitorPlan, events, monitorId } = this.#ctx;
     if (plan === '' && state === 'offline') {
+      events.debug(() => `plan changer: ${why}: pausing the level collector`, monitorId);
       status.set(MonitorKey.planChanger, `calling LevelCollector.Pause: ${state}`);
       target.pause();
       return;
     }
     const name = plan === '' ? monitorPlan : plan;
     status.set(MonitorKey.planChanger, `calling LevelCollector.ChangePlan: ${state} ${name}`);
-    void target.changePlan(state, name); // activation runs in the background and retries by itself
+    void target.changePlan(state, name, `plan changer: ${why}`); // runs in the background, retrying by itself
   }
 
   /** Run until `signal` aborts. Never throws. */
@@ -141,14 +143,15 @@ export class PlanChanger {
           }
         } else if (pending && observed === pending.state) {
           if (now.getTime() - (pending.since?.getTime() ?? 0) >= this.#afterMs(pending.state)) {
-            this.#apply(pending.state, pending.plan);
+            const why = `server ${pending.state} for ${this.#ctx.change[pending.state]?.after || '0s'}`;
+            this.#apply(pending.state, pending.plan, why);
             current = pending;
             pending = undefined;
             status.delete(MonitorKey.statePending);
             events.info('state-change-end', monitorId, observed);
           }
         } else if (first && current.state === 'offline') {
-          this.#apply(observed, this.#planOf(observed));
+          this.#apply(observed, this.#planOf(observed), `first state observed: ${observed}`);
           current = { state: observed, plan: '', since: now };
           first = false;
           events.info('state-change-end', monitorId, observed);

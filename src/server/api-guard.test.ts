@@ -3,7 +3,6 @@ import assert from 'node:assert/strict';
 import { readFileSync, writeFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { FastifyInstance } from 'fastify';
 import type { MonitorControl } from '../core/control.js';
 import { connect, type Socket } from 'node:net';
 import { LISTENER_LIMITS, TokenFile } from '../util/http-guard.js';
@@ -11,7 +10,7 @@ import { makeTlsFiles } from '../../test/helpers/tls.js';
 import { rawExchange } from '../../test/helpers/agent.js';
 import { httpCall } from '../../test/helpers/http-call.js';
 import { buildApi, listenApi } from './api.js';
-import type { ApiDeps } from './api.js';
+import type { Api, ApiDeps } from './api.js';
 
 const TEXT = 'text/plain; charset=utf-8';
 
@@ -31,7 +30,7 @@ class Control implements MonitorControl {
   }
 }
 
-const apps: FastifyInstance[] = [];
+const apps: Api[] = [];
 const dirs: string[] = [];
 after(async () => {
   await Promise.all(apps.map((a) => a.close()));

@@ -333,6 +333,12 @@ export class RetrySink implements Sink {
     if (!this.#failing) this.#wait = 0;
   }
 
+  /** The debug line of one good inner send. */
+  #sentLine(m: Metrics, ms: number): string {
+    const values = Object.values(m.values).reduce((n, list) => n + list.length, 0);
+    return `sink ${this.name}: delivered ${m.plan}/${m.level}/${m.interval}: ${values} values in ${formatDuration(ms)}, ${this.#stack.length} buffered`;
+  }
+
   /** One inner send of `entry` under send-timeout; true on success. */
   async #attempt(entry: Entry): Promise<boolean> {
     const { sendTimeoutMs } = this.#cfg;
@@ -342,11 +348,14 @@ export class RetrySink implements Sink {
       sendTimeoutMs,
       `send-timeout ${formatDuration(sendTimeoutMs)} exceeded`,
     );
+    const t0 = Date.now();
     try {
       await untilAborted(this.#inner.send(entry.metrics, deadline.signal), deadline.signal);
       // Remove that exact entry wherever it is now; gone if it was pushed off the bottom.
       const i = this.#stack.indexOf(entry);
       if (i >= 0) this.#stack.splice(i, 1);
+      const ms = Date.now() - t0;
+      this.#opts.events.debug(() => this.#sentLine(entry.metrics, ms), this.#opts.monitorId);
       this.#opts.status?.delete(errorKey);
       return true;
     } catch (err) {

@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { EventLog, formatEventLine, redact } from './events.js';
+import { EventLog, formatEventLine, redact, type EventLogOptions } from './events.js';
 
 // Each test file runs in its own process: fix the zone so line times are deterministic.
 process.env.TZ = 'UTC';
@@ -15,7 +15,7 @@ class Collect {
 
 const T = new Date(Date.UTC(2024, 6, 19, 10, 0, 0, 123));
 
-function setup(opts: { log?: boolean; debug?: boolean; secrets?: string[] } = {}): {
+function setup(opts: Omit<EventLogOptions, 'stdout' | 'stderr' | 'now'> = {}): {
   ev: EventLog;
   out: Collect;
   err: Collect;
@@ -115,6 +115,173 @@ describe('event lines', () => {
       '2024/07/19 10:00:00.123000 [db-reload-password-error ] [db1] dsn u:...@tcp(h)/ and ...\n',
     );
     assert.match(err.writes[1] ?? '', / password \.\.\.\n$/);
+  });
+});
+
+/** One of each kind of line, in this order. */
+function everyKind(ev: EventLog): void {
+  ev.error('monitor-error', 'db1', 'e');
+  ev.notice('server-stopped', '', 'n');
+  ev.warn('plan-freq-warning', 'db1', 'w');
+  ev.info('monitor-started', 'db1', 'i');
+  ev.debug('d');
+}
+
+/** The kinds printed, read back from the text lines of both streams. */
+function kinds(out: Collect, err: Collect): string[] {
+  return [...out.writes, ...err.writes]
+    .map((l) => /(?:ERROR: (e)|\] (n|w|i)|DEBUG \S+ (d))\n$/.exec(l)?.slice(1).join('') ?? l)
+    .sort();
+}
+
+describe('levels', () => {
+  const cases: [string, Omit<EventLogOptions, 'stdout' | 'stderr' | 'now'>, string[]][] = [
+    ['no flag (Blip): errors and notices', {}, ['e', 'n']],
+    ['error', { level: 'error' }, ['e', 'n']],
+    ['warn', { level: 'warn' }, ['e', 'n', 'w']],
+    ['info', { level: 'info' }, ['e', 'i', 'n', 'w']],
+    ['--log', { log: true }, ['e', 'i', 'n', 'w']],
+    ['debug', { level: 'debug' }, ['d', 'e', 'i', 'n', 'w']],
+    ['--debug', { debug: true }, ['d', 'e', 'i', 'n', 'w']],
+    ['--log.level wins over --log', { log: true, level: 'error' }, ['e', 'n']],
+    ['--debug over level warn', { debug: true, level: 'warn' }, ['d', 'e', 'i', 'n', 'w']],
+  ];
+  for (const [name, opts, want] of cases)
+    it(`${name}: ${want.join(' ')}`, () => {
+      const { ev, out, err } = setup(opts);
+      everyKind(ev);
+      assert.deepEqual(kinds(out, err), want);
+    });
+
+  it('switching debugging off returns to the configured level', () => {
+    for (const [opts, want] of [
+      [{ level: 'debug' }, ['e', 'i', 'n', 'w']],
+      [{ debug: true }, ['e', 'n']],
+      [{ debug: true, level: 'warn' }, ['e', 'n', 'w']],
+    ] as const) {
+      const { ev, out, err } = setup(opts);
+      ev.setDebug(false);
+      everyKind(ev);
+      assert.deepEqual(kinds(out, err), want, JSON.stringify(opts));
+      ev.setDebug(true);
+      ev.debug('d');
+      assert.equal(err.writes.filter((l) => / DEBUG /.test(l)).length, 1);
+    }
+  });
+
+  it('warnings print as info lines on stdout in the text format', () => {
+    const { ev, out, err } = setup({ level: 'warn' });
+    ev.warn('plan-freq-warning', 'db1', 'p: level l: freq 1500ms is not a whole number of seconds');
+    assert.deepEqual(out.writes, [
+      '2024/07/19 10:00:00.123000 [plan-freq-warning        ] [db1] p: level l: freq 1500ms is not a whole number of seconds\n',
+    ]);
+    assert.deepEqual(err.writes, []);
+  });
+
+  it('builds a debug message given as a function only while debugging', () => {
+    const { ev, err } = setup();
+    let built = 0;
+    const message = (): string => `built ${++built}`;
+    ev.debug(message, 'db1');
+    assert.equal(built, 0);
+    ev.setDebug(true);
+    ev.debug(message, 'db1');
+    assert.equal(built, 1);
+    assert.match(err.writes[0] ?? '', / DEBUG events\.test\.js:\d+ \[db1\] built 1\n$/);
+  });
+});
+
+/** Every line of the stream parsed as JSON (each write one line). */
+function parsed(c: Collect): Record<string, unknown>[] {
+  const text = c.writes.join('');
+  assert.ok(text === '' || text.endsWith('\n'));
+  return text
+    .split('\n')
+    .filter((l) => l !== '')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+}
+
+describe('JSON lines', () => {
+  const json = (opts: Omit<EventLogOptions, 'stdout' | 'stderr' | 'now' | 'format'> = {}) =>
+    setup({ ...opts, format: 'json' });
+
+  it('one object per line with time, level, event, monitor and message, all on stderr', () => {
+    const { ev, out, err } = json({ level: 'debug' });
+    assert.equal(ev.format, 'json');
+    everyKind(ev);
+    ev.info('boot-start', '', 'sonde 0.1.0');
+    assert.deepEqual(out.writes, []);
+    assert.equal(err.writes.length, 6);
+    const lines = parsed(err);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.event, l.monitor, l.message]),
+      [
+        ['error', 'monitor-error', 'db1', 'e'],
+        ['notice', 'server-stopped', undefined, 'n'],
+        ['warn', 'plan-freq-warning', 'db1', 'w'],
+        ['info', 'monitor-started', 'db1', 'i'],
+        ['debug', 'debug', undefined, 'd'],
+        ['info', 'boot-start', undefined, 'sonde 0.1.0'],
+      ],
+    );
+    for (const l of lines) {
+      assert.equal(l.time, '2024-07-19T10:00:00.123+00:00');
+      assert.equal(Date.parse(String(l.time)), T.getTime());
+      assert.match(String(l.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
+    }
+    assert.match(String(lines[4]?.caller), /^events\.test\.js:\d+$/);
+    assert.equal(lines[0]?.caller, undefined);
+    assert.deepEqual(Object.keys(lines[0] ?? {}).sort(), ['event', 'level', 'message', 'monitor', 'time']);
+  });
+
+  it('the time carries the local zone offset', () => {
+    const saved = process.env.TZ;
+    process.env.TZ = 'America/Sao_Paulo'; // UTC−3, no daylight saving since 2019
+    try {
+      const { ev, err } = json();
+      ev.error('monitor-error', 'db1', 'x');
+      const [line] = parsed(err);
+      assert.equal(line?.time, '2024-07-19T07:00:00.123-03:00');
+      assert.equal(Date.parse(String(line?.time)), T.getTime());
+    } finally {
+      process.env.TZ = saved;
+    }
+  });
+
+  it('filters by level as the text format does', () => {
+    const { ev, err } = json({ level: 'error' });
+    everyKind(ev);
+    assert.deepEqual(
+      parsed(err).map((l) => l.level),
+      ['error', 'notice'],
+    );
+  });
+
+  it('keeps the message as it is: quotes, newlines inside, printf patterns; drops a trailing newline', () => {
+    const { ev, err } = json({ log: true });
+    ev.info('e', 'db1', 'a "quoted" %s %d \\ line\nnext\n');
+    ev.info('e', '');
+    const lines = parsed(err);
+    assert.equal(lines[0]?.message, 'a "quoted" %s %d \\ line\nnext');
+    assert.equal(lines[1]?.message, '');
+  });
+
+  it('never shows a secret, in any field or line kind', () => {
+    const pw = 'pa"ss\\w0rd';
+    const { ev, err } = json({ level: 'debug', secrets: [pw] });
+    ev.addSecret('hunter2');
+    ev.error('monitor-error', 'db1', `connect with ${pw} failed`);
+    ev.info('db-reload-password-error', 'db1', `u:${encodeURIComponent(pw)}@tcp(h)/ and hunter2`);
+    ev.notice('server-reload', '', `hunter2 ${pw}`);
+    ev.warn('plan-freq-warning', 'hunter2', 'x');
+    ev.debug(() => `password ${pw}`, 'db1');
+    const text = err.writes.join('');
+    for (const form of [pw, JSON.stringify(pw).slice(1, -1), encodeURIComponent(pw), 'hunter2'])
+      assert.ok(!text.includes(form), `${form} in ${text}`);
+    assert.deepEqual(
+      parsed(err).map((l) => l.message),
+      ['connect with ... failed', 'u:...@tcp(h)/ and ...', '... ...', 'x', 'password ...'],
+    );
   });
 });
 

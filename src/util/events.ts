@@ -1,32 +1,53 @@
 /**
- * The event printer: Blip's only logging.
+ * The event printer: Blip's event lines, levels, and JSON lines.
  *
  *     2024/07/19 10:00:00.123456 [server-stopped           ] [] caught SIGTERM, stopping
  *
- * Error events always go to stderr. Info events go to stdout only with `--log` or while
- * debugging, else they are dropped. Debug lines go to stderr only while debugging, as
- * `YYYY/MM/DD HH:MM:SS.uuuuuu DEBUG <file>:<line> <message>` (Go's log.Lshortfile shape).
+ * Text format (the default, Blip's): error events always go to stderr; warn and info events
+ * go to stdout when the level lets them through; debug lines go to stderr only while
+ * debugging, as `YYYY/MM/DD HH:MM:SS.uuuuuu DEBUG <file>:<line> [<monitor>] <message>` (Go's
+ * log.Lshortfile shape). Notices (a signal stopped or reloaded sonde) print at every level.
  *
- * Debug lines are plain text rather than pino: pino writes JSON, and bending it to this
- * line format would take a custom transport for what is one string template.
+ * Levels, from the quietest: `error` (the default, as Blip: errors and notices), `warn`
+ * (+ warnings), `info` (+ info events; `--log`), `debug` (+ debug lines; `--debug`).
+ * Debugging is a switch on top of the level (`--debug`, SIGUSR1, POST /debug): switched off,
+ * the configured level applies again; `--log.level=debug` starts it on over level `info`.
+ *
+ * JSON format: one object per line, written by pino synchronously to stderr, every kind of
+ * line on that one stream: `time` (RFC 3339, milliseconds, numeric offset), `level`
+ * (`error`, `warn`, `notice`, `info`, `debug`), `event`, `monitor` (absent when none),
+ * `message`, and `caller` (`file:line`) on debug lines. Secrets are scrubbed from every field.
  */
+import { pino, type Logger } from 'pino';
 import type { Events } from '../core/events.js';
-import { formatEventTime } from './time.js';
+import { formatEventTime, formatTimestampMs } from './time.js';
 
 /** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
 export interface TextOutput {
   write(text: string): unknown;
 }
 
+/** `--log.level`: the quietest first is `error`. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+export const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+
+/** `--log.format`: Blip's text lines, or JSON lines. */
+export type LogFormat = 'text' | 'json';
+export const LOG_FORMATS: readonly LogFormat[] = ['text', 'json'];
+
 export interface EventLogOptions {
-  /** Info events (default process.stdout). */
+  /** Info and warn events, notices, in the text format (default process.stdout). */
   stdout?: TextOutput;
-  /** Error events and debug lines (default process.stderr). */
+  /** Error events and debug lines; every JSON line (default fd 2). */
   stderr?: TextOutput;
-  /** `--log`: print info events. */
+  /** `--log.level`; wins over `log`. `debug` = level info with debugging on. */
+  level?: LogLevel;
+  /** `--log`: level info (when no `level`). */
   log?: boolean;
   /** `--debug`: start with debugging on. */
   debug?: boolean;
+  /** `--log.format` (default text). */
+  format?: LogFormat;
   /** Clock for the line time (tests). */
   now?: () => Date;
   /** Strings scrubbed from every printed line (see `redact`). */
@@ -71,22 +92,54 @@ export function formatEventLine(
 }
 
 /**
- * `file:line` of the caller of `EventLog.debug`, read from a stack trace. Stack frame 0
- * is this function's caller (debug), frame 1 its caller. Empty when it cannot be read.
+ * `file:line` of whoever called `EventLog.debug`, read from a stack trace: the first frame
+ * below it that is not another `debug` passing the line on (the monitor's error gate, a
+ * wrapper object). Empty when it cannot be read. Only runs while debugging.
  */
 function callerLocation(): string {
   const stack = new Error().stack?.split('\n') ?? [];
-  // [0] "Error", [1] callerLocation, [2] EventLog.debug, [3] whoever called debug.
-  const frame = stack[3] ?? '';
+  // [0] "Error", [1] callerLocation, [2] EventLog.debug, [3…] its callers.
+  const frame = stack.slice(3).find((f) => !/\.debug \(/.test(f)) ?? '';
   const m = /([^/\\\s(]+):(\d+):\d+\)?\s*$/.exec(frame);
   return m ? `${m[1]}:${m[2]}` : '';
 }
 
-/** Events printed as Blip prints them; see the module comment for where each kind goes. */
+/** Pino's numbers for the levels; `notice` sits between info and warn, as in syslog. */
+const RANK = { debug: 20, info: 30, notice: 35, warn: 40, error: 50 } as const;
+type LineLevel = keyof typeof RANK;
+
+/** One parsed level or format, or undefined when `text` is none of them. */
+export function parseLogLevel(text: string): LogLevel | undefined {
+  return (LOG_LEVELS as readonly string[]).includes(text) ? (text as LogLevel) : undefined;
+}
+
+export function parseLogFormat(text: string): LogFormat | undefined {
+  return (LOG_FORMATS as readonly string[]).includes(text) ? (text as LogFormat) : undefined;
+}
+
+/** The JSON writer: pino, level filtering left to EventLog, fields named as documented. */
+function jsonLogger(out: TextOutput | undefined, now: () => Date): Logger<'notice'> {
+  const dest = out ?? pino.destination({ dest: 2, sync: true });
+  return pino<'notice'>(
+    {
+      level: 'debug',
+      customLevels: { notice: RANK.notice },
+      base: undefined,
+      messageKey: 'message',
+      timestamp: () => `,"time":"${formatTimestampMs(now())}"`,
+      formatters: { level: (label) => ({ level: label }) },
+    },
+    dest,
+  );
+}
+
+/** Events printed as Blip prints them, or as JSON lines; see the module comment. */
 export class EventLog implements Events {
   readonly #stdout: TextOutput;
   readonly #stderr: TextOutput;
-  readonly #log: boolean;
+  readonly #json: Logger<'notice'> | undefined;
+  /** The configured level's rank (never debug: debugging is the switch). */
+  readonly #rank: number;
   readonly #now: () => Date;
   readonly #secrets: string[];
   #debugging: boolean;
@@ -94,15 +147,22 @@ export class EventLog implements Events {
   constructor(opts: EventLogOptions = {}) {
     this.#stdout = opts.stdout ?? process.stdout;
     this.#stderr = opts.stderr ?? process.stderr;
-    this.#log = opts.log ?? false;
-    this.#debugging = opts.debug ?? false;
     this.#now = opts.now ?? (() => new Date());
+    const level = opts.level ?? (opts.log === true ? 'info' : 'error');
+    this.#rank = RANK[level === 'debug' ? 'info' : level];
+    this.#debugging = opts.debug === true || level === 'debug';
+    this.#json = opts.format === 'json' ? jsonLogger(opts.stderr, this.#now) : undefined;
     this.#secrets = [...(opts.secrets ?? [])];
   }
 
   /** Whether debug lines (and info events) are printed now. */
   get debugging(): boolean {
     return this.#debugging;
+  }
+
+  /** The output format. */
+  get format(): LogFormat {
+    return this.#json ? 'json' : 'text';
   }
 
   /** Turn debugging on or off (SIGUSR1 and POST /debug toggle it through this). */
@@ -115,28 +175,66 @@ export class EventLog implements Events {
     if (secret !== '' && !this.#secrets.includes(secret)) this.#secrets.push(secret);
   }
 
+  /** Whether a line of this level is printed now (errors and notices always are). */
+  #shows(level: LineLevel): boolean {
+    return level === 'notice' || RANK[level] >= (this.#debugging ? RANK.debug : this.#rank);
+  }
+
   info(event: string, monitorId: string, message = ''): void {
-    if (!this.#log && !this.#debugging) return;
-    this.#print(this.#stdout, formatEventLine(this.#now(), event, monitorId, message, false));
+    if (this.#shows('info')) this.#event('info', event, monitorId, message);
   }
 
   /**
-   * An event printed whatever the log settings, as an info line (no `ERROR: `): what an
-   * operator must see in a normal run, e.g. that a signal stopped or reloaded sonde.
+   * A warning: something works, but not as the operator may think (printed from level
+   * `warn`). In the text format it is an info line on stdout, as Blip has no warnings.
+   */
+  warn(event: string, monitorId: string, message = ''): void {
+    if (this.#shows('warn')) this.#event('warn', event, monitorId, message);
+  }
+
+  /**
+   * An event printed at every level, as an info line (no `ERROR: `; JSON level `notice`):
+   * what an operator must see in a normal run, e.g. that a signal stopped or reloaded sonde.
    */
   notice(event: string, monitorId: string, message = ''): void {
-    this.#print(this.#stdout, formatEventLine(this.#now(), event, monitorId, message, false));
+    this.#event('notice', event, monitorId, message);
   }
 
   error(event: string, monitorId: string, message: string): void {
-    this.#print(this.#stderr, formatEventLine(this.#now(), event, monitorId, message, true));
+    this.#event('error', event, monitorId, message);
   }
 
-  debug(message: string): void {
+  /** A debug line while debugging; `message` may be a function, called only then. */
+  debug(message: string | (() => string), monitorId = ''): void {
     if (!this.#debugging) return;
+    const text = typeof message === 'function' ? message() : message;
     const where = callerLocation();
-    const line = `${formatEventTime(this.#now())} DEBUG ${where === '' ? '' : where + ' '}${message}`;
+    if (this.#json) {
+      this.#writeJson('debug', 'debug', monitorId, text, where);
+      return;
+    }
+    const id = monitorId === '' ? '' : `[${monitorId}] `;
+    const line = `${formatEventTime(this.#now())} DEBUG ${where === '' ? '' : where + ' '}${id}${text}`;
     this.#print(this.#stderr, line);
+  }
+
+  #event(level: Exclude<LineLevel, 'debug'>, event: string, monitorId: string, message: string): void {
+    if (this.#json) {
+      this.#writeJson(level, event, monitorId, message, '');
+      return;
+    }
+    const isError = level === 'error';
+    const line = formatEventLine(this.#now(), event, monitorId, message, isError);
+    this.#print(isError ? this.#stderr : this.#stdout, line);
+  }
+
+  /** One JSON line; every field scrubbed, a trailing newline of the message dropped. */
+  #writeJson(level: LineLevel, event: string, monitorId: string, message: string, caller: string): void {
+    const scrub = (t: string): string => redact(t, this.#secrets);
+    const fields: Record<string, string> = { event: scrub(event) };
+    if (monitorId !== '') fields.monitor = scrub(monitorId);
+    if (caller !== '') fields.caller = caller;
+    this.#json?.[level](fields, scrub(message.replace(/\n+$/, '')));
   }
 
   /** One write per line; like Go's log, a newline is added unless the text ends with one. */

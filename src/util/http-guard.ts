@@ -1,14 +1,17 @@
 /**
  * Protections shared by sonde's HTTP listeners (the management API and the exporter):
  * connection limits and timeouts, the raw answer to unparseable requests, the Host and
- * cross-site checks, and the bearer token read from a file.
+ * cross-site checks and the bearer token read from a file, and admit()/admitChange(),
+ * which apply them to a request in one fixed order and answer the refusals.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
 import { STATUS_CODES } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import { errorMessage } from '../core/errors.js';
+import { sendText } from './http-answer.js';
 import { splitHostPort } from './net.js';
 
 /** Limits every listener applies; a slow or idle client cannot hold a connection for long. */
@@ -151,6 +154,64 @@ export function crossSiteReason(
   if (url === undefined || url.protocol !== scheme || own === undefined || url.host !== own)
     return 'cross-origin request refused: Origin is not this server';
   return undefined;
+}
+
+/** A bearer token check (TokenFile, or a test's stand-in). */
+export interface TokenCheck {
+  check(authorization: string | undefined): boolean;
+}
+
+/** What admit() checks; a check whose setting is undefined is skipped. */
+export interface AdmitRules {
+  /** The listener's Host rule: a `Host` that does not name it is refused with 421. */
+  host?: HostRule;
+  /** Whether the listener speaks TLS (the port a Host without one means). */
+  tls: boolean;
+  /** A bearer token every request must carry (401 without it)… */
+  token?: TokenCheck | undefined;
+  /** …unless this request is exempt (the API's probes). */
+  tokenExempt?: boolean;
+}
+
+/**
+ * Admit a request or answer its refusal, in this order: a `Host` that does not name the
+ * listener (421, connection closed: a DNS-rebinding page gets nothing more), then a missing
+ * or wrong bearer token (401 with `WWW-Authenticate: Bearer`). True when admitted.
+ */
+export function admit(req: IncomingMessage, res: ServerResponse, rules: AdmitRules): boolean {
+  if (
+    rules.host !== undefined &&
+    !hostAllowed(req.headers.host, rules.host, req.socket.localPort ?? 0, rules.tls)
+  ) {
+    const why = 'misdirected request: the Host header does not name this server (see api.allowed-hosts)';
+    sendText(res, req, 421, why, { Connection: 'close' });
+    return false;
+  }
+  if (
+    rules.token !== undefined &&
+    rules.tokenExempt !== true &&
+    !rules.token.check(req.headers.authorization)
+  ) {
+    sendText(res, req, 401, 'unauthorized: missing or wrong bearer token', { 'WWW-Authenticate': 'Bearer' });
+    return false;
+  }
+  return true;
+}
+
+/**
+ * Admit a state-changing request, or refuse it with 403 and a text reason when another site
+ * sent it (crossSiteReason). True when admitted.
+ */
+export function admitChange(req: IncomingMessage, res: ServerResponse, tls: boolean): boolean {
+  const h = req.headers;
+  const site = h['sec-fetch-site'];
+  const why = crossSiteReason(
+    { origin: h.origin, 'sec-fetch-site': typeof site === 'string' ? site : undefined, host: h.host },
+    tls,
+  );
+  if (why === undefined) return true;
+  sendText(res, req, 403, why);
+  return false;
 }
 
 /** SHA-256 of a token: equal-length digests let the comparison run in constant time. */

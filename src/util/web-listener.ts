@@ -6,11 +6,12 @@
  * starts through startWebListeners(), with the limits of http-guard.ts.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import { createServer as createHttpsServer, type ServerOptions as HttpsOptions } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { ServerOptions as HttpsOptions } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { errorMessage } from '../core/errors.js';
-import { LISTENER_LIMITS, answerClientError, listenerOptions } from './http-guard.js';
+import { sendText } from './http-answer.js';
+import { createListener, type Listener } from './http-server.js';
 import { parseHostPort } from './net.js';
 import {
   certificateSans,
@@ -127,14 +128,7 @@ export class RateLimiter {
 
 /** A short text answer with Go's error headers. */
 function plain(res: ServerResponse, req: IncomingMessage, code: number, text: string, extra = {}): void {
-  const body = Buffer.from(`${text}\n`);
-  res.writeHead(code, {
-    'Content-Type': 'text/plain; charset=utf-8',
-    'X-Content-Type-Options': 'nosniff',
-    'Content-Length': String(body.length),
-    ...extra,
-  });
-  res.end(req.method === 'HEAD' ? undefined : body);
+  sendText(res, req, code, text, { 'X-Content-Type-Options': 'nosniff', ...extra });
 }
 
 /**
@@ -185,7 +179,6 @@ export function tlsServerOptions(tls: WebTlsConfig): HttpsOptions {
     ...(tls.ciphers !== undefined ? { ciphers: tls.ciphers } : {}),
     honorCipherOrder: tls.honorCipherOrder,
     ...(tls.ecdhCurve !== undefined ? { ecdhCurve: tls.ecdhCurve } : {}),
-    handshakeTimeout: LISTENER_LIMITS.handshakeTimeoutMs,
   };
 }
 
@@ -216,21 +209,13 @@ export function splitListenAddresses(text: string): string[] {
 }
 
 /** Listen on `listen`; resolves with the bound `host:port` (`[v6]:port` for IPv6). */
-async function listenOn(server: Server, listen: string): Promise<string> {
+async function listenOn(listener: Listener, listen: string): Promise<string> {
   const { host, port } = parseHostPort(listen, 'listen address');
-  await new Promise<void>((resolve, reject) => {
-    const onError = (err: Error): void =>
-      reject(new Error(`cannot listen on ${listen}: ${err.message}`, { cause: err }));
-    server.once('error', onError);
-    server.listen({ port, ...(host !== '' ? { host } : {}) }, () => {
-      server.off('error', onError);
-      resolve();
-    });
-  });
-  const addr = server.address();
-  return addr !== null && typeof addr === 'object'
-    ? `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`
-    : listen;
+  try {
+    return await listener.listen(host, port);
+  } catch (err) {
+    throw new Error(`cannot listen on ${listen}: ${errorMessage(err)}`, { cause: err });
+  }
 }
 
 export interface WebListenArgs {
@@ -260,30 +245,25 @@ export interface WebListeners {
   close(): Promise<void>;
 }
 
-/** One server for one address, with the listener limits and the TLS client checks. */
-function makeServer(config: WebConfig | undefined, handler: RequestHandler, args: WebListenArgs): Server {
-  const base = {
-    ...listenerOptions(),
-    ...(args.keepAliveMs !== undefined ? { keepAliveTimeout: args.keepAliveMs } : {}),
-  };
+/** One listener for one address, with the listener limits and the TLS client checks. */
+function makeListener(config: WebConfig | undefined, handler: RequestHandler, args: WebListenArgs): Listener {
   const tls = config?.tls;
-  const server: Server =
-    tls === undefined
-      ? createServer(base, handler)
-      : createHttpsServer({ ...base, ...tlsServerOptions(tls) }, handler);
-  if (args.keepAliveMs !== undefined) server.keepAliveTimeout = args.keepAliveMs;
-  server.maxConnections = LISTENER_LIMITS.maxConnections;
-  server.on('clientError', answerClientError);
+  const listener = createListener(handler, {
+    keepAliveMs: args.keepAliveMs,
+    tls: tls === undefined ? undefined : tlsServerOptions(tls),
+  });
   if (tls !== undefined) {
-    server.on('secureConnection', (socket: TLSSocket) => {
+    listener.server.on('secureConnection', (socket: TLSSocket) => {
       const why = clientCertProblem(socket, tls);
       if (why === undefined) return;
       args.debug?.(`refused TLS client ${socket.remoteAddress ?? ''}: ${why}`);
       socket.destroy();
     });
-    server.on('tlsClientError', (err: Error) => args.debug?.(`TLS handshake failed: ${err.message}`));
+    listener.server.on('tlsClientError', (err: Error) =>
+      args.debug?.(`TLS handshake failed: ${err.message}`),
+    );
   }
-  return server;
+  return listener;
 }
 
 /**
@@ -297,24 +277,16 @@ export async function startWebListeners(args: WebListenArgs): Promise<WebListene
   const config = file === '' ? undefined : loadWebConfig(file, args.configKey);
   const listen = typeof args.listen === 'string' ? splitListenAddresses(args.listen) : [...args.listen];
   const handler = webGate(config, args.handler);
-  const servers: Server[] = [];
+  const listeners: Listener[] = [];
   const addresses: string[] = [];
   const closeAll = (): Promise<void> =>
-    Promise.all(
-      servers.map(
-        (s) =>
-          new Promise<void>((resolve) => {
-            s.close(() => resolve());
-            s.closeAllConnections();
-          }),
-      ),
-    ).then(() => undefined);
+    Promise.all(listeners.map((l) => l.close('drop'))).then(() => undefined);
   try {
     for (const address of listen) {
-      const server = makeServer(config, handler, args);
-      servers.push(server);
-      addresses.push(await listenOn(server, address));
-      server.on('error', (err) => args.debug?.(errorMessage(err)));
+      const listener = makeListener(config, handler, args);
+      listeners.push(listener);
+      addresses.push(await listenOn(listener, address));
+      listener.server.on('error', (err) => args.debug?.(errorMessage(err)));
     }
   } catch (err) {
     await closeAll();

@@ -37,6 +37,8 @@ describe('sonde CLI', () => {
       '--debug',
       '--help',
       '--log',
+      '--log.level <level>',
+      '--log.format <format>',
       '--print-config',
       '--print-domains',
       '--print-monitors',
@@ -46,6 +48,36 @@ describe('sonde CLI', () => {
     ]) {
       assert.ok(r.stdout.includes(o), o);
     }
+  });
+
+  it('refuses a bad --log.level, --log.format or SONDE_LOG_* value, naming it', async () => {
+    const flag = await runSonde(['--log.level=loud']);
+    assert.equal(flag.code, 1);
+    assert.equal(
+      oneLine(flag.stderr),
+      'Error parsing command line: invalid value "loud" for --log.level; valid values: debug, info, warn, error',
+    );
+    const format = await runSonde(['--log.format', 'xml']);
+    assert.equal(
+      oneLine(format.stderr),
+      'Error parsing command line: invalid value "xml" for --log.format; valid values: text, json, logfmt',
+    );
+    const env = await runSonde([], { env: { SONDE_LOG_LEVEL: 'verbose' } });
+    assert.equal(env.code, 1);
+    assert.match(oneLine(env.stderr), /invalid value "verbose" for SONDE_LOG_LEVEL; /);
+  });
+
+  it('prints the boot failure as one JSON line with --log.format=json', async () => {
+    const r = await runSonde(['--config', '/nonexistent.yaml'], { env: { SONDE_LOG_FORMAT: 'json' } });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    const lines = r.stderr.split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 1, r.stderr);
+    const line = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+    assert.deepEqual(
+      [line.level, line.event, line.message],
+      ['error', 'boot-error', 'server.Boot failed: config file /nonexistent.yaml does not exist'],
+    );
   });
 
   it('rejects an unknown option', async () => {

@@ -240,14 +240,21 @@ describe('sonde with mysqld_exporter command line', { timeout: 180_000 }, () => 
     const v = await runSonde(['--version', '--web.listen-address=:9104']);
     assert.equal(v.code, 0);
     assert.match(v.stdout, /^sonde, version \S+ \(mysqld_exporter command line\)$/m);
-    const h = await runSonde(['--log.level=info', '--help']);
+    const h = await runSonde(['--web.telemetry-path=/metrics', '--help']);
     assert.equal(h.code, 0);
     for (const flag of [
       '--config.my-cnf',
       '--mysqld.address',
       '--collect.slave_status',
       '--exporter.query_timeout',
+      '--log.level',
     ])
       assert.ok(h.stdout.includes(flag), flag);
+    // --log.level alone is read by sonde's own command line (both have it).
+    const own = await runSonde(['--log.level=info', '--help']);
+    assert.equal(own.code, 0);
+    assert.match(own.stdout, /^Usage: sonde \[options\]/);
+    assert.ok(own.stdout.includes('--log.format <format>'));
+    assert.ok(!own.stdout.includes('--config.my-cnf'));
   });
 });

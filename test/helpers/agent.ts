@@ -3,7 +3,7 @@
  * process, its API on a free port. Collects stdout/stderr lines for assertions.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { connect } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -12,6 +12,16 @@ import { freePort } from './mariadb.js';
 /** Repo root (this file runs from dist/test/helpers). */
 export const ROOT = resolve(import.meta.dirname, '../../..');
 export const BIN = join(ROOT, 'dist/src/bin/sonde.js');
+
+/**
+ * The Node flags the built bin asks for on its `#!/usr/bin/env -S node …` line, for
+ * whoever starts it with `node` explicitly (the demo, the benches).
+ */
+export function binNodeFlags(): string[] {
+  const first = readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
+  return m?.[1] === undefined ? [] : m[1].split(/\s+/).filter((f) => f !== '');
+}
 
 /** `GET /status/monitors`: monitor id → status key → text. */
 export type MonitorsStatus = Record<string, Record<string, string>>;

@@ -10,7 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { ROOT, startAgent } from '../helpers/agent.js';
+import { ROOT, binNodeFlags, startAgent } from '../helpers/agent.js';
 
 const run = promisify(execFile);
 
@@ -83,13 +83,15 @@ describe('Dockerfile', () => {
     assert.match(args(runtime, 'RUN').join(' '), /npm ci --omit=dev\b/);
   });
 
-  it('runs as a user that is not root, the packed command, on /etc/sonde/sonde.yaml', async () => {
+  it('runs as a user that is not root, the packed command with its Node flags, on /etc/sonde/sonde.yaml', async () => {
     const users = args(runtime, 'USER');
     assert.ok(users.length > 0, 'USER set');
     assert.doesNotMatch(users.at(-1) ?? '', /^(root|0)(:|$)/);
     const pkg = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { bin: { sonde: string } };
     const entry = JSON.parse(args(runtime, 'ENTRYPOINT')[0] ?? '[]') as string[];
-    assert.deepEqual(entry, ['node', join('/app', pkg.bin.sonde)]);
+    // The same Node flags as the bin's own `#!/usr/bin/env -S node …` line.
+    assert.deepEqual(entry, ['node', ...binNodeFlags(), join('/app', pkg.bin.sonde)]);
+    assert.ok(binNodeFlags().length > 0, 'the bin names its Node flags');
     assert.deepEqual(JSON.parse(args(runtime, 'CMD')[0] ?? '[]'), ['--config', '/etc/sonde/sonde.yaml']);
   });
 

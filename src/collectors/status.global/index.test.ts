@@ -90,6 +90,25 @@ void describe('status.global for the mysqld_exporter emulation', () => {
     );
   });
 
+  void it('asks the server for the listed metrics only; all: yes and the exporter read every row', async () => {
+    const db = new FakeDb('10.11.6-MariaDB', () => ROWS.map((r) => ({ ...r })));
+    const c = new StatusGlobalCollector({ monitorId: 'm', db });
+    const listed = planOf({
+      l: { 'status.global': { metrics: ['Threads_connected', 'slave_running'] } },
+      a: { 'status.global': { options: { all: 'yes' } } },
+    });
+    await c.prepare(listed, NO_SIGNAL);
+    await c.collect('l', NO_SIGNAL);
+    await c.collect('a', NO_SIGNAL);
+    assert.deepEqual(
+      db.queries.map((q) => [q.sql, q.params]),
+      [
+        ['SHOW GLOBAL STATUS WHERE Variable_name IN (?, ?)', ['threads_connected', 'slave_running']],
+        ['SHOW GLOBAL STATUS', []],
+      ],
+    );
+  });
+
   void it('reads values as Blip does without it: case-sensitive keywords, no text', async () => {
     const db = new FakeDb('10.11.6-MariaDB', () => ROWS.map((r) => ({ ...r })));
     const c = new StatusGlobalCollector({ monitorId: 'm', db });

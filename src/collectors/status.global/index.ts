@@ -35,7 +35,7 @@ import type { Db, Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { upstreamValues } from '../../db/values.js';
-import { mapLevels, option, queryError, variableValues } from '../common.js';
+import { mapLevels, option, placeholders, queryError, variableValues } from '../common.js';
 import { prepareSource } from '../sources.js';
 
 export const DOMAIN = 'status.global';
@@ -85,6 +85,24 @@ interface LevelState {
   all: boolean;
   /** Otherwise: the wanted names, lowercased (plans may write `Threads_running`). */
   names: ReadonlySet<string>;
+  /** The level's statement once prepared (see filtered()), and its parameters. */
+  sql?: string;
+  params: string[];
+}
+
+/**
+ * A level's statement: a metric list is filtered by the server, so a few rows instead of
+ * every one (about 500) are sent and parsed. `all`, and the exporter reading (which keeps
+ * text rows), read them all.
+ */
+function filtered(base: string, state: LevelState, exporter: boolean): void {
+  if (state.all || exporter || state.names.size === 0) {
+    state.sql = base;
+    state.params = [];
+    return;
+  }
+  state.params = [...state.names];
+  state.sql = `${base} WHERE Variable_name IN (${placeholders(state.params.length)})`;
 }
 
 const typeOf = (name: string): MetricType =>
@@ -94,7 +112,7 @@ const typeOf = (name: string): MetricType =>
  * Pure part of collect(): SHOW GLOBAL STATUS rows → metric values, in server order. Text
  * such as Ssl_cipher is not a metric and is skipped silently.
  */
-export function statusValues(rows: readonly Row[], state: LevelState): MetricValue[] {
+export function statusValues(rows: readonly Row[], state: Pick<LevelState, 'all' | 'names'>): MetricValue[] {
   return variableValues(rows, typeOf, state.all ? undefined : (name) => state.names.has(name));
 }
 
@@ -120,12 +138,14 @@ export class StatusGlobalCollector implements Collector {
     this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
       all: option(dp, 'all') === 'yes',
       names: new Set(dp.metrics.map((m) => m.toLowerCase())),
+      params: [],
     }));
     if (this.#levels.size === 0) return;
     const { sources } = await prepareSource(this.#db, DOMAIN, signal);
     const sql = STATEMENTS[sources[0] ?? ''];
     if (sql === undefined) throw new Error(`${DOMAIN}: no statement for source ${sources.join(',')}`);
     this.#sql = sql;
+    for (const state of this.#levels.values()) filtered(sql, state, this.#exporter !== undefined);
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
@@ -133,7 +153,7 @@ export class StatusGlobalCollector implements Collector {
     if (state === undefined || (!state.all && state.names.size === 0)) return { values: [] };
     let rows: Row[];
     try {
-      rows = await this.#db.query(this.#sql, [], { signal });
+      rows = await this.#db.query(state.sql ?? this.#sql, state.params, { signal });
     } catch (err) {
       return { values: [], error: queryError(err) };
     }

@@ -1,0 +1,205 @@
+/**
+ * Scale: one agent with K monitors at the default plan (default-mysql: its first level
+ * every 5 s) and the noop sink, against one throwaway MariaDB; K = 0 first (the agent's own
+ * floor), then each K asked for. For each K it prints, over the measured window (from the
+ * first full minute to the end):
+ *
+ * - RSS: the agent's resident memory at the end, and the highest sample;
+ * - the per-monitor slope: (RSS(K) − RSS(0)) / K, from the last minute's mean RSS;
+ * - CPU: utime + stime as a share of one core;
+ * - CPU ms per level collection (CPU time over the collections made in the window);
+ * - level collections started on time and late (the agent's `/status` `collections`);
+ * - the server's connections held by the agent (Threads_connected less the bench's own).
+ *
+ *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15]
+ *
+ * With `--minutes 30`, the RSS growth from minute 5 to the end is printed too (the soak
+ * figure). The monitors all watch the same server under distinct ids: the agent does the
+ * work of K monitors, the server answers K times the queries. The agent runs with the Node
+ * flags of its own command line (the first line of the built bin).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { BIN, binNodeFlags } from '../test/helpers/agent.js';
+import { documentedStatements, grantsDoc, MARIADB_DEFAULT_PLAN_BLOCK } from '../test/helpers/demo.js';
+import { freePort, startMariaDB, type MariaDB } from '../test/helpers/mariadb.js';
+
+function arg(name: string, def: string): string {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? def) : def;
+}
+const KS = arg('k', '1,10,100,500,1000')
+  .split(',')
+  .map((s) => Number(s.trim()))
+  .filter((k) => Number.isInteger(k) && k > 0);
+const MINUTES = Number(arg('minutes', '10'));
+const SAMPLE_S = Number(arg('sample-s', '15'));
+/** The floor's run (no monitors) is short: nothing changes after boot. */
+const FLOOR_S = 60;
+
+const TICKS_PER_S = 100; // Linux USER_HZ
+const PASSWORD = 'scale-pw';
+
+/** utime + stime of a process, seconds. */
+function cpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
+}
+
+/** Resident memory of a process, MiB. */
+function rssMiB(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m?.[1] ?? 0) / 1024;
+}
+
+function config(socket: string, apiPort: number, k: number): string {
+  const monitors = Array.from(
+    { length: k },
+    (_, i) => `  - id: scale-${i}\n    socket: ${socket}\n    username: sonde\n    password: ${PASSWORD}\n`,
+  ).join('');
+  return [
+    `api:\n  bind: 127.0.0.1:${apiPort}`,
+    'sinks:\n  noop: {}',
+    'monitor-loader:\n  local:\n    disable-auto: true',
+    k === 0 ? 'monitors: []' : `monitors:\n${monitors}`,
+  ].join('\n');
+}
+
+/** `<n> on time, <m> late` from the agent's /status. */
+async function collections(apiPort: number): Promise<{ onTime: number; late: number }> {
+  const res = await fetch(`http://127.0.0.1:${apiPort}/status`);
+  const status = (await res.json()) as Record<string, string>;
+  const m = /^(\d+) on time, (\d+) late$/.exec(status.collections ?? '');
+  return { onTime: Number(m?.[1] ?? 0), late: Number(m?.[2] ?? 0) };
+}
+
+async function threadsConnected(db: MariaDB): Promise<number> {
+  const rows = await db.query("SHOW GLOBAL STATUS LIKE 'Threads_connected'");
+  return Number(rows[0]?.Value ?? 0) - 1; // less the bench's own connection
+}
+
+interface Sample {
+  s: number;
+  rss: number;
+  cpu: number;
+}
+
+interface Result {
+  k: number;
+  rssEnd: number;
+  rssMax: number;
+  rssLastMinute: number;
+  cpuPct: number;
+  msPerCollection: number;
+  onTime: number;
+  late: number;
+  connections: number;
+  growthPct?: number;
+}
+
+function startAgent(dir: string): ChildProcess {
+  const agent = spawn(process.execPath, [...binNodeFlags(), BIN, '--config', join(dir, 'sonde.yaml')], {
+    cwd: dir,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let shown = 0;
+  agent.stderr?.on('data', (b: Buffer) => {
+    for (const line of b.toString().split('\n')) {
+      if (line !== '' && shown++ < 5) console.log(`  agent stderr: ${line}`);
+    }
+  });
+  return agent;
+}
+
+const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
+
+/** Run one agent with k monitors for `seconds`, sampling every SAMPLE_S. */
+async function runOne(db: MariaDB, k: number, seconds: number): Promise<Result> {
+  const dir = mkdtempSync(join(tmpdir(), 'sonde-scale-'));
+  const apiPort = await freePort();
+  writeFileSync(join(dir, 'sonde.yaml'), config(db.socket, apiPort, k));
+  const agent = startAgent(dir);
+  const pid = agent.pid ?? 0;
+  const samples: Sample[] = [];
+  const windowFrom = Math.min(60, seconds / 2);
+  let first: { cpu: number; c: { onTime: number; late: number } } | undefined;
+  try {
+    for (let s = SAMPLE_S; s <= seconds; s += SAMPLE_S) {
+      await new Promise((r) => setTimeout(r, SAMPLE_S * 1000));
+      if (agent.exitCode !== null || agent.signalCode !== null)
+        throw new Error(`the agent with ${k} monitors exited (${agent.exitCode ?? agent.signalCode})`);
+      samples.push({ s, rss: rssMiB(pid), cpu: cpuSeconds(pid) });
+      if (first === undefined && s >= windowFrom)
+        first = { cpu: cpuSeconds(pid), c: await collections(apiPort) };
+    }
+    const end = { cpu: cpuSeconds(pid), c: await collections(apiPort) };
+    const from = first ?? { cpu: 0, c: { onTime: 0, late: 0 } };
+    const windowS = seconds - windowFrom;
+    const made = end.c.onTime + end.c.late - (from.c.onTime + from.c.late);
+    const cpuMs = (end.cpu - from.cpu) * 1000;
+    const last = samples.filter((x) => x.s > seconds - 60).map((x) => x.rss);
+    const result: Result = {
+      k,
+      rssEnd: samples[samples.length - 1]?.rss ?? 0,
+      rssMax: Math.max(...samples.map((x) => x.rss)),
+      rssLastMinute: mean(last),
+      cpuPct: (cpuMs / 1000 / windowS) * 100,
+      msPerCollection: made > 0 ? cpuMs / made : NaN,
+      onTime: end.c.onTime - from.c.onTime,
+      late: end.c.late - from.c.late,
+      connections: await threadsConnected(db),
+    };
+    if (seconds >= 30 * 60) {
+      const at5 = mean(samples.filter((x) => x.s > 4 * 60 && x.s <= 5 * 60).map((x) => x.rss));
+      result.growthPct = ((result.rssLastMinute - at5) / at5) * 100;
+    }
+    return result;
+  } finally {
+    agent.kill('SIGTERM');
+    await new Promise((r) => (agent.exitCode !== null ? r(null) : agent.once('exit', r)));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function row(r: Result, floor: number): string {
+  const slope = r.k === 0 ? '' : ((r.rssLastMinute - floor) / r.k).toFixed(3);
+  const cells = [
+    String(r.k).padStart(5),
+    r.rssEnd.toFixed(1).padStart(8),
+    r.rssMax.toFixed(1).padStart(8),
+    slope.padStart(10),
+    r.cpuPct.toFixed(1).padStart(7),
+    (Number.isNaN(r.msPerCollection) ? '-' : r.msPerCollection.toFixed(2)).padStart(9),
+    String(r.onTime).padStart(8),
+    String(r.late).padStart(6),
+    String(r.connections).padStart(6),
+    r.growthPct === undefined ? '' : `${r.growthPct.toFixed(1)} %`.padStart(8),
+  ];
+  return cells.join('  ');
+}
+
+async function main(): Promise<void> {
+  const most = Math.max(0, ...KS);
+  const db = await startMariaDB({
+    args: [`--max-connections=${most * 3 + 100}`, '--log-bin=mysql-bin', '--server-id=1'],
+  });
+  try {
+    // The account docs/grants.md gives the default plan on MariaDB (no heartbeat table).
+    for (const st of documentedStatements(grantsDoc(), MARIADB_DEFAULT_PLAN_BLOCK, PASSWORD))
+      await db.query(st);
+    console.log(
+      `scale: default plan, noop sink, ${MINUTES} min per K, node ${process.version} ${binNodeFlags().join(' ')}`,
+    );
+    const floor = await runOne(db, 0, FLOOR_S);
+    console.log('    K  RSS MiB  max MiB  MiB/monitor  CPU %  ms/coll  on time    late  conns  growth 5→end');
+    console.log(row(floor, floor.rssLastMinute));
+    for (const k of KS) console.log(row(await runOne(db, k, MINUTES * 60), floor.rssLastMinute));
+  } finally {
+    await db.stop();
+  }
+}
+
+await main();
