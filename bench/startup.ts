@@ -6,7 +6,8 @@
  *   node dist/bench/startup.js [--runs 10] [--settle-ms 3000] [--poll-ms 5]
  *                              [--no-compile-cache-too] [--bin other/dist/src/bin/sonde.js]...
  *
- * Each run spawns a fresh agent and measures, from the spawn:
+ * Each run spawns a fresh agent (`node <the flags of the bin's #! line> dist/src/bin/sonde.js`,
+ * as the README starts it) and measures, from the spawn:
  * - **api**: the first `200` on `GET /status`;
  * - **first collection**: the first `GET /status/monitors` whose `level-collect` for the
  *   monitor reads `last collected and sent metrics …`, which the level collector writes once
@@ -25,14 +26,14 @@
  * load falls on all alike): `--no-compile-cache-too` adds the agent with
  * NODE_DISABLE_COMPILE_CACHE=1; each `--bin` adds another build of the agent (e.g. an older
  * commit's dist/). The floors also include `node` importing only the dependencies a plain
- * run cannot do without (commander, yaml, zod, mysql2), held open for the same settle time.
+ * run cannot do without (commander, yaml, zod, mysql2, pino), held open for the same settle time.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN } from '../test/helpers/agent.js';
+import { BIN, binNodeFlags } from '../test/helpers/agent.js';
 import { freePort, startMariaDB } from '../test/helpers/mariadb.js';
 import { MYSQLD_EXPORTER, rootSocketDsn } from '../test/e2e/exporter-peers.js';
 
@@ -44,12 +45,14 @@ const RUNS = Number(arg('runs', '10'));
 const SETTLE_MS = Number(arg('settle-ms', '3000'));
 const POLL_MS = Number(arg('poll-ms', '5'));
 const GIVE_UP_MS = 20_000;
+/** The Node flags of the bin's `#!` line: the agent runs as the README starts it. */
+const NODE_FLAGS = binNodeFlags();
 /** The agents to measure: this build, plus any `--bin`, plus this build without compile cache. */
 const VARIANTS: { name: string; bin: string; env: Record<string, string> }[] = [
   { name: 'sonde, 1 monitor, noop sink', bin: BIN, env: {} },
   ...process.argv
     .flatMap((a, i) => (a === '--bin' ? [process.argv[i + 1] ?? ''] : []))
-    .map((bin) => ({ name: `  --bin ${bin.slice(-40)}`, bin, env: {} })),
+    .map((bin) => ({ name: `  --bin …${bin.slice(-24)}`, bin, env: {} })),
   ...(process.argv.includes('--no-compile-cache-too')
     ? [{ name: '  NODE_DISABLE_COMPILE_CACHE=1', bin: BIN, env: { NODE_DISABLE_COMPILE_CACHE: '1' } }]
     : []),
@@ -121,7 +124,7 @@ async function agentRun(socket: string, dir: string, variant: (typeof VARIANTS)[
   writeFileSync(file, agentConfig(socket, port));
   const base = `http://127.0.0.1:${port}`;
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [variant.bin, '--config', file], {
+  const proc = spawn(process.execPath, [...NODE_FLAGS, variant.bin, '--config', file], {
     cwd: dir,
     env: { ...process.env, ...variant.env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -129,7 +132,12 @@ async function agentRun(socket: string, dir: string, variant: (typeof VARIANTS)[
   let stderr = '';
   proc.stderr?.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-2000)));
   try {
-    const apiMs = await pollUntil(t0, proc, 'GET /status', async () => (await get(`${base}/status`)).status === 200);
+    const apiMs = await pollUntil(
+      t0,
+      proc,
+      'GET /status',
+      async () => (await get(`${base}/status`)).status === 200,
+    );
     const firstMs = await pollUntil(t0, proc, 'first collection', async () => {
       const r = await get(`${base}/status/monitors`);
       if (r.status !== 200) return false;
@@ -149,7 +157,7 @@ async function agentRun(socket: string, dir: string, variant: (typeof VARIANTS)[
 function shortRun(argv: string[]): { ms: number; hwm: number } {
   const timed = existsSync(TIME);
   const t0 = performance.now();
-  const r = spawnSync(timed ? TIME : argv[0] ?? '', timed ? ['-f', '%M', ...argv] : argv.slice(1), {
+  const r = spawnSync(timed ? TIME : (argv[0] ?? ''), timed ? ['-f', '%M', ...argv] : argv.slice(1), {
     encoding: 'utf8',
   });
   const ms = performance.now() - t0;
@@ -159,13 +167,13 @@ function shortRun(argv: string[]): { ms: number; hwm: number } {
 }
 
 /** The dependencies a plain run needs, imported by a bare node and held for the settle time. */
-const DEPS_ONLY = `for (const m of ['commander', 'yaml', 'zod', 'mysql2/promise']) await import(m);
+const DEPS_ONLY = `for (const m of ['commander', 'yaml', 'zod', 'mysql2/promise', 'pino']) await import(m);
 process.stdout.write('ready\\n'); setTimeout(() => undefined, ${SETTLE_MS});`;
 
 /** Spawn to the dependencies imported, and the RSS after the settle time. */
 async function depsRun(): Promise<Run> {
   const t0 = performance.now();
-  const proc = spawn(process.execPath, ['--input-type=module', '-e', DEPS_ONLY], {
+  const proc = spawn(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', DEPS_ONLY], {
     cwd: join(import.meta.dirname, '..', '..'),
     stdio: ['ignore', 'pipe', 'inherit'],
   });
@@ -213,15 +221,21 @@ function stat(xs: readonly number[], digits = 0): string {
 }
 
 function row(name: string, cells: string[]): void {
-  console.log(`${name.padEnd(34)}${cells.map((c) => c.padEnd(20)).join('')}`);
+  console.log(`${name.padEnd(40)}${cells.map((c) => c.padEnd(20)).join('')}`);
 }
 
 async function main(): Promise<void> {
   const db = await startMariaDB();
   const dir = mkdtempSync(join(tmpdir(), 'sonde-startup-'));
   try {
-    await db.createUser('sonde', 'startup-pw', ['PROCESS ON *.*', 'SELECT ON *.*', 'REPLICATION CLIENT ON *.*']);
-    console.log(`startup: ${RUNS} runs, node ${process.version}, poll ${POLL_MS} ms, RSS ${SETTLE_MS} ms after the first collection`);
+    await db.createUser('sonde', 'startup-pw', [
+      'PROCESS ON *.*',
+      'SELECT ON *.*',
+      'REPLICATION CLIENT ON *.*',
+    ]);
+    console.log(
+      `startup: ${RUNS} runs, node ${process.version} ${NODE_FLAGS.join(' ')}, poll ${POLL_MS} ms, RSS ${SETTLE_MS} ms after the first collection`,
+    );
     const bare: { ms: number; hwm: number }[] = [];
     const version: { ms: number; hwm: number }[] = [];
     const deps: Run[] = [];
@@ -229,26 +243,54 @@ async function main(): Promise<void> {
     const exporter: Run[] = [];
     for (let i = 0; i < RUNS; i++) {
       bare.push(shortRun([process.execPath, '-e', '1']));
-      version.push(shortRun([process.execPath, BIN, '--version']));
+      version.push(shortRun([process.execPath, ...NODE_FLAGS, BIN, '--version']));
       deps.push(await depsRun());
       for (const [j, v] of VARIANTS.entries()) agents[j]?.push(await agentRun(db.socket, dir, v));
       if (existsSync(MYSQLD_EXPORTER)) exporter.push(await exporterRun(db.socket));
     }
     row('', ['api ms', 'first collection ms', 'RSS MiB', 'peak RSS MiB']);
-    row('node -e 1 (to exit)', [stat(bare.map((r) => r.ms)), '', '', stat(bare.map((r) => r.hwm), 1)]);
-    row('sonde --version (to exit)', [stat(version.map((r) => r.ms)), '', '', stat(version.map((r) => r.hwm), 1)]);
-    row('node + commander,yaml,zod,mysql2', [
+    row('node -e 1 (to exit)', [
+      stat(bare.map((r) => r.ms)),
+      '',
+      '',
+      stat(
+        bare.map((r) => r.hwm),
+        1,
+      ),
+    ]);
+    row('sonde --version (to exit)', [
+      stat(version.map((r) => r.ms)),
+      '',
+      '',
+      stat(
+        version.map((r) => r.hwm),
+        1,
+      ),
+    ]);
+    row('node + commander,yaml,zod,mysql2,pino', [
       stat(deps.map((r) => r.apiMs)),
       '',
-      stat(deps.map((r) => r.rss), 1),
-      stat(deps.map((r) => r.hwm), 1),
+      stat(
+        deps.map((r) => r.rss),
+        1,
+      ),
+      stat(
+        deps.map((r) => r.hwm),
+        1,
+      ),
     ]);
     const table = (name: string, runs: Run[]) =>
       row(name, [
         stat(runs.map((r) => r.apiMs)),
         stat(runs.map((r) => r.firstMs)),
-        stat(runs.map((r) => r.rss), 1),
-        stat(runs.map((r) => r.hwm), 1),
+        stat(
+          runs.map((r) => r.rss),
+          1,
+        ),
+        stat(
+          runs.map((r) => r.hwm),
+          1,
+        ),
       ]);
     for (const [j, v] of VARIANTS.entries()) table(v.name, agents[j] ?? []);
     if (exporter.length > 0) table('mysqld_exporter 0.14 (/metrics)', exporter);

@@ -11,7 +11,10 @@ import { domainsMarkdown } from '../dist/src/collectors/docs.js';
 import { SOURCE_TABLE } from '../dist/src/collectors/sources.js';
 
 const inOrder = BUILTIN.map((r) => r.help);
-writeFileSync(new URL('../src/collectors/help.json', import.meta.url), `${JSON.stringify(inOrder, null, 2)}\n`);
+writeFileSync(
+  new URL('../src/collectors/help.json', import.meta.url),
+  `${JSON.stringify(inOrder, null, 2)}\n`,
+);
 const helps = [...inOrder].sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0));
 writeFileSync(new URL('../docs/domains.md', import.meta.url), domainsMarkdown(helps, SOURCE_TABLE));
 process.stderr.write(`wrote src/collectors/help.json and docs/domains.md (${helps.length} domains)\n`);

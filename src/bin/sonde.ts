@@ -243,9 +243,8 @@ enableCompileCache();
 // implementations, the exporter and probe listeners, the heartbeat writer, --check and
 // --print-domains) are imported where they are used.
 const { loadConfig } = await import('../config/load.js');
-const { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } = await import(
-  '../config/monitor.js'
-);
+const { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } =
+  await import('../config/monitor.js');
 const { readMonitorFiles } = await import('../config/monitor-files.js');
 const { buildConnection } = await import('../config/connection.js');
 const { renderConfigJson, renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');

@@ -16,17 +16,17 @@ import { CollectorRegistry } from './registry.js';
 export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistration>>> = {
   'status.global': async () => (await import('./status.global/index.js')).registration,
   'var.global': async () => (await import('./var.global/index.js')).registration,
-  'innodb': async () => (await import('./innodb/index.js')).registration,
+  innodb: async () => (await import('./innodb/index.js')).registration,
   'innodb.buffer-pool': async () => (await import('./innodb.buffer-pool/index.js')).registration,
-  'repl': async () => (await import('./repl/index.js')).registration,
+  repl: async () => (await import('./repl/index.js')).registration,
   'repl.lag': async () => (await import('./repl.lag/index.js')).registration,
-  'trx': async () => (await import('./trx/index.js')).registration,
-  'tls': async () => (await import('./tls/index.js')).registration,
+  trx: async () => (await import('./trx/index.js')).registration,
+  tls: async () => (await import('./tls/index.js')).registration,
   'stmt.current': async () => (await import('./stmt.current/index.js')).registration,
   'size.binlog': async () => (await import('./size.binlog/index.js')).registration,
   'size.database': async () => (await import('./size.database/index.js')).registration,
   'size.table': async () => (await import('./size.table/index.js')).registration,
-  'autoinc': async () => (await import('./autoinc/index.js')).registration,
+  autoinc: async () => (await import('./autoinc/index.js')).registration,
   'query.response-time': async () => (await import('./query.response-time/index.js')).registration,
   'percona.response-time': async () => (await import('./percona.response-time/index.js')).registration,
   'wait.io.table': async () => (await import('./wait.io.table/index.js')).registration,
@@ -35,36 +35,62 @@ export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistratio
   'error.host': async () => (await import('./error.host/index.js')).registration,
   'error.user': async () => (await import('./error.user/index.js')).registration,
   'error.thread': async () => (await import('./error.thread/index.js')).registration,
-  'exporter.auto_increment.columns': async () => (await import('./exporter/auto_increment_columns.js')).registration,
+  'exporter.auto_increment.columns': async () =>
+    (await import('./exporter/auto_increment_columns.js')).registration,
   'exporter.binlog_size': async () => (await import('./exporter/binlog_size.js')).registration,
-  'exporter.engine_innodb_status': async () => (await import('./exporter/engine_innodb_status.js')).registration,
-  'exporter.engine_tokudb_status': async () => (await import('./exporter/engine_tokudb_status.js')).registration,
+  'exporter.engine_innodb_status': async () =>
+    (await import('./exporter/engine_innodb_status.js')).registration,
+  'exporter.engine_tokudb_status': async () =>
+    (await import('./exporter/engine_tokudb_status.js')).registration,
   'exporter.heartbeat': async () => (await import('./exporter/heartbeat.js')).registration,
-  'exporter.info_schema.clientstats': async () => (await import('./exporter/info_schema_clientstats.js')).registration,
-  'exporter.info_schema.innodb_cmp': async () => (await import('./exporter/info_schema_innodb_cmp.js')).registration,
-  'exporter.info_schema.innodb_cmpmem': async () => (await import('./exporter/info_schema_innodb_cmpmem.js')).registration,
-  'exporter.info_schema.innodb_tablespaces': async () => (await import('./exporter/info_schema_innodb_tablespaces.js')).registration,
-  'exporter.info_schema.processlist': async () => (await import('./exporter/info_schema_processlist.js')).registration,
-  'exporter.info_schema.query_response_time': async () => (await import('./exporter/info_schema_query_response_time.js')).registration,
-  'exporter.info_schema.replica_host': async () => (await import('./exporter/info_schema_replica_host.js')).registration,
-  'exporter.info_schema.rocksdb_perf_context': async () => (await import('./exporter/info_schema_rocksdb_perf_context.js')).registration,
-  'exporter.info_schema.schemastats': async () => (await import('./exporter/info_schema_schemastats.js')).registration,
+  'exporter.info_schema.clientstats': async () =>
+    (await import('./exporter/info_schema_clientstats.js')).registration,
+  'exporter.info_schema.innodb_cmp': async () =>
+    (await import('./exporter/info_schema_innodb_cmp.js')).registration,
+  'exporter.info_schema.innodb_cmpmem': async () =>
+    (await import('./exporter/info_schema_innodb_cmpmem.js')).registration,
+  'exporter.info_schema.innodb_tablespaces': async () =>
+    (await import('./exporter/info_schema_innodb_tablespaces.js')).registration,
+  'exporter.info_schema.processlist': async () =>
+    (await import('./exporter/info_schema_processlist.js')).registration,
+  'exporter.info_schema.query_response_time': async () =>
+    (await import('./exporter/info_schema_query_response_time.js')).registration,
+  'exporter.info_schema.replica_host': async () =>
+    (await import('./exporter/info_schema_replica_host.js')).registration,
+  'exporter.info_schema.rocksdb_perf_context': async () =>
+    (await import('./exporter/info_schema_rocksdb_perf_context.js')).registration,
+  'exporter.info_schema.schemastats': async () =>
+    (await import('./exporter/info_schema_schemastats.js')).registration,
   'exporter.info_schema.tables': async () => (await import('./exporter/info_schema_tables.js')).registration,
-  'exporter.info_schema.tablestats': async () => (await import('./exporter/info_schema_tablestats.js')).registration,
-  'exporter.info_schema.userstats': async () => (await import('./exporter/info_schema_userstats.js')).registration,
+  'exporter.info_schema.tablestats': async () =>
+    (await import('./exporter/info_schema_tablestats.js')).registration,
+  'exporter.info_schema.userstats': async () =>
+    (await import('./exporter/info_schema_userstats.js')).registration,
   'exporter.mysql.user': async () => (await import('./exporter/mysql_user.js')).registration,
-  'exporter.perf_schema.eventsstatements': async () => (await import('./exporter/perf_schema_eventsstatements.js')).registration,
-  'exporter.perf_schema.eventsstatementssum': async () => (await import('./exporter/perf_schema_eventsstatementssum.js')).registration,
-  'exporter.perf_schema.eventswaits': async () => (await import('./exporter/perf_schema_eventswaits.js')).registration,
-  'exporter.perf_schema.file_events': async () => (await import('./exporter/perf_schema_file_events.js')).registration,
-  'exporter.perf_schema.file_instances': async () => (await import('./exporter/perf_schema_file_instances.js')).registration,
-  'exporter.perf_schema.indexiowaits': async () => (await import('./exporter/perf_schema_indexiowaits.js')).registration,
-  'exporter.perf_schema.memory_events': async () => (await import('./exporter/perf_schema_memory_events.js')).registration,
-  'exporter.perf_schema.replication_applier_status_by_worker': async () => (await import('./exporter/perf_schema_replication_applier_status_by_worker.js')).registration,
-  'exporter.perf_schema.replication_group_member_stats': async () => (await import('./exporter/perf_schema_replication_group_member_stats.js')).registration,
-  'exporter.perf_schema.replication_group_members': async () => (await import('./exporter/perf_schema_replication_group_members.js')).registration,
-  'exporter.perf_schema.tableiowaits': async () => (await import('./exporter/perf_schema_tableiowaits.js')).registration,
-  'exporter.perf_schema.tablelocks': async () => (await import('./exporter/perf_schema_tablelocks.js')).registration,
+  'exporter.perf_schema.eventsstatements': async () =>
+    (await import('./exporter/perf_schema_eventsstatements.js')).registration,
+  'exporter.perf_schema.eventsstatementssum': async () =>
+    (await import('./exporter/perf_schema_eventsstatementssum.js')).registration,
+  'exporter.perf_schema.eventswaits': async () =>
+    (await import('./exporter/perf_schema_eventswaits.js')).registration,
+  'exporter.perf_schema.file_events': async () =>
+    (await import('./exporter/perf_schema_file_events.js')).registration,
+  'exporter.perf_schema.file_instances': async () =>
+    (await import('./exporter/perf_schema_file_instances.js')).registration,
+  'exporter.perf_schema.indexiowaits': async () =>
+    (await import('./exporter/perf_schema_indexiowaits.js')).registration,
+  'exporter.perf_schema.memory_events': async () =>
+    (await import('./exporter/perf_schema_memory_events.js')).registration,
+  'exporter.perf_schema.replication_applier_status_by_worker': async () =>
+    (await import('./exporter/perf_schema_replication_applier_status_by_worker.js')).registration,
+  'exporter.perf_schema.replication_group_member_stats': async () =>
+    (await import('./exporter/perf_schema_replication_group_member_stats.js')).registration,
+  'exporter.perf_schema.replication_group_members': async () =>
+    (await import('./exporter/perf_schema_replication_group_members.js')).registration,
+  'exporter.perf_schema.tableiowaits': async () =>
+    (await import('./exporter/perf_schema_tableiowaits.js')).registration,
+  'exporter.perf_schema.tablelocks': async () =>
+    (await import('./exporter/perf_schema_tablelocks.js')).registration,
   'exporter.slave_hosts': async () => (await import('./exporter/slave_hosts.js')).registration,
   'exporter.slave_status': async () => (await import('./exporter/slave_status.js')).registration,
   'exporter.sys.user_summary': async () => (await import('./exporter/sys_user_summary.js')).registration,
