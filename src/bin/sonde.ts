@@ -120,8 +120,9 @@ interface Options {
   shard?: Shard;
 }
 
-function parseArgs(argv: string[]): Options {
-  const program = new Command('sonde')
+/** sonde's own command line: its options, help text and parsing behaviour. */
+function cliProgram(): Command {
+  return new Command('sonde')
     .usage('[options]')
     .helpOption('-h, --help', 'print this help and exit')
     .addOption(
@@ -180,6 +181,10 @@ function parseArgs(argv: string[]): Options {
       'after',
       `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset; --log.level and --log.format are read by both) is read as mysqld_exporter's;\nsee docs/exporter-cli.md. Logs: docs/logging.md.\n\nsonde v${VERSION}`,
     );
+}
+
+function parseArgs(argv: string[]): Options {
+  const program = cliProgram();
   try {
     program.parse(normaliseArgv(argv), { from: 'user' });
   } catch (err) {
