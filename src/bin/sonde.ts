@@ -94,8 +94,9 @@ interface Options {
   shard?: Shard;
 }
 
-function parseArgs(argv: string[]): Options {
-  const program = new Command('sonde')
+/** sonde's own command line: its options, help text and parsing behaviour. */
+function cliProgram(): Command {
+  return new Command('sonde')
     .usage('[options]')
     .helpOption('-h, --help', 'print this help and exit')
     .addOption(
@@ -154,6 +155,10 @@ function parseArgs(argv: string[]): Options {
       'after',
       `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset; --log.level and --log.format are read by both) is read as mysqld_exporter's;\nsee docs/exporter-cli.md. Logs: docs/logging.md.\n\nsonde v${VERSION}`,
     );
+}
+
+function parseArgs(argv: string[]): Options {
+  const program = cliProgram();
   try {
     program.parse(normaliseArgv(argv), { from: 'user' });
   } catch (err) {
@@ -309,6 +314,8 @@ interface Boot {
   status: StatusRegistry;
   serverStatus: StatusWriter;
   config: Config;
+  /** The config file the boot read (SIGHUP reads it again); undefined: built-in defaults or the exporter command line. */
+  configPath?: string;
   connect: Connect;
   collectors: CollectorRegistry;
   sinks: SinkRegistry;
@@ -327,11 +334,13 @@ function dbOptions(events: Events, id: string) {
 }
 
 /** Load the config file and check api.bind is free; any failure ends the boot. */
-async function bootConfig(opts: Options, events: EventLog): Promise<Config> {
+async function bootConfig(opts: Options, events: EventLog): Promise<{ config: Config; path?: string }> {
   events.info('boot-config-loading', '');
   let config: Config;
+  let path: string | undefined;
   try {
-    config = opts.preset?.config ?? (await loadConfig(opts.config)).config;
+    if (opts.preset) config = opts.preset.config;
+    else ({ config, path } = await loadConfig(opts.config));
     // --check binds nothing, so it also runs next to an agent that holds these ports.
     if (config.api?.disable !== true && !opts.check) {
       try {
@@ -346,12 +355,15 @@ async function bootConfig(opts: Options, events: EventLog): Promise<Config> {
     throw new BootError(errorMessage(err));
   }
   events.info('boot-config-loaded', '');
-  // Defensive scrubbing: every password sonde learns is masked in any line it prints.
-  const learnt = opts.preset?.secrets ?? [];
+  learnSecrets(config, opts.preset?.secrets ?? [], events);
+  return path === undefined ? { config } : { config, path };
+}
+
+/** Defensive scrubbing: every password sonde learns is masked in any line it prints. */
+function learnSecrets(config: Config, learnt: readonly string[], events: EventLog): void {
   for (const pw of [config.mysql?.password, ...(config.monitors ?? []).map((m) => m.password), ...learnt]) {
     if (pw) events.addSecret(pw);
   }
-  return config;
 }
 
 /**
@@ -460,10 +472,10 @@ async function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): 
 
 /** The local auto-detection the loader falls back on when no monitor is configured. */
 function autoDetect(b: Boot): LoaderDeps['autoDetect'] {
-  return () =>
-    autoDetectLocal(b.config, {
+  return (config) =>
+    autoDetectLocal(config, {
       finalize: (m) => {
-        const [f] = finalizeMonitors([m], b.config);
+        const [f] = finalizeMonitors([m], config);
         if (!f) throw new Error('auto-detect: no monitor');
         return f;
       },
@@ -480,8 +492,8 @@ function makeLoader(b: Boot, shard: Shard | undefined): Loader {
     config,
     events,
     status: b.status,
-    finalize: (ms) =>
-      finalizeMonitors(ms, config, process.env, { warn: (msg) => events.error('monitors-warning', '', msg) }),
+    finalize: (ms, cfg) =>
+      finalizeMonitors(ms, cfg, process.env, { warn: (msg) => events.error('monitors-warning', '', msg) }),
     validate: (m) => {
       validateMonitor(m);
       const unsupported = unsupportedFeature(m);
@@ -584,7 +596,11 @@ function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<type
         return events.debugging;
       },
     },
-    renderConfig: { yaml: () => renderConfigYaml(config), json: () => renderConfigJson(config) },
+    // The config the monitors run on: the boot's, or the one a SIGHUP loaded since.
+    renderConfig: {
+      yaml: () => renderConfigYaml(loader.config),
+      json: () => renderConfigJson(loader.config),
+    },
     events,
   });
 }
@@ -605,13 +621,14 @@ async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: 
   events.info('boot-start', '', `sonde ${VERSION}`);
 
   serverStatus.set(ServerKey.server, 'boot: loading config');
-  const config = await bootConfig(opts, events);
+  const { config, path: configPath } = await bootConfig(opts, events);
   if (opts.printConfig) process.stdout.write(`${renderConfigYaml(config)}\n`);
   const b: Boot = {
     events,
     status,
     serverStatus,
     config,
+    ...(configPath === undefined ? {} : { configPath }),
     connect: scrubbingConnect(events),
     collectors,
     sinks: builtinSinks(),
@@ -739,16 +756,46 @@ function untilSignal(events: EventLog, reload: () => Promise<void>): Promise<Nod
  * SIGHUP's reload: the monitors again from their sources, with the diff and stop-loss of
  * `POST /monitors/reload`. A failure keeps the running monitors and says why.
  */
-async function reloadOnHup(loader: Loader, events: EventLog): Promise<void> {
+/**
+ * Keys of the config file that only a restart applies (compared with the boot config): listeners, the shared plans read at
+ * boot, the HTTP proxy of sinks. Everything else (monitors, their defaults, the monitor
+ * loader) is what a reload is for.
+ */
+const RESTART_KEYS = ['api', 'probe', 'plans', 'http'] as const;
+
+/** The restart-only keys whose value differs between two configs. */
+function restartOnlyChanges(before: Config, after: Config): string[] {
+  return RESTART_KEYS.filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
+}
+
+/**
+ * SIGHUP: read the config file again and reload the monitors from it (the same diff and
+ * stop-loss as POST /monitors/reload). A config file that no longer loads, or a reload
+ * that fails, keeps the running config and monitors, and says why.
+ */
+async function reloadOnHup(b: Boot, loader: Loader): Promise<void> {
+  const { events } = b;
+  let next: Config | undefined;
+  if (b.configPath !== undefined) {
+    try {
+      next = (await loadConfig(b.configPath)).config;
+    } catch (err) {
+      const why = `SIGHUP: ${errorMessage(err)}; the running config and monitors are kept`;
+      events.error('server-reload-error', '', why);
+      return;
+    }
+    learnSecrets(next, [], events);
+    const fixed = restartOnlyChanges(b.config, next);
+    if (fixed.length > 0)
+      events.notice('server-reload', '', `SIGHUP: ${fixed.join(', ')} changed: only a restart applies them`);
+  }
   try {
-    await loader.reload();
-    events.notice('server-reload', '', `SIGHUP: monitors reloaded (${loader.loaded().length} loaded)`);
+    await loader.reload(next);
+    const from = b.configPath === undefined ? '' : ` from ${b.configPath}`;
+    events.notice('server-reload', '', `SIGHUP: monitors reloaded${from} (${loader.loaded().length} loaded)`);
   } catch (err) {
-    events.error(
-      'server-reload-error',
-      '',
-      `SIGHUP: reload failed, the running monitors are kept: ${errorMessage(err)}`,
-    );
+    const why = `SIGHUP: reload failed, the running config and monitors are kept: ${errorMessage(err)}`;
+    events.error('server-reload-error', '', why);
   }
 }
 
@@ -819,7 +866,7 @@ async function run(
   readiness.why = undefined;
   serverStatus.set(ServerKey.server, `running since ${formatTimestamp(new Date())}`);
 
-  const signal = await untilSignal(events, () => reloadOnHup(loader, events));
+  const signal = await untilSignal(events, () => reloadOnHup(b, loader));
   stopping = true;
   readiness.why = 'shutting down';
   events.notice('server-stopped', '', `caught ${signal}, stopping`);

@@ -23,17 +23,18 @@ import { detectionOf } from './local.js';
 import { formatShard, inShard, type Shard } from './shard.js';
 
 export interface LoaderDeps {
+  /** The config of the first load; a reload may bring a newer one (see reload()). */
   config: Config;
   events: Events;
   status: StatusRegistry;
-  /** Inheritance, interpolation, id derivation, duplicate check. */
-  finalize(monitors: MonitorConfig[]): FinalMonitorConfig[];
+  /** Inheritance from `config`, interpolation, id derivation, duplicate check. */
+  finalize(monitors: MonitorConfig[], config: Config): FinalMonitorConfig[];
   /** Per-monitor validation; throws `monitor <id>: …`. */
   validate(m: FinalMonitorConfig): void;
   equal(a: FinalMonitorConfig, b: FinalMonitorConfig): boolean;
   readMonitorFiles(files: string[]): Promise<MonitorConfig[]>;
-  /** Local auto-detect: one monitor with id `localhost`, or none. */
-  autoDetect(): Promise<MonitorConfig | undefined>;
+  /** Local auto-detect under `config`: one monitor with id `localhost`, or none. */
+  autoDetect(config: Config): Promise<MonitorConfig | undefined>;
   /**
    * Build the monitor's sinks (a sink's implementation may be imported first); throws or
    * rejects with `sink <name> not registered` etc.
@@ -82,12 +83,15 @@ export class Loader implements MonitorControl {
   readonly #started = new Set<string>();
   /** one load at a time */
   #busy: Promise<unknown> = Promise.resolve();
+  /** The config the monitors were last loaded from. */
+  #config: Config;
 
   /** How many monitors the last load's shard kept, of how many read; undefined unsharded. */
   #shardKept: { kept: number; of: number } | undefined;
 
   constructor(deps: LoaderDeps) {
     this.#deps = deps;
+    this.#config = deps.config;
     if (deps.shard) deps.status.serverWriter.set(ServerKey.shard, formatShard(deps.shard));
   }
 
@@ -100,6 +104,11 @@ export class Loader implements MonitorControl {
 
   #sleep(ms: number): Promise<unknown> {
     return (this.#deps.sleep ?? sleep)(ms);
+  }
+
+  /** The config the loaded monitors come from: the boot config, or the last good reload's. */
+  get config(): Config {
+    return this.#config;
   }
 
   get size(): number {
@@ -129,8 +138,8 @@ export class Loader implements MonitorControl {
   }
 
   /** Read all sources and finalize; any error fails the whole load. */
-  async #read(): Promise<FinalMonitorConfig[]> {
-    const { config, status } = this.#deps;
+  async #read(config: Config): Promise<FinalMonitorConfig[]> {
+    const { status } = this.#deps;
     const serverStatus = status.serverWriter;
     const raw: MonitorConfig[] = [...(config.monitors ?? [])];
     const ml = config['monitor-loader'] ?? {};
@@ -143,14 +152,14 @@ export class Loader implements MonitorControl {
     }
     if (raw.length === 0 && ml.local?.['disable-auto'] !== true) {
       serverStatus.set(ServerKey.monitorLoader, 'auto-detect local');
-      const local = await this.#deps.autoDetect();
+      const local = await this.#deps.autoDetect(config);
       // Say what was chosen and why (several local servers may answer), or that none did.
       const why = local === undefined ? 'no server answered' : `chose ${detectionOf(local) ?? local.id}`;
       serverStatus.set(ServerKey.monitorLoader, `auto-detect local: ${why}`);
       this.#deps.events.info('monitors-autodetect', local?.id ?? '', why);
       if (local) raw.push(local);
     }
-    const finals = this.#deps.finalize(raw);
+    const finals = this.#deps.finalize(raw, config);
     for (const m of finals) this.#deps.validate(m);
     return this.#keepShard(finals);
   }
@@ -173,14 +182,14 @@ export class Loader implements MonitorControl {
    * Load (boot) or reload: read, diff, stop-loss, apply. Throws SondeError RELOAD_FAILED
    * or STOP_LOSS; on error nothing changes. Does not start monitors (see startAll).
    */
-  async load(opts: { boot?: boolean } = {}): Promise<void> {
-    const run = this.#busy.then(() => this.#load(opts.boot === true));
+  async load(opts: { boot?: boolean; config?: Config } = {}): Promise<void> {
+    const run = this.#busy.then(() => this.#load(opts.boot === true, opts.config ?? this.#config));
     this.#busy = run.catch(() => undefined);
     return run;
   }
 
-  async #load(boot: boolean): Promise<void> {
-    const { status, events, config } = this.#deps;
+  async #load(boot: boolean, config: Config): Promise<void> {
+    const { status, events } = this.#deps;
     const serverStatus = status.serverWriter;
     events.info('monitors-loading', '');
     let added = 0;
@@ -192,7 +201,7 @@ export class Loader implements MonitorControl {
         `added: ${added} removed: ${removed} changed: ${changed} on ${formatTimestamp(new Date())}`,
       );
     try {
-      const finals = await this.#read();
+      const finals = await this.#read(config);
       const next = new Map(finals.map((m) => [m.id, m]));
       const toAdd: FinalMonitorConfig[] = [];
       const toRemove: string[] = [];
@@ -243,6 +252,7 @@ export class Loader implements MonitorControl {
         const monitor = make(b.config, b.sinks, b.writer, this.#deps.monitorDeps);
         this.#loaded.set(b.config.id, { monitor, sinks: b.sinks, dsn: b.dsn });
       }
+      this.#config = config;
       serverStatus.set(ServerKey.monitors, String(this.#loaded.size));
       summary();
       events.info('monitors-loaded', '', `${this.#loaded.size} monitors`);
@@ -285,8 +295,13 @@ export class Loader implements MonitorControl {
     this.#deps.events.info('monitors-started', '', `${todo.length} monitors`);
   }
 
-  async reload(): Promise<void> {
-    await this.load();
+  /**
+   * Load again and start what is new. With `config` (SIGHUP re-read the config file), the
+   * monitors come from it, its stop-loss applies, and it becomes the loader's config once
+   * the load succeeded; a failed load keeps the running config and monitors.
+   */
+  async reload(config?: Config): Promise<void> {
+    await this.load(config === undefined ? {} : { config });
     await this.startAll();
   }
 
