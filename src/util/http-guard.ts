@@ -6,12 +6,12 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { readFileSync, statSync } from 'node:fs';
-import { STATUS_CODES } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import { errorMessage } from '../core/errors.js';
 import { sendText } from './http-answer.js';
+import { http } from './node-http.js';
 import { splitHostPort } from './net.js';
 
 /** Limits every listener applies; a slow or idle client cannot hold a connection for long. */
@@ -63,9 +63,9 @@ export function answerClientError(err: Error, socket: Socket): void {
     return;
   }
   const status = clientErrorStatus(err);
-  const body = `${status} ${STATUS_CODES[status] ?? 'Bad Request'}\n`;
+  const body = `${status} ${http.STATUS_CODES[status] ?? 'Bad Request'}\n`;
   socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Bad Request'}\r\n` +
+    `HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? 'Bad Request'}\r\n` +
       'Content-Type: text/plain; charset=utf-8\r\n' +
       `Content-Length: ${Buffer.byteLength(body)}\r\n` +
       'Connection: close\r\n\r\n' +

@@ -5,9 +5,10 @@
  * cannot parse, binding with the bound address reported, and a close that either lets the
  * requests in flight finish or drops every connection.
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
-import { createServer as createHttpsServer, type ServerOptions as HttpsOptions } from 'node:https';
+import type { RequestListener, Server } from 'node:http';
+import type { ServerOptions as HttpsOptions } from 'node:https';
 import { LISTENER_LIMITS, answerClientError, listenerOptions } from './http-guard.js';
+import { http, https } from './node-http.js';
 
 export interface ListenerOptions {
   /** Idle time of a kept-alive connection (Node's default when unset). */
@@ -51,8 +52,8 @@ export function createListener(handler: RequestListener, o: ListenerOptions = {}
   };
   const server: Server =
     o.tls === undefined
-      ? createServer(base, handler)
-      : createHttpsServer(
+      ? http.createServer(base, handler)
+      : https.createServer(
           { ...base, handshakeTimeout: LISTENER_LIMITS.handshakeTimeoutMs, ...o.tls },
           handler,
         );
