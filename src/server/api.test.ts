@@ -192,6 +192,17 @@ async function serve(deps: ApiDeps): Promise<Served> {
   return { api, addr, port, inject: (a) => ask(port, a) };
 }
 
+/** The API listening on a free port, and one raw keep-alive connection to it. */
+async function rawConnection(app: ReturnType<typeof buildApi>) {
+  const addr = await listenApi(app, '127.0.0.1:0');
+  const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
+  const sock = net.connect(port, '127.0.0.1');
+  let text = '';
+  sock.on('data', (d: Buffer) => (text += d.toString()));
+  const ended = new Promise<void>((r) => sock.on('close', () => r()));
+  return { addr, sock, ended, data: () => text };
+}
+
 describe('management API', () => {
   it('lists loaded monitors as id → redacted DSN JSON', async () => {
     const { deps } = setup();
@@ -599,14 +610,9 @@ describe('listening', () => {
   it('answers requests arriving while closing with a text 503', async () => {
     const { deps, control } = setup();
     const app = buildApi(deps);
-    const addr = await listenApi(app, '127.0.0.1:0');
-    const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
+    const { addr, sock, ended, data } = await rawConnection(app);
     let release = (): void => undefined;
     control.holdStop = new Promise((r) => (release = r));
-    const sock = net.connect(port, '127.0.0.1');
-    let data = '';
-    sock.on('data', (d: Buffer) => (data += d.toString()));
-    const ended = new Promise<void>((r) => sock.on('close', () => r()));
     // A slow stop is in flight on a keep-alive connection; a second request follows on it.
     sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${addr}\r\nContent-Length: 0\r\n\r\n`);
     await new Promise((r) => setTimeout(r, 50));
@@ -616,7 +622,7 @@ describe('listening', () => {
     release();
     await closing;
     await ended;
-    const [first, second] = data.split(/(?=HTTP\/1\.1 )/);
+    const [first, second] = data().split(/(?=HTTP\/1\.1 )/);
     assert.match(first ?? '', /^HTTP\/1\.1 200 OK\r\n/);
     assert.match(second ?? '', /^HTTP\/1\.1 503 Service Unavailable\r\n/);
     // Header names are case-insensitive; sonde writes them the way Go does (Content-Type).
@@ -627,19 +633,14 @@ describe('listening', () => {
   it('closes idle kept-alive connections on close(), then refuses new ones', async () => {
     const { deps } = setup();
     const app = buildApi(deps);
-    const addr = await listenApi(app, '127.0.0.1:0');
-    const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
-    const sock = net.connect(port, '127.0.0.1');
-    let data = '';
-    sock.on('data', (d: Buffer) => (data += d.toString()));
-    const ended = new Promise<void>((r) => sock.on('close', () => r()));
+    const { addr, sock, ended, data } = await rawConnection(app);
     sock.write(`GET /version HTTP/1.1\r\nHost: ${addr}\r\n\r\n`);
-    while (!data.endsWith('v1.4.2')) await new Promise((r) => setTimeout(r, 10));
+    while (!data().endsWith('v1.4.2')) await new Promise((r) => setTimeout(r, 10));
     const closing = app.close();
     assert.equal(app.close(), closing);
     await closing;
     await ended;
-    assert.match(data, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(data(), /^HTTP\/1\.1 200 OK\r\n/);
     await assert.rejects(fetch(`http://${addr}/version`));
   });
 
@@ -651,22 +652,17 @@ describe('listening', () => {
     async () => {
       const { deps, control } = setup();
       const app = buildApi(deps);
-      const addr = await listenApi(app, '127.0.0.1:0');
-      const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
+      const { addr, sock, ended, data } = await rawConnection(app);
       let release = (): void => undefined;
       control.holdStop = new Promise((r) => (release = r));
-      const sock = net.connect(port, '127.0.0.1');
-      let data = '';
-      sock.on('data', (d: Buffer) => (data += d.toString()));
-      const ended = new Promise<void>((r) => sock.on('close', () => r()));
       sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${addr}\r\nContent-Length: 0\r\n\r\n`);
       while (control.calls.length === 0) await new Promise((r) => setTimeout(r, 10));
       const closing = app.close();
       release();
       await closing;
       await ended;
-      assert.match(data, /^HTTP\/1\.1 200 OK\r\n/);
-      assert.equal(data.split('HTTP/1.1 ').length, 2, 'one answer only');
+      assert.match(data(), /^HTTP\/1\.1 200 OK\r\n/);
+      assert.equal(data().split('HTTP/1.1 ').length, 2, 'one answer only');
       assert.equal(control.loaded.get('db1')?.running, false);
     },
   );
