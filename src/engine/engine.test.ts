@@ -203,17 +203,17 @@ describe('Engine', () => {
   it('staggered: quick domains run one after another, a slow one lets the next start beside it', async () => {
     /** Run a, b and c (a taking `aMs`) with a 100 ms stagger: start times after t0, most at once. */
     const run = async (aMs: number) => {
-      let clock: FakeClock | undefined;
+      const at: { clock?: FakeClock } = {};
       let running = 0;
       let most = 0;
       const started: Record<string, number> = {};
       const mk = (d: string, ms: number) =>
         new Scripted(d, async () => {
-          started[d] = clock?.now() ?? -1;
+          started[d] = at.clock?.now() ?? -1;
           running++;
           most = Math.max(most, running);
           // A quick domain still yields (as a query would), so overlapping ones would show.
-          if (ms > 0 && clock !== undefined) await sleepOn(clock, ms);
+          if (ms > 0 && at.clock !== undefined) await sleepOn(at.clock, ms);
           else await new Promise((r) => setImmediate(r));
           running--;
           return { values: [value(d, 1)] };
@@ -225,8 +225,8 @@ describe('Engine', () => {
         undefined,
         100,
       );
-      clock = s.clock;
-      const t0 = clock.now();
+      at.clock = s.clock;
+      const t0 = s.clock.now();
       const r = await s.collect(1);
       assert.equal(r.outcomes.length, 3);
       const after = Object.fromEntries(Object.entries(started).map(([d, t]) => [d, t - t0]));

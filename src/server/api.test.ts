@@ -192,6 +192,17 @@ async function serve(deps: ApiDeps): Promise<Served> {
   return { api, addr, port, inject: (a) => ask(port, a) };
 }
 
+/** The API with a stop that waits for `release()`, asked on a raw keep-alive connection. */
+async function heldStop() {
+  const { deps, control } = setup();
+  const app = buildApi(deps);
+  const raw = await rawConnection(app);
+  let release = (): void => undefined;
+  control.holdStop = new Promise((r) => (release = r));
+  raw.sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${raw.addr}\r\nContent-Length: 0\r\n\r\n`);
+  return { ...raw, app, control, release };
+}
+
 /** The API listening on a free port, and one raw keep-alive connection to it. */
 async function rawConnection(app: ReturnType<typeof buildApi>) {
   const addr = await listenApi(app, '127.0.0.1:0');
@@ -608,13 +619,8 @@ describe('listening', () => {
   });
 
   it('answers requests arriving while closing with a text 503', async () => {
-    const { deps, control } = setup();
-    const app = buildApi(deps);
-    const { addr, sock, ended, data } = await rawConnection(app);
-    let release = (): void => undefined;
-    control.holdStop = new Promise((r) => (release = r));
+    const { app, addr, sock, ended, data, release } = await heldStop();
     // A slow stop is in flight on a keep-alive connection; a second request follows on it.
-    sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${addr}\r\nContent-Length: 0\r\n\r\n`);
     await new Promise((r) => setTimeout(r, 50));
     const closing = app.close();
     sock.write(`GET /status HTTP/1.1\r\nHost: ${addr}\r\n\r\n`);
@@ -650,12 +656,7 @@ describe('listening', () => {
     'closes a connection as soon as its answer in flight is out during close()',
     { timeout: API_KEEP_ALIVE_MS - 1_000 },
     async () => {
-      const { deps, control } = setup();
-      const app = buildApi(deps);
-      const { addr, sock, ended, data } = await rawConnection(app);
-      let release = (): void => undefined;
-      control.holdStop = new Promise((r) => (release = r));
-      sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${addr}\r\nContent-Length: 0\r\n\r\n`);
+      const { app, control, ended, data, release } = await heldStop();
       while (control.calls.length === 0) await new Promise((r) => setTimeout(r, 10));
       const closing = app.close();
       release();
