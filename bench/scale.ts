@@ -19,9 +19,10 @@
  * flags of its own command line (the first line of the built bin).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cpuSeconds, rssMiB } from './proc-stats.js';
 import { BIN, binNodeFlags } from '../test/helpers/agent.js';
 import { documentedStatements, grantsDoc, MARIADB_DEFAULT_PLAN_BLOCK } from '../test/helpers/demo.js';
 import { freePort, startMariaDB, type MariaDB } from '../test/helpers/mariadb.js';
@@ -39,21 +40,7 @@ const SAMPLE_S = Number(arg('sample-s', '15'));
 /** The floor's run (no monitors) is short: nothing changes after boot. */
 const FLOOR_S = 60;
 
-const TICKS_PER_S = 100; // Linux USER_HZ
 const PASSWORD = 'scale-pw';
-
-/** utime + stime of a process, seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-}
-
-/** Resident memory of a process, MiB. */
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? 0) / 1024;
-}
 
 function config(socket: string, apiPort: number, k: number): string {
   const monitors = Array.from(

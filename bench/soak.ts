@@ -12,9 +12,10 @@
  * 10 s with the domains a typical plan collects.
  */
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { cpuSeconds, rssMiB } from './proc-stats.js';
 import { BIN } from '../test/helpers/agent.js';
 import { freePort, startMariaDB } from '../test/helpers/mariadb.js';
 
@@ -26,22 +27,8 @@ const MONITORS = Number(arg('monitors', '50'));
 const MINUTES = Number(arg('minutes', '30'));
 const SETTLE = Number(arg('settle', '5'));
 
-const TICKS_PER_S = 100; // Linux USER_HZ
 /** One sampling period (shorter only to try the script out: --minute-ms). */
 const MINUTE_MS = Number(arg('minute-ms', '60000'));
-
-/** utime + stime of a process, in seconds. */
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-}
-
-/** Resident memory of a process, MiB. */
-function rssMiB(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return Number(m?.[1] ?? 0) / 1024;
-}
 
 /** Least-squares slope of y over x. */
 function slope(xs: number[], ys: number[]): number {

@@ -201,49 +201,47 @@ describe('Engine', () => {
   });
 
   it('staggered: quick domains run one after another, a slow one lets the next start beside it', async () => {
-    let clock: FakeClock | undefined;
-    let running = 0;
-    let most = 0;
-    const started: Record<string, number> = {};
-    const mk = (d: string, ms: number) =>
-      new Scripted(d, async () => {
-        started[d] = clock?.now() ?? -1;
-        running++;
-        most = Math.max(most, running);
-        // A quick domain still yields (as a query would), so overlapping ones would show.
-        if (ms > 0 && clock !== undefined) await sleepOn(clock, ms);
-        else await new Promise((r) => setImmediate(r));
-        running--;
-        return { values: [value(d, 1)] };
-      });
-    const quick = await setup(
-      plan({ a: {}, b: {}, c: {} }),
-      [mk('a', 0), mk('b', 0), mk('c', 0)],
-      undefined,
-      undefined,
-      100,
+    /** Run a, b and c (a taking `aMs`) with a 100 ms stagger: start times after t0, most at once. */
+    const run = async (aMs: number) => {
+      const at: { clock?: FakeClock } = {};
+      let running = 0;
+      let most = 0;
+      const started: Record<string, number> = {};
+      const mk = (d: string, ms: number) =>
+        new Scripted(d, async () => {
+          started[d] = at.clock?.now() ?? -1;
+          running++;
+          most = Math.max(most, running);
+          // A quick domain still yields (as a query would), so overlapping ones would show.
+          if (ms > 0 && at.clock !== undefined) await sleepOn(at.clock, ms);
+          else await new Promise((r) => setImmediate(r));
+          running--;
+          return { values: [value(d, 1)] };
+        });
+      const s = await setup(
+        plan({ a: {}, b: {}, c: {} }),
+        [mk('a', aMs), mk('b', 0), mk('c', 0)],
+        undefined,
+        undefined,
+        100,
+      );
+      at.clock = s.clock;
+      const t0 = s.clock.now();
+      const r = await s.collect(1);
+      assert.equal(r.outcomes.length, 3);
+      const after = Object.fromEntries(Object.entries(started).map(([d, t]) => [d, t - t0]));
+      return { most, after };
+    };
+    assert.deepEqual(
+      await run(0),
+      { most: 1, after: { a: 0, b: 0, c: 0 } },
+      'quick: never overlap, none waited',
     );
-    clock = quick.clock;
-    const t0 = clock.now();
-    const r1 = await quick.collect(1);
-    assert.equal(r1.outcomes.length, 3);
-    assert.equal(most, 1, 'quick domains never overlap');
-    assert.deepEqual(started, { a: t0, b: t0, c: t0 }, 'and none waited');
-
-    most = 0;
-    const slow = await setup(
-      plan({ a: {}, b: {}, c: {} }),
-      [mk('a', 300), mk('b', 0), mk('c', 0)],
-      undefined,
-      undefined,
-      100,
+    assert.deepEqual(
+      await run(300),
+      { most: 2, after: { a: 0, b: 100, c: 100 } },
+      'a slow domain: the next start beside it after the stagger',
     );
-    clock = slow.clock;
-    const t1 = clock.now();
-    const r2 = await slow.collect(1);
-    assert.equal(r2.outcomes.length, 3);
-    assert.equal(most, 2, 'the slow domain ran beside the others');
-    assert.deepEqual(started, { a: t1, b: t1 + 100, c: t1 + 100 });
   });
 
   it('skips the domains that could not start before the run stopped waiting', async () => {

@@ -192,6 +192,28 @@ async function serve(deps: ApiDeps): Promise<Served> {
   return { api, addr, port, inject: (a) => ask(port, a) };
 }
 
+/** The API with a stop that waits for `release()`, asked on a raw keep-alive connection. */
+async function heldStop() {
+  const { deps, control } = setup();
+  const app = buildApi(deps);
+  const raw = await rawConnection(app);
+  let release = (): void => undefined;
+  control.holdStop = new Promise((r) => (release = r));
+  raw.sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${raw.addr}\r\nContent-Length: 0\r\n\r\n`);
+  return { ...raw, app, control, release };
+}
+
+/** The API listening on a free port, and one raw keep-alive connection to it. */
+async function rawConnection(app: ReturnType<typeof buildApi>) {
+  const addr = await listenApi(app, '127.0.0.1:0');
+  const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
+  const sock = net.connect(port, '127.0.0.1');
+  let text = '';
+  sock.on('data', (d: Buffer) => (text += d.toString()));
+  const ended = new Promise<void>((r) => sock.on('close', () => r()));
+  return { addr, sock, ended, data: () => text };
+}
+
 describe('management API', () => {
   it('lists loaded monitors as id → redacted DSN JSON', async () => {
     const { deps } = setup();
@@ -597,18 +619,8 @@ describe('listening', () => {
   });
 
   it('answers requests arriving while closing with a text 503', async () => {
-    const { deps, control } = setup();
-    const app = buildApi(deps);
-    const addr = await listenApi(app, '127.0.0.1:0');
-    const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
-    let release = (): void => undefined;
-    control.holdStop = new Promise((r) => (release = r));
-    const sock = net.connect(port, '127.0.0.1');
-    let data = '';
-    sock.on('data', (d: Buffer) => (data += d.toString()));
-    const ended = new Promise<void>((r) => sock.on('close', () => r()));
+    const { app, addr, sock, ended, data, release } = await heldStop();
     // A slow stop is in flight on a keep-alive connection; a second request follows on it.
-    sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${addr}\r\nContent-Length: 0\r\n\r\n`);
     await new Promise((r) => setTimeout(r, 50));
     const closing = app.close();
     sock.write(`GET /status HTTP/1.1\r\nHost: ${addr}\r\n\r\n`);
@@ -616,7 +628,7 @@ describe('listening', () => {
     release();
     await closing;
     await ended;
-    const [first, second] = data.split(/(?=HTTP\/1\.1 )/);
+    const [first, second] = data().split(/(?=HTTP\/1\.1 )/);
     assert.match(first ?? '', /^HTTP\/1\.1 200 OK\r\n/);
     assert.match(second ?? '', /^HTTP\/1\.1 503 Service Unavailable\r\n/);
     // Header names are case-insensitive; sonde writes them the way Go does (Content-Type).
@@ -627,19 +639,14 @@ describe('listening', () => {
   it('closes idle kept-alive connections on close(), then refuses new ones', async () => {
     const { deps } = setup();
     const app = buildApi(deps);
-    const addr = await listenApi(app, '127.0.0.1:0');
-    const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
-    const sock = net.connect(port, '127.0.0.1');
-    let data = '';
-    sock.on('data', (d: Buffer) => (data += d.toString()));
-    const ended = new Promise<void>((r) => sock.on('close', () => r()));
+    const { addr, sock, ended, data } = await rawConnection(app);
     sock.write(`GET /version HTTP/1.1\r\nHost: ${addr}\r\n\r\n`);
-    while (!data.endsWith('v1.4.2')) await new Promise((r) => setTimeout(r, 10));
+    while (!data().endsWith('v1.4.2')) await new Promise((r) => setTimeout(r, 10));
     const closing = app.close();
     assert.equal(app.close(), closing);
     await closing;
     await ended;
-    assert.match(data, /^HTTP\/1\.1 200 OK\r\n/);
+    assert.match(data(), /^HTTP\/1\.1 200 OK\r\n/);
     await assert.rejects(fetch(`http://${addr}/version`));
   });
 
@@ -649,24 +656,14 @@ describe('listening', () => {
     'closes a connection as soon as its answer in flight is out during close()',
     { timeout: API_KEEP_ALIVE_MS - 1_000 },
     async () => {
-      const { deps, control } = setup();
-      const app = buildApi(deps);
-      const addr = await listenApi(app, '127.0.0.1:0');
-      const port = Number(addr.slice(addr.lastIndexOf(':') + 1));
-      let release = (): void => undefined;
-      control.holdStop = new Promise((r) => (release = r));
-      const sock = net.connect(port, '127.0.0.1');
-      let data = '';
-      sock.on('data', (d: Buffer) => (data += d.toString()));
-      const ended = new Promise<void>((r) => sock.on('close', () => r()));
-      sock.write(`POST /monitors/stop?id=db1 HTTP/1.1\r\nHost: ${addr}\r\nContent-Length: 0\r\n\r\n`);
+      const { app, control, ended, data, release } = await heldStop();
       while (control.calls.length === 0) await new Promise((r) => setTimeout(r, 10));
       const closing = app.close();
       release();
       await closing;
       await ended;
-      assert.match(data, /^HTTP\/1\.1 200 OK\r\n/);
-      assert.equal(data.split('HTTP/1.1 ').length, 2, 'one answer only');
+      assert.match(data(), /^HTTP\/1\.1 200 OK\r\n/);
+      assert.equal(data().split('HTTP/1.1 ').length, 2, 'one answer only');
       assert.equal(control.loaded.get('db1')?.running, false);
     },
   );
