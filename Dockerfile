@@ -23,7 +23,8 @@ COPY --from=build /pkg/package/ /app/
 RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
  && npm cache clean --force \
  && mkdir -p /etc/sonde
-# The image's unprivileged user (uid 1000); sonde writes no file.
+# The image's unprivileged user (uid 1000). sonde writes no file but Node's compile cache of
+# its modules under the temp dir (skipped where that is read-only: a slower start, nothing else).
 USER node
 EXPOSE 7522 9104
 # Liveness: the API's /healthz, asked by node itself (the image has no curl). Set
