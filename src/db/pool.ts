@@ -70,7 +70,16 @@ export const DB_ERROR_CODES = {
   timeout: 'SONDE_QUERY_TIMEOUT',
   cancelled: 'SONDE_QUERY_CANCELLED',
   closed: 'SONDE_DB_CLOSED',
+  connectPaused: 'SONDE_CONNECT_PAUSED',
 } as const;
+
+/**
+ * After a connection attempt timed out (a frozen or unreachable server), no new connection
+ * is tried for a while, doubling from the first pause to the longest, and back to none on
+ * the next connection made. Each attempt that times out leaves a socket in the server's
+ * accept queue until the server reads it again, so attempts must not follow one another.
+ */
+const CONNECT_PAUSE_MS = { first: 5_000, longest: 30_000 } as const;
 
 /** The concrete DbError: a plain Error carrying the server's errno, code and SQLSTATE. */
 class DbQueryError extends Error implements DbError {
@@ -183,6 +192,10 @@ class MysqlDb implements PooledDb {
   #killing: Promise<void> = Promise.resolve();
   /** A KILL could not connect: none is tried until a statement succeeds again. */
   #killBlocked = false;
+  /** No connection is tried before this time (ms since the epoch) after a connect timed out. */
+  #connectPausedUntil = 0;
+  /** The pause after the next connect timeout. */
+  #connectPauseMs: number = CONNECT_PAUSE_MS.first;
   /** Connections held after a failed KILL, each with the way to let it go at close(). */
   readonly #quarantined = new Set<() => void>();
 
@@ -251,10 +264,23 @@ class MysqlDb implements PooledDb {
    */
   async #acquire(): Promise<{ conn: PoolConnection; gen: Generation }> {
     if (this.#closed) throw new DbQueryError('connection pool is closed', { code: DB_ERROR_CODES.closed });
+    const paused = this.#connectPausedUntil - Date.now();
+    if (paused > 0) {
+      const next = `${Math.ceil(paused / 1000)}s`;
+      throw new DbQueryError(`connecting timed out before; next attempt in ${next}`, {
+        code: DB_ERROR_CODES.connectPaused,
+      });
+    }
     const gen = this.#gen;
     try {
-      return { conn: await this.#checkout(gen), gen };
+      const conn = await this.#checkout(gen);
+      this.#connectPauseMs = CONNECT_PAUSE_MS.first;
+      return { conn, gen };
     } catch (err) {
+      if (isConnectTimeout(err)) {
+        this.#connectPausedUntil = Date.now() + this.#connectPauseMs;
+        this.#connectPauseMs = Math.min(this.#connectPauseMs * 2, CONNECT_PAUSE_MS.longest);
+      }
       if (!isAccessDenied(err)) throw this.#toDbError(err);
       // Password reload: one reload at a time; concurrent failures wait
       // for it, then retry once if the credentials changed.
@@ -615,4 +641,9 @@ function toRows(result: unknown): Row[] {
   const rows: unknown[] = result.length > 0 && Array.isArray(result[0]) ? (result[0] as unknown[]) : result;
   // mysql2 builds a plain object per row already (every column text via typeCast): no copy.
   return rows as Row[];
+}
+
+/** mysql2's error for a connection not made within connectTimeout. */
+function isConnectTimeout(err: unknown): boolean {
+  return typeof err === 'object' && err !== null && 'code' in err && err.code === 'ETIMEDOUT';
 }

@@ -4,8 +4,9 @@
  *   error lines (one per backoff step, not one per domain per second), and collects again
  *   within two intervals of the server's return;
  * - the server frozen (SIGSTOP): queries are abandoned at their deadlines, and the sockets
- *   the server holds for this agent stay within the pool (3) plus one KILL attempt instead
- *   of piling up.
+ *   the server holds for this agent stay within the pool (at most 3) plus one KILL attempt
+ *   instead of piling up: a connection attempt that timed out is not followed by another
+ *   at once.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -147,7 +148,7 @@ describe('agent under database faults', () => {
     } finally {
       process.kill(db.pid, 'SIGCONT');
     }
-    // The pool's 3 connections plus one KILL attempt (the test's own root connection is a socket).
+    // The pool's connections (at most 3: one was open before) plus one KILL attempt.
     const shown = (states: [string, number][]) => states.map(([k, v]) => `${k}:${v}`).join(' ');
     assert.ok(
       most <= base + 4,
