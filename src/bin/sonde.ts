@@ -36,6 +36,8 @@ import { startExporter } from '../exporter/server.js';
 import { checkWebConfigFile, startProbe, type ProbeHandle } from '../exporter/probe.js';
 import { probeTargets } from '../monitor/probe-targets.js';
 import { unsupportedFeature } from '../monitor/features.js';
+import { uiSource } from '../monitor/ui-view.js';
+import { isPublicUiPath, uiRoutes } from '../web/ui.js';
 import { PlanStore, printPlans } from '../plan/store.js';
 import type { HelpLookup } from '../plan/store.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
@@ -403,6 +405,7 @@ function monitorDeps(b: Boot): MonitorDeps {
         events.warn('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
       return buildRuntime(plan, cfg);
     },
+    uiHistory: b.config.api?.['ui-history'] !== false,
   };
 }
 
@@ -536,8 +539,10 @@ interface Readiness {
 function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<typeof buildApi> | undefined {
   const { config, events } = b;
   if (config.api?.disable === true) return undefined;
+  const access = apiAccess(b);
+  const readOnly = config.api?.['read-only'] === true;
   return buildApi({
-    ...apiAccess(b),
+    ...access,
     ready: () => readiness.why,
     control: loader,
     status: b.status,
@@ -556,6 +561,19 @@ function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<type
       json: () => renderConfigJson(loader.config),
     },
     events,
+    // The web page (docs/ui.md): the page and its files are open, its JSON needs the token.
+    extraRoutes: uiRoutes(
+      uiSource({
+        version: VERSION,
+        monitors: () => loader.loaded(),
+        statusOf: (id) => b.status.monitorStatus(id),
+        uptimeS: () => Number(b.status.server()[ServerKey.uptime] ?? 0),
+        readOnly,
+      }),
+      { tokenRequired: access.token !== undefined, readOnly },
+    ),
+    public: isPublicUiPath,
+    readOnly,
   });
 }
 
