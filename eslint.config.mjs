@@ -26,8 +26,9 @@ export const LAYERS = {
   exporter: ['core', 'util', 'prom'],
   status: ['core', 'util'],
   server: ['core', 'util'],
+  web: ['core', 'util'],
   monitor: BELOW_MONITOR,
-  bin: [...BELOW_MONITOR, 'server', 'monitor'],
+  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor'],
 };
 
 /** Test code and its fixtures may reach across layers (integration tests wire real pieces). */
@@ -110,5 +111,17 @@ export default tseslint.config(
   {
     files: ['**/*.mjs', '**/*.js'],
     languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+  },
+  {
+    // The web page's script (web/): a browser module, served as written.
+    files: ['web/**/*.js'],
+    languageOptions: {
+      sourceType: 'module',
+      globals: Object.fromEntries(
+        'window document location history sessionStorage fetch URLSearchParams requestAnimationFrame setTimeout clearTimeout ResizeObserver HTMLElement Intl'
+          .split(' ')
+          .map((g) => [g, 'readonly']),
+      ),
+    },
   },
 );

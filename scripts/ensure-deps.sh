@@ -11,6 +11,8 @@ command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 [ -x /usr/bin/prometheus-pushgateway ] || missing+=(prometheus-pushgateway)
 [ -x /usr/bin/prometheus-mysqld-exporter ] || missing+=(prometheus-mysqld-exporter)
 { [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ]; } || missing+=(prometheus)
+# The web page's browser test drives Debian's chromium headless (puppeteer-core, no download).
+[ -x /usr/bin/chromium ] || missing+=(chromium)
 # systemd-analyze checks deploy/sonde.service (the tests need the tool, not a booted systemd).
 command -v systemd-analyze >/dev/null 2>&1 || missing+=(systemd)
 if [ ${#missing[@]} -gt 0 ]; then

@@ -262,6 +262,8 @@ const { buildRuntime } = await import('../monitor/plan-runtime.js');
 const { createScrapeReader } = await import('../monitor/scrape-reader.js');
 const { probeTargets } = await import('../monitor/probe-targets.js');
 const { unsupportedFeature } = await import('../monitor/features.js');
+const { uiSource } = await import('../monitor/ui-view.js');
+const { isPublicUiPath, uiRoutes } = await import('../web/ui.js');
 const { PlanStore, printPlans } = await import('../plan/store.js');
 type PlanStore = InstanceType<typeof PlanStore>;
 const { freqWarnings, sortLevels } = await import('../plan/schedule.js');
@@ -445,6 +447,7 @@ function monitorDeps(b: Boot): MonitorDeps {
         events.warn('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
       return buildRuntime(plan, cfg);
     },
+    uiHistory: b.config.api?.['ui-history'] !== false,
   };
 }
 
@@ -582,8 +585,10 @@ interface Readiness {
 function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<typeof buildApi> | undefined {
   const { config, events } = b;
   if (config.api?.disable === true) return undefined;
+  const access = apiAccess(b);
+  const readOnly = config.api?.['read-only'] === true;
   return buildApi({
-    ...apiAccess(b),
+    ...access,
     ready: () => readiness.why,
     control: loader,
     status: b.status,
@@ -602,6 +607,19 @@ function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<type
       json: () => renderConfigJson(loader.config),
     },
     events,
+    // The web page (docs/ui.md): the page and its files are open, its JSON needs the token.
+    extraRoutes: uiRoutes(
+      uiSource({
+        version: VERSION,
+        monitors: () => loader.loaded(),
+        statusOf: (id) => b.status.monitorStatus(id),
+        uptimeS: () => Number(b.status.server()[ServerKey.uptime] ?? 0),
+        readOnly,
+      }),
+      { tokenRequired: access.token !== undefined, readOnly },
+    ),
+    public: isPublicUiPath,
+    readOnly,
   });
 }
 

@@ -47,6 +47,10 @@ export const apiSchema = z.strictObject({
   'allowed-hosts': opt(strList),
   'token-file': opt(str),
   tls: opt(z.strictObject({ cert: opt(str), key: opt(str), 'client-ca': opt(str) })),
+  /** Refuse every state change (403); the web page hides its actions. */
+  'read-only': opt(bool),
+  /** The web page's chart history for every monitor (docs/ui.md); default true. */
+  'ui-history': opt(bool),
 });
 export const httpSchema = z.strictObject({ proxy: opt(str) });
 /** The agent-wide multi-target listener (`/probe`, `/metrics`, `/targets`); off without `bind`. */
@@ -132,6 +136,8 @@ const monitorBase = z.strictObject({
   tags: opt(strMap),
   meta: opt(strMap),
   plan: opt(str),
+  /** This monitor's chart history for the web page; default true. */
+  'ui-history': opt(bool),
   aws: opt(awsSchema),
   exporter: opt(exporterSchema),
   ha: opt(haSchema),

@@ -64,6 +64,8 @@ export interface LevelCollectorContext {
   clock?: Clock;
   /** Called after a collection without errors. */
   onClean?(): void;
+  /** Called with each collection's values once its run returned, before the sinks get them. */
+  onCollected?(m: Metrics): void;
 }
 
 const QUEUE_CAPACITY = 10;
@@ -417,6 +419,11 @@ export class LevelCollector {
       // The engine contains collector failures; this is a bug guard so the loop survives.
       events.error('lco-collect-panic', monitorId, errorMessage(err));
       return;
+    }
+    try {
+      this.#ctx.onCollected?.(current);
+    } catch (err) {
+      events.error('lco-collect-panic', monitorId, errorMessage(err));
     }
     status.set(MonitorKey.levelCollect, `${plan}/${level}: sending`);
     this.#enqueue({ metrics: [...this.#takeLate(), current], plan, level, tick });

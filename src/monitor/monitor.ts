@@ -5,7 +5,7 @@
  */
 import type { Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
 import type { FinalMonitorConfig } from '../core/config.js';
-import type { ConnectionSpec, Db } from '../core/db.js';
+import type { ConnectionSpec, Db, ServerInfo } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
@@ -26,6 +26,8 @@ import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
 import type { PlanRuntime } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
+import { HOUR_SLOTS, SeriesBuffer } from './series.js';
+import type { DomainRecord } from '../engine/engine.js';
 import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.js';
 
 /** A database handle the monitor owns and closes. */
@@ -110,6 +112,8 @@ export interface MonitorDeps {
   clock?: Clock;
   /** Plan changer check period override for tests. */
   planCheckMs?: number;
+  /** Keep the web page's chart history (`api.ui-history`); default true. */
+  uiHistory?: boolean;
 }
 
 /** Cap of the startup backoff */
@@ -172,6 +176,13 @@ export class Monitor {
   };
   /** Level collections started on time and late, kept across restarts. */
   readonly timing: LevelTiming = { onTime: 0, late: 0 };
+  /**
+   * The web page's chart series and latest values, kept across restarts: one hour of slots,
+   * none with `ui-history: false` on the monitor or `api.ui-history: false`.
+   */
+  readonly series: SeriesBuffer;
+  /** The server's flavor and version, learnt after the first collection of each run. */
+  #serverInfo: ServerInfo | undefined;
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -181,6 +192,23 @@ export class Monitor {
     this.#deps = deps;
     this.#clock = deps.clock ?? systemClock;
     this.#events = new ErrorGate(deps.events, this.#clock);
+    const history = deps.uiHistory !== false && config['ui-history'] !== false;
+    this.series = new SeriesBuffer(history ? HOUR_SLOTS : 0);
+  }
+
+  /** The server's flavor and version once a collection ran, else undefined. */
+  get serverInfo(): ServerInfo | undefined {
+    return this.#serverInfo;
+  }
+
+  /** The plan being collected, while the level collector runs one. */
+  get activePlan(): Plan | undefined {
+    return this.#lco?.engine?.plan;
+  }
+
+  /** The last run of each domain of the active plan. */
+  domainRecords(): ReadonlyMap<string, DomainRecord> {
+    return this.#lco?.engine?.records() ?? new Map<string, DomainRecord>();
   }
 
   #now(): Date {
@@ -540,6 +568,15 @@ export class Monitor {
       tally: this.tally.level,
       timing: this.timing,
       onClean: () => this.#events.reset(),
+      onCollected: (m) => {
+        this.series.add(m);
+        // Detected once per pool (no query once known); the page shows it.
+        if (this.#serverInfo === undefined)
+          db.serverInfo().then(
+            (info) => void (this.#serverInfo = info),
+            () => undefined,
+          );
+      },
       ...(this.#deps.tickMs === undefined ? {} : { tickMs: this.#deps.tickMs }),
       clock: this.#clock,
     });

@@ -46,6 +46,12 @@ export interface ApiDeps {
   tls?: { cert: Buffer; key: Buffer; clientCa?: Buffer };
   /** Readiness for `GET /readyz`: undefined when ready, else why not. Default: ready. */
   ready?: () => string | undefined;
+  /** More routes (the web page, docs/ui.md), behind the same checks. */
+  extraRoutes?: readonly Route[];
+  /** Paths of `extraRoutes` open without the token (the page and its files, which hold no data). */
+  public?: (path: string) => boolean;
+  /** `api.read-only`: every state change is refused with 403. */
+  readOnly?: boolean;
 }
 
 export const DEFAULT_BIND = '127.0.0.1:7522';
@@ -57,6 +63,7 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 /** Fixed body of an unexpected failure: its message may hold anything, so it is not shown. */
 const INTERNAL_ERROR = 'internal server error';
 const STOP_LOSS_MESSAGE = 'Stop-loss prevented reloading; see sonde error log for details';
+const READ_ONLY_MESSAGE = 'read-only API: state changes are turned off (api.read-only)';
 
 /** HTTP status of an unexpected failure (a bug); every sonde error takes its code's status. */
 const HTTP_INTERNAL = 500;
@@ -210,6 +217,7 @@ function routes(deps: ApiDeps): Route[] {
     // Not in Blip's API: liveness and readiness probes.
     get('/healthz', (call) => sendText(call.res, call.req, 200, 'ok')),
     get('/readyz', readyHandler(deps.ready)),
+    ...(deps.extraRoutes ?? []),
   ];
 }
 
@@ -272,9 +280,14 @@ export function buildApi(deps: ApiDeps): Api {
         host: { bindHost: isWildcard(bindHost) || isWildcard(listening()) ? '' : bindHost, allowed },
         tls,
         token: deps.token,
-        tokenExempt: PROBES.has(path),
+        tokenExempt: PROBES.has(path) || deps.public?.(path) === true,
       }),
-    admitChange: (req, res) => admitChange(req, res, tls),
+    admitChange: (req, res) => {
+      if (!admitChange(req, res, tls)) return false;
+      if (deps.readOnly !== true) return true;
+      sendText(res, req, 403, READ_ONLY_MESSAGE);
+      return false;
+    },
     onError: answerFailure(deps.events),
   });
   const l = createListener(router.handle, { keepAliveMs: API_KEEP_ALIVE_MS, tls: tlsOptions(deps.tls) });

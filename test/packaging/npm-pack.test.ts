@@ -32,6 +32,8 @@ function importsOf(js: string): string[] {
     out.push(m[1] ?? '');
   for (const m of js.matchAll(/(?:^|\n)\s*import\s+['"]([^'"]+)['"]/g)) out.push(m[1] ?? '');
   for (const m of js.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push(m[1] ?? '');
+  // Files read from a package (the web page serves uPlot's from node_modules).
+  for (const m of js.matchAll(/\brequire\.resolve\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push(m[1] ?? '');
   return out;
 }
 
@@ -53,9 +55,18 @@ describe('npm pack', () => {
     files = (report[0]?.files ?? []).map((f) => f.path);
   });
 
-  it('holds the command, package.json, the README, the docs and the deploy files', () => {
+  it('holds the command, package.json, the README, the docs, the web page and the deploy files', () => {
     for (const bin of Object.values(pkg.bin)) assert.ok(files.includes(normalize(bin)), `bin ${bin} packed`);
-    for (const f of ['package.json', 'README.md', 'docs/config.md', 'docs/deploy.md', 'examples/sonde.yaml'])
+    for (const f of [
+      'package.json',
+      'README.md',
+      'docs/config.md',
+      'docs/deploy.md',
+      'examples/sonde.yaml',
+      'web/index.html',
+      'web/app.js',
+      'web/app.css',
+    ])
       assert.ok(files.includes(f), `${f} packed`);
     assert.ok(files.includes('deploy/sonde.service'), 'deploy/sonde.service packed');
   });
@@ -66,7 +77,7 @@ describe('npm pack', () => {
       [],
     );
     assert.deepEqual(
-      files.filter((f) => !/^(dist\/src\/|docs\/|examples\/|deploy\/)/.test(f) && !/^[^/]+$/.test(f)),
+      files.filter((f) => !/^(dist\/src\/|docs\/|web\/|examples\/|deploy\/)/.test(f) && !/^[^/]+$/.test(f)),
       [],
     );
   });

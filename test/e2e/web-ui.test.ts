@@ -1,0 +1,222 @@
+/**
+ * The web page in a real browser: sonde watching two throwaway MariaDB servers, Debian's
+ * chromium driven headless through puppeteer-core. The page asks for the API token, lists
+ * every monitor with its state, draws a monitor's charts whose last point is the value the
+ * log sink printed for that collection, stops a monitor from the page, works at 1280 px and
+ * 390 px, and logs no console error. It writes the screenshots under docs/img/.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { ROOT, startAgent, type Agent } from '../helpers/agent.js';
+
+const PASSWORD = 'Pw-web-7f3k2-SECRET';
+const TOKEN = 'ui-token-5d8e1c0a9b';
+const CHROMIUM = '/usr/bin/chromium';
+const MAX_CONNECTIONS: Record<string, number> = { alpha: 77, beta: 88 };
+
+const PLAN = `fast:
+  freq: 1s
+  collect:
+    status.global:
+      metrics: [queries, threads_connected, innodb_buffer_pool_read_requests, innodb_buffer_pool_reads,
+        innodb_buffer_pool_pages_dirty, innodb_rows_read, innodb_rows_inserted, innodb_rows_updated,
+        innodb_rows_deleted, rows_read, handler_write, handler_update, handler_delete, slow_queries,
+        created_tmp_disk_tables]
+    var.global:
+      metrics: [max_connections]
+`;
+
+let dbs: MariaDB[] = [];
+let agent: Agent;
+let browser: Browser;
+let page: Page;
+const consoleErrors: string[] = [];
+
+/** The log sink's blocks of one monitor: collection time (epoch ms) → metric → value. */
+function logBlocks(id: string): Map<number, Map<string, number>> {
+  const out = new Map<number, Map<string, number>>();
+  for (const block of agent.stdout().split('\n\n')) {
+    if (!block.includes(`# monitor:  ${id}\n`)) continue;
+    const ts = /^# ts:\s+(\S+)$/m.exec(block)?.[1];
+    if (ts === undefined) continue;
+    const values = new Map<string, number>();
+    for (const m of block.matchAll(/^([a-z_.]+) = (-?\d+)/gm)) values.set(m[1] ?? '', Number(m[2]));
+    out.set(Date.parse(ts), values);
+  }
+  return out;
+}
+
+/** Wait in the page until `fn` (run there) returns a truthy value. */
+async function waitFor(what: string, fn: string, timeout = 20_000): Promise<void> {
+  try {
+    await page.waitForFunction(fn, { timeout, polling: 200 });
+  } catch (err) {
+    throw new Error(`timed out waiting for ${what}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
+/** Evaluate an expression in the page (written as text: the tests compile without DOM types). */
+async function inPage<T>(expression: string): Promise<T> {
+  return (await page.evaluate(expression)) as T;
+}
+
+/** Each fleet row's monitor id and state badge. */
+function fleetStates(): Promise<Record<string, string>> {
+  return inPage(`Object.fromEntries([...document.querySelectorAll('#fleet-body tr[data-id]')]
+    .map((r) => [r.getAttribute('data-id'), r.querySelector('.badge')?.textContent]))`);
+}
+
+/** The page is no wider than the window (nothing to scroll sideways but the fleet table). */
+function pageWidth(): Promise<number> {
+  return inPage('document.documentElement.scrollWidth');
+}
+
+describe('the web page in chromium', { timeout: 120_000 }, () => {
+  before(async () => {
+    dbs = await Promise.all([startMariaDB(), startMariaDB()]);
+    for (const [i, db] of dbs.entries()) {
+      await db.createUser('sonde', PASSWORD, ['PROCESS, REPLICATION CLIENT ON *.*']);
+      await db.query(`SET GLOBAL max_connections = ${Object.values(MAX_CONNECTIONS)[i]}`);
+    }
+    const [a, b] = dbs;
+    agent = await startAgent(
+      `api:
+  bind: {{API}}
+  token-file: token.txt
+mysql:
+  username: sonde
+  password: ${PASSWORD}
+plans:
+  files: [plan.yaml]
+monitors:
+  - id: alpha
+    socket: ${a?.socket}
+  - id: beta
+    hostname: 127.0.0.1:${b?.port}
+`,
+      {
+        files: { 'plan.yaml': PLAN, 'token.txt': `${TOKEN}\n` },
+        headers: { authorization: `Bearer ${TOKEN}` },
+      },
+    );
+    browser = await puppeteer.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+    });
+    page = await browser.newPage();
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') consoleErrors.push(msg.text());
+    });
+    page.on('pageerror', (err) => consoleErrors.push(String(err)));
+    await page.setViewport({ width: 1280, height: 800 });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await agent?.stop();
+    await Promise.all(dbs.map((db) => db.stop()));
+  });
+
+  it('asks for the token, then lists every monitor with its state', async () => {
+    await page.goto(agent.base + '/');
+    await page.waitForSelector('#login[open]');
+    await page.type('#login-token', TOKEN);
+    await page.click('#login-ok');
+    await waitFor(
+      'both monitors running',
+      `document.querySelectorAll('#fleet-body .badge.running').length === 2`,
+    );
+    assert.deepEqual(await fleetStates(), { alpha: 'running', beta: 'running' });
+    assert.ok(!page.url().includes(TOKEN), 'the token is never in the URL');
+    const agentText = await inPage<string>(`document.querySelector('#agent').textContent`);
+    assert.match(agentText, /2 running, 0 starting, 0 failing, 0 stopped/);
+    assert.match(agentText, /\d+ on time, \d+ late/);
+  });
+
+  it("draws a monitor's charts whose last point is the value sonde collected", async () => {
+    await page.click('#fleet-body tr[data-id="alpha"] a');
+    // Three 10-second slots, so the charts (and the screenshot) have lines.
+    await waitFor(
+      'three points in the connections chart',
+      `Number(document.querySelector('#chart-connections')?.getAttribute('data-points')) >= 3 &&
+        document.querySelector('#chart-connections canvas') !== null`,
+      35_000,
+    );
+    const last = async (chart: string): Promise<Record<string, number | null>> =>
+      JSON.parse(
+        await inPage<string>(`document.querySelector('#chart-${chart}').getAttribute('data-last') ?? '{}'`),
+      ) as Record<string, number | null>;
+    const conns = await last('connections');
+    assert.equal(conns.max_connections, MAX_CONNECTIONS.alpha);
+    const t = conns.t ?? NaN;
+    const blocks = await agent.until('the log block of that collection', async () => {
+      const b = logBlocks('alpha');
+      return b.has(t) ? b : undefined;
+    });
+    assert.equal(conns.connections, blocks.get(t)?.get('status.global.threads_connected'));
+    // QPS at that point: the queries counter between the previous collection and this one.
+    const qps = await last('qps');
+    assert.equal(qps.t, t, 'both charts end at the same collection');
+    const times = [...blocks.keys()].filter((x) => x < t).sort((x, y) => x - y);
+    const prev = times.at(-1) ?? NaN;
+    const dq =
+      (blocks.get(t)?.get('status.global.queries') ?? NaN) -
+      (blocks.get(prev)?.get('status.global.queries') ?? NaN);
+    assert.ok(
+      Math.abs((qps.qps ?? NaN) - (dq * 1000) / (t - prev)) < 1e-9,
+      `qps ${qps.qps} from ${dq} queries`,
+    );
+    for (const id of ['qps', 'connections', 'bp_hit', 'bp_dirty', 'rows', 'slow_queries', 'tmp_disk_tables'])
+      assert.ok(await page.$(`#chart-${id} canvas`), `chart ${id} drawn`);
+    const domains = await inPage<string[]>(
+      `[...document.querySelectorAll('table.domains tbody tr td:first-child')].map((td) => td.textContent)`,
+    );
+    assert.deepEqual(domains, ['status.global', 'var.global']);
+    mkdirSync(join(ROOT, 'docs/img'), { recursive: true });
+    await page.screenshot({ path: join(ROOT, 'docs/img/ui-monitor.png'), fullPage: true });
+  });
+
+  it('stops a monitor from the page, after a confirmation, and its row changes', async () => {
+    await page.click('form[data-action="stop"] button');
+    await page.waitForSelector('#confirm[open]');
+    await page.click('#confirm-ok');
+    await waitFor('alpha stopped', `document.querySelector('#monitor-state')?.textContent === 'stopped'`);
+    const status = await agent.monitorsStatus();
+    assert.match(status.alpha?.monitor ?? '', /^stopped at /);
+    await page.goto(agent.base + '/#/');
+    await waitFor(
+      'the fleet with alpha stopped',
+      `document.querySelector('#fleet-body tr[data-id="alpha"] .badge')?.textContent === 'stopped'`,
+    );
+    assert.deepEqual(await fleetStates(), { alpha: 'stopped', beta: 'running' });
+    assert.ok(
+      await page.$('#fleet-body tr[data-id="alpha"] form[data-action="start"]'),
+      'a start button instead',
+    );
+    await page.screenshot({ path: join(ROOT, 'docs/img/ui-fleet.png') });
+    assert.ok((await pageWidth()) <= 1280);
+  });
+
+  it('works at 390 px wide', async () => {
+    await page.setViewport({ width: 390, height: 844 });
+    await page.goto(agent.base + '/#/');
+    await waitFor('the fleet at 390 px', `document.querySelectorAll('#fleet-body tr[data-id]').length === 2`);
+    assert.ok((await pageWidth()) <= 390, `page width ${await pageWidth()}`);
+    await page.goto(agent.base + '/#/m/beta');
+    await waitFor('beta charts at 390 px', `document.querySelector('#chart-connections canvas') !== null`);
+    assert.ok((await pageWidth()) <= 390, `page width ${await pageWidth()}`);
+    const box = await inPage<number>(
+      `document.querySelector('#chart-connections').getBoundingClientRect().width`,
+    );
+    assert.ok(box > 200 && box <= 390, `chart width ${box}`);
+  });
+
+  it('logged no console error', () => {
+    assert.deepEqual(consoleErrors, []);
+  });
+});
