@@ -228,6 +228,32 @@ async function backendLogin(
   return reply;
 }
 
+/** A verified token, presigned for `connect` as `user` to this front's `127.0.0.1:port`. */
+function tokenFits(v: PresignVerdict, port: number, user: string): boolean {
+  return (
+    v.ok &&
+    v.host === `127.0.0.1:${port}` &&
+    v.params.get('Action') === 'connect' &&
+    v.params.get('DBUser') === user
+  );
+}
+
+/** Server side of the TLS upgrade after an SSLRequest. */
+async function upgrade(
+  client: Socket,
+  reader: PacketReader,
+  tls: { key: string; cert: string },
+): Promise<TLSSocket> {
+  // The TLS ClientHello may already be read: hand it to TLS ahead of the rest.
+  const raw = withPrefix(client, reader.release());
+  const secure = new TLSSocket(raw, { isServer: true, key: tls.key, cert: tls.cert });
+  await new Promise<void>((resolve, reject) => {
+    secure.once('secure', resolve);
+    secure.once('error', reject);
+  });
+  return secure;
+}
+
 async function serve(client: Socket, opts: FrontOptions, attempts: FrontAttempt[]): Promise<void> {
   const backendSock = netConnect(opts.backendPort, '127.0.0.1');
   const backend = new PacketReader(backendSock);
@@ -249,13 +275,7 @@ async function serve(client: Socket, opts: FrontOptions, attempts: FrontAttempt[
     if (!p) return close();
     let tls = false;
     if (p.payload.length === 32 && (p.payload.readUInt32LE(0) & CLIENT_SSL) !== 0 && opts.tls) {
-      // The TLS ClientHello may already be read: hand it to TLS ahead of the rest.
-      const raw = withPrefix(client, reader.release());
-      const secure = new TLSSocket(raw, { isServer: true, key: opts.tls.key, cert: opts.tls.cert });
-      await new Promise<void>((resolve, reject) => {
-        secure.once('secure', resolve);
-        secure.once('error', reject);
-      });
+      const secure = await upgrade(client, reader, opts.tls);
       sock = secure;
       tls = true;
       reader = new PacketReader(secure);
@@ -278,13 +298,7 @@ async function serve(client: Socket, opts: FrontOptions, attempts: FrontAttempt[
     });
     attempt.verdict = v;
     const account = opts.accounts[login.user];
-    const good =
-      v.ok &&
-      v.host === `127.0.0.1:${(client.localPort ?? 0).toString()}` &&
-      v.params.get('Action') === 'connect' &&
-      v.params.get('DBUser') === login.user &&
-      account !== undefined;
-    if (!good || account === undefined) {
+    if (!tokenFits(v, client.localPort ?? 0, login.user) || account === undefined) {
       sock.end(
         errPacket(
           seq,
