@@ -421,9 +421,10 @@ function monitorDeps(b: Boot): MonitorDeps {
     makeCollector: (domain, ctx) => collectors.make(domain, ctx),
     heartbeatWriter: async (args) => (await import('../heartbeat/writer.js')).runHeartbeatWriter(args),
     exporter: {
-      createSource: ({ cfg: _cfg, settings, ...args }) =>
+      createSource: ({ cfg, settings, ...args }) =>
         createScrapeReader({
           ...args,
+          aws: awsTargetOf(cfg),
           collectors,
           session: settings.session,
           maxCollectors: settings.maxCollectors,

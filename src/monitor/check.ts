@@ -65,7 +65,7 @@ export async function checkMonitor(
     const lookup = await deps.loadPlans(cfg, db);
     const prepare = async (plan: Plan, active: ActivePlan, exporter: boolean): Promise<void> => {
       step = `plan ${plan.name}`;
-      const ctx = { monitorId: cfg.id, db, events: deps.events };
+      const ctx = { monitorId: cfg.id, db, events: deps.events, aws: awsTargetOf(cfg) };
       const signal = AbortSignal.timeout(timeoutMs);
       const engine = await Engine.prepare(
         {
