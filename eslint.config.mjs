@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** The folders below monitor/: monitor may use all of them, bin these and the rest. */
-const BELOW_MONITOR = 'core util db prom config plan collectors sinks heartbeat engine exporter status'.split(
+const BELOW_MONITOR = 'core util aws db prom config plan collectors sinks heartbeat engine exporter status'.split(
   ' ',
 );
 
@@ -15,11 +15,12 @@ const BELOW_MONITOR = 'core util db prom config plan collectors sinks heartbeat 
 export const LAYERS = {
   core: [],
   util: ['core'],
+  aws: ['core', 'util'],
   db: ['core', 'util'],
   prom: ['core', 'util'],
   config: ['core', 'util'],
   plan: ['core', 'util'],
-  collectors: ['core', 'util', 'db', 'heartbeat'],
+  collectors: ['core', 'util', 'aws', 'db', 'heartbeat'],
   sinks: ['core', 'util', 'prom'],
   heartbeat: ['core', 'util', 'db'],
   engine: ['core', 'util', 'plan'],

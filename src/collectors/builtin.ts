@@ -35,6 +35,7 @@ export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistratio
   'error.host': async () => (await import('./error.host/index.js')).registration,
   'error.user': async () => (await import('./error.user/index.js')).registration,
   'error.thread': async () => (await import('./error.thread/index.js')).registration,
+  'aws.rds': async () => (await import('./aws.rds/index.js')).registration,
   'exporter.auto_increment.columns': async () =>
     (await import('./exporter/auto_increment_columns.js')).registration,
   'exporter.binlog_size': async () => (await import('./exporter/binlog_size.js')).registration,

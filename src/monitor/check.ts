@@ -11,7 +11,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
 import { Engine, type ActivePlan } from '../engine/engine.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
-import type { MonitorDeps } from './monitor.js';
+import { awsTargetOf, type MonitorDeps } from './monitor.js';
 import { planChangingEnabled } from './plan-changer.js';
 import { exporterActivePlan } from './scrape-reader.js';
 
