@@ -4,9 +4,8 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 /** The folders below monitor/: monitor may use all of them, bin these and the rest. */
-const BELOW_MONITOR = 'core util aws db prom config plan collectors sinks heartbeat engine exporter status'.split(
-  ' ',
-);
+const BELOW_MONITOR =
+  'core util aws db prom config plan collectors sinks heartbeat engine exporter status'.split(' ');
 
 /**
  * The layers: each folder of src/ and the folders it may import from. Everything else in

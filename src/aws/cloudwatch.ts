@@ -51,7 +51,10 @@ export const STATISTIC = 'Average';
 const BAD_STATUS = new Set(['InternalError', 'Forbidden']);
 
 /** The GetMetricData queries of one request. */
-export function metricDataQueries(dbInstanceId: string, metrics: readonly RdsMetricQuery[]): MetricDataQuery[] {
+export function metricDataQueries(
+  dbInstanceId: string,
+  metrics: readonly RdsMetricQuery[],
+): MetricDataQuery[] {
   return metrics.map((m) => ({
     Id: m.id,
     MetricStat: {
@@ -87,7 +90,8 @@ export function mergePage(acc: Map<string, MetricSeries>, results: readonly Metr
     for (let i = 0; i < Math.min(ts.length, vs.length); i++) {
       const t = ts[i]?.getTime();
       const v = vs[i];
-      if (t !== undefined && Number.isFinite(t) && v !== undefined && Number.isFinite(v)) s.points.push({ ts: t, value: v });
+      if (t !== undefined && Number.isFinite(t) && v !== undefined && Number.isFinite(v))
+        s.points.push({ ts: t, value: v });
     }
   }
 }

@@ -3,7 +3,12 @@ import assert from 'node:assert/strict';
 
 import { startFakeRds, type FakeRds } from '../../test/helpers/aws/rds.js';
 import { awsTestEnv, TEST_CREDENTIALS } from '../../test/helpers/aws/env.js';
-import { discoverRdsMonitors, instancesToMonitors, listDbInstances, type RdsInstance } from './rds-discovery.js';
+import {
+  discoverRdsMonitors,
+  instancesToMonitors,
+  listDbInstances,
+  type RdsInstance,
+} from './rds-discovery.js';
 
 const noAuto = (): Promise<string> => Promise.reject(new Error('no instance metadata here'));
 
@@ -18,9 +23,27 @@ void describe('RDS discovery', () => {
         'us-east-1': [
           { id: 'db1', address: 'db1.abc.us-east-1.rds.amazonaws.com', port: 3306, tags: { env: 'prod' } },
           { id: 'creating', engine: 'mysql', status: 'creating' },
-          { id: 'aurora-1', address: 'aurora-1.abc.us-east-1.rds.amazonaws.com', port: 3307, engine: 'aurora-mysql', cluster: 'c1' },
-          { id: 'pg', address: 'pg.abc.us-east-1.rds.amazonaws.com', port: 5432, engine: 'postgres', tags: { env: 'prod' } },
-          { id: 'maria', address: 'maria.abc.us-east-1.rds.amazonaws.com', port: 3306, engine: 'mariadb', tags: { env: 'dev' } },
+          {
+            id: 'aurora-1',
+            address: 'aurora-1.abc.us-east-1.rds.amazonaws.com',
+            port: 3307,
+            engine: 'aurora-mysql',
+            cluster: 'c1',
+          },
+          {
+            id: 'pg',
+            address: 'pg.abc.us-east-1.rds.amazonaws.com',
+            port: 5432,
+            engine: 'postgres',
+            tags: { env: 'prod' },
+          },
+          {
+            id: 'maria',
+            address: 'maria.abc.us-east-1.rds.amazonaws.com',
+            port: 3306,
+            engine: 'mariadb',
+            tags: { env: 'dev' },
+          },
         ],
         'eu-west-1': [{ id: 'eu1', address: 'eu1.abc.eu-west-1.rds.amazonaws.com', port: 3306 }],
       },
@@ -42,9 +65,14 @@ void describe('RDS discovery', () => {
     const calls = rds.calls().slice(before);
     assert.equal(calls.length, 3, 'pages of 2: three calls');
     assert.equal(calls[0]?.marker, undefined);
-    assert.ok(calls[1]?.marker !== undefined && calls[2]?.marker !== undefined && calls[1].marker !== calls[2].marker);
+    assert.ok(
+      calls[1]?.marker !== undefined && calls[2]?.marker !== undefined && calls[1].marker !== calls[2].marker,
+    );
     assert.ok(calls.every((c) => c.maxRecords === '100' && c.region === 'us-east-1'));
-    assert.ok(rds.server.requests.every((r) => r.rejected === undefined), 'every signature verified');
+    assert.ok(
+      rds.server.requests.every((r) => r.rejected === undefined),
+      'every signature verified',
+    );
     assert.deepEqual(list[2], {
       id: 'aurora-1',
       address: 'aurora-1.abc.us-east-1.rds.amazonaws.com',
@@ -59,7 +87,11 @@ void describe('RDS discovery', () => {
     const ms = await discoverRdsMonitors({ regions: ['us-east-1', 'eu-west-1'] }, { autoRegion: noAuto });
     assert.deepEqual(ms, [
       { id: 'db1', hostname: 'db1.abc.us-east-1.rds.amazonaws.com:3306', aws: { region: 'us-east-1' } },
-      { id: 'aurora-1', hostname: 'aurora-1.abc.us-east-1.rds.amazonaws.com:3307', aws: { region: 'us-east-1' } },
+      {
+        id: 'aurora-1',
+        hostname: 'aurora-1.abc.us-east-1.rds.amazonaws.com:3307',
+        aws: { region: 'us-east-1' },
+      },
       { id: 'pg', hostname: 'pg.abc.us-east-1.rds.amazonaws.com:5432', aws: { region: 'us-east-1' } },
       { id: 'maria', hostname: 'maria.abc.us-east-1.rds.amazonaws.com:3306', aws: { region: 'us-east-1' } },
       { id: 'eu1', hostname: 'eu1.abc.eu-west-1.rds.amazonaws.com:3306', aws: { region: 'eu-west-1' } },
@@ -102,7 +134,10 @@ void describe('RDS discovery', () => {
   });
 
   void it('fails the load on an API error, with a one-line error naming the region and the call', async () => {
-    rds.failRegion('eu-west-1', { code: 'AccessDenied', message: 'User: x is not authorized to perform: rds:DescribeDBInstances' });
+    rds.failRegion('eu-west-1', {
+      code: 'AccessDenied',
+      message: 'User: x is not authorized to perform: rds:DescribeDBInstances',
+    });
     try {
       await assert.rejects(
         discoverRdsMonitors({ regions: ['us-east-1', 'eu-west-1'] }, { autoRegion: noAuto }),
@@ -141,9 +176,15 @@ void describe('RDS discovery', () => {
   });
 
   void it('refuses a request signed with the wrong secret (the fake recomputes the signature)', async () => {
-    const restoreBad = awsTestEnv({ AWS_ENDPOINT_URL_RDS: rds.base, AWS_SECRET_ACCESS_KEY: 'not-the-secret' });
+    const restoreBad = awsTestEnv({
+      AWS_ENDPOINT_URL_RDS: rds.base,
+      AWS_SECRET_ACCESS_KEY: 'not-the-secret',
+    });
     try {
-      await assert.rejects(listDbInstances('us-east-1'), /^Error: DescribeDBInstances: SignatureDoesNotMatch: /);
+      await assert.rejects(
+        listDbInstances('us-east-1'),
+        /^Error: DescribeDBInstances: SignatureDoesNotMatch: /,
+      );
     } finally {
       restoreBad();
     }
@@ -168,7 +209,11 @@ void describe('instancesToMonitors', () => {
     assert.deepEqual(ms, [{ id: 'b', hostname: 'a.example', aws: { region: 'us-east-2' } }]);
   });
   void it('needs every filter tag, with its exact value', () => {
-    const list = [inst({ id: 'x', tags: { a: '1', b: '2' } }), inst({ id: 'y', tags: { a: '1' } }), inst({ id: 'z', tags: { a: '' } })];
+    const list = [
+      inst({ id: 'x', tags: { a: '1', b: '2' } }),
+      inst({ id: 'y', tags: { a: '1' } }),
+      inst({ id: 'z', tags: { a: '' } }),
+    ];
     assert.deepEqual(
       instancesToMonitors(list, 'r', { tags: { a: '1', b: '2' } }).map((m) => m.id),
       ['x'],

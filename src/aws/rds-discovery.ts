@@ -40,7 +40,7 @@ export interface RdsDiscoveryDeps {
   /** The region of `auto` (EC2 instance metadata); rejects off EC2. */
   autoRegion(): Promise<string>;
   /** Every DB instance of one region, all pages read (default: listDbInstances). */
-  list?(region: string): Promise<RdsInstance[]>;
+  list?: (region: string) => Promise<RdsInstance[]>;
   /** A region skipped because the list contains `auto`: the one-line reason. */
   onSkip?(region: string, message: string): void;
   /** What was found in a region: instances listed, monitors kept. */

@@ -491,7 +491,8 @@ async function readRdsMonitors(events: EventLog, aws: MonitorLoaderAws): Promise
   const { discoverRdsMonitors } = await import('../aws/rds-discovery.js');
   return discoverRdsMonitors(aws, {
     autoRegion: () => Promise.reject(new Error('region auto: not available yet')),
-    onSkip: (_region, message) => events.error('monitors-aws-error', '', `${message} (skipped: auto is listed)`),
+    onSkip: (_region, message) =>
+      events.error('monitors-aws-error', '', `${message} (skipped: auto is listed)`),
     onRegion: (region, instances, monitors) =>
       events.info('monitors-aws', '', `${region}: ${instances} DB instances, ${monitors} monitors`),
   });

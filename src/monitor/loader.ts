@@ -41,7 +41,7 @@ export interface LoaderDeps {
    * rejects with a one-line error naming the region and the call. Without it, a config
    * listing regions fails to load.
    */
-  readRdsMonitors?(aws: MonitorLoaderAws): Promise<MonitorConfig[]>;
+  readRdsMonitors?: (aws: MonitorLoaderAws) => Promise<MonitorConfig[]>;
   /** Local auto-detect under `config`: one monitor with id `localhost`, or none. */
   autoDetect(config: Config): Promise<MonitorConfig | undefined>;
   /**

@@ -80,14 +80,18 @@ export interface RdsLevel {
 export function rdsLevel(planName: string, level: string, dp: DomainPlan, monitorId: string): RdsLevel {
   const at = `at ${planName}/${level}/${DOMAIN}`;
   if (dp.metrics.length === 0) {
-    throw new Error(`${at}: no metrics specified; expected at least 1 metric (BinLogDiskUsage, CPUUtilization, etc.)`);
+    throw new Error(
+      `${at}: no metrics specified; expected at least 1 metric (BinLogDiskUsage, CPUUtilization, etc.)`,
+    );
   }
   const metrics: RdsMetricQuery[] = [];
   const ids = new Map<string, string>();
   for (const name of dp.metrics) {
     const id = name.toLowerCase();
     if (!QUERY_ID.test(id)) {
-      throw new Error(`${at}: invalid metric: ${name} (CloudWatch metric names start with a letter and hold only letters, digits and _)`);
+      throw new Error(
+        `${at}: invalid metric: ${name} (CloudWatch metric names start with a letter and hold only letters, digits and _)`,
+      );
     }
     const other = ids.get(id);
     if (other !== undefined) throw new Error(`${at}: metric ${name} listed twice (also as ${other})`);
@@ -107,7 +111,11 @@ export function windowStart(nowMs: number): number {
  * The new datapoints as values: for each series, those strictly after `last[name]` (which is
  * moved on to the newest reported). Named by the plan's spelling of the query id.
  */
-export function newValues(series: readonly MetricSeries[], req: RdsLevel, last: Map<string, number>): MetricValue[] {
+export function newValues(
+  series: readonly MetricSeries[],
+  req: RdsLevel,
+  last: Map<string, number>,
+): MetricValue[] {
   const names = new Map(req.metrics.map((m) => [m.id, m.metricName]));
   const out: MetricValue[] = [];
   for (const s of series) {
@@ -156,7 +164,7 @@ export class AwsRdsCollector implements Collector {
     this.#deps = deps;
   }
 
-  async prepare(plan: Plan): Promise<void> {
+  async prepare(plan: Plan, _signal?: AbortSignal): Promise<void> {
     const levels = new Map<string, RdsLevel>();
     for (const [name, dp] of levelPlans(plan, DOMAIN)) {
       levels.set(name, rdsLevel(plan.name, name, dp, this.#ctx.monitorId));

@@ -65,7 +65,7 @@ export interface FakeCloudWatch {
 interface RawQuery {
   Id?: unknown;
   MetricStat?: {
-    Metric?: { Namespace?: unknown; MetricName?: unknown; Dimensions?: { Name: string; Value: string }[] };
+    Metric?: { Namespace?: string; MetricName?: string; Dimensions?: { Name: string; Value: string }[] };
     Period?: unknown;
     Stat?: unknown;
   };
@@ -83,18 +83,29 @@ function parseQueries(raw: unknown): SeenQuery[] | AwsReply {
     const at = `MetricDataQueries.member.${i + 1}`;
     const id = typeof q.Id === 'string' ? q.Id : '';
     if (!QUERY_ID.test(id))
-      return validationError(`The value ${id} for parameter ${at}.Id is not matching the expected pattern ^[a-z][a-zA-Z0-9_]*$.`);
-    if (out.some((o) => o.id === id)) return validationError(`The value ${id} for parameter ${at}.Id is duplicated.`);
+      return validationError(
+        `The value ${id} for parameter ${at}.Id is not matching the expected pattern ^[a-z][a-zA-Z0-9_]*$.`,
+      );
+    if (out.some((o) => o.id === id))
+      return validationError(`The value ${id} for parameter ${at}.Id is duplicated.`);
     const ms = q.MetricStat;
     const period = typeof ms?.Period === 'number' ? ms.Period : 0;
-    if (!(period === 1 || period === 5 || period === 10 || period === 30 || (period > 0 && period % 60 === 0)))
-      return validationError(`The parameter ${at}.MetricStat.Period must be 1, 5, 10, 30 or a multiple of 60.`);
+    if (!(
+      period === 1 ||
+      period === 5 ||
+      period === 10 ||
+      period === 30 ||
+      (period > 0 && period % 60 === 0)
+    ))
+      return validationError(
+        `The parameter ${at}.MetricStat.Period must be 1, 5, 10, 30 or a multiple of 60.`,
+      );
     const stat = typeof ms?.Stat === 'string' ? ms.Stat : '';
     if (stat === '') return validationError(`The parameter ${at}.MetricStat.Stat is required.`);
     out.push({
       id,
-      namespace: String(ms?.Metric?.Namespace ?? ''),
-      metricName: String(ms?.Metric?.MetricName ?? ''),
+      namespace: ms?.Metric?.Namespace ?? '',
+      metricName: ms?.Metric?.MetricName ?? '',
       dimensions: ms?.Metric?.Dimensions ?? [],
       period,
       stat,
@@ -134,7 +145,8 @@ function page(series: { q: SeenQuery; points: FakePoint[] }[], from: number, siz
     const first = pos;
     pos += points.length;
     if (points.length === 0) {
-      if (from === 0) results.push({ Id: q.id, Label: q.metricName, Timestamps: [], Values: [], StatusCode: 'Complete' });
+      if (from === 0)
+        results.push({ Id: q.id, Label: q.metricName, Timestamps: [], Values: [], StatusCode: 'Complete' });
       continue;
     }
     if (pos <= from) continue;

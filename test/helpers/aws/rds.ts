@@ -64,11 +64,7 @@ function instanceXml(i: FakeRdsInstance): string {
 }
 
 /** `DescribeDBInstances` against `lists`, paging as the real API does. */
-function describe(
-  req: AwsRequest,
-  lists: Map<string, FakeRdsInstance[]>,
-  pageSize: number,
-): AwsReply {
+function describe(req: AwsRequest, lists: Map<string, FakeRdsInstance[]>, pageSize: number): AwsReply {
   const params = req.params ?? new URLSearchParams();
   if (params.get('Version') !== '2014-10-31')
     return queryError('InvalidParameterValue', `unknown Version ${params.get('Version') ?? ''}`);
@@ -77,7 +73,14 @@ function describe(
   if (!Number.isInteger(max) || max < 20 || max > 100)
     return queryError('InvalidParameterValue', 'Invalid value for MaxRecords. Must be between 20 and 100');
   const marker = params.get('Marker');
-  const start = marker === null ? 0 : Number(Buffer.from(marker, 'base64url').toString().replace(/^page:/, ''));
+  const start =
+    marker === null
+      ? 0
+      : Number(
+          Buffer.from(marker, 'base64url')
+            .toString()
+            .replace(/^page:/, ''),
+        );
   if (!Number.isInteger(start) || start < 0) return queryError('InvalidParameterValue', 'Invalid Marker');
   const all = lists.get(req.signature?.region ?? '') ?? [];
   const end = start + Math.min(max, pageSize);
