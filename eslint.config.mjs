@@ -17,7 +17,7 @@ export const LAYERS = {
   aws: ['core', 'util'],
   db: ['core', 'util'],
   prom: ['core', 'util'],
-  config: ['core', 'util'],
+  config: ['core', 'util', 'aws'],
   plan: ['core', 'util'],
   collectors: ['core', 'util', 'aws', 'db', 'heartbeat'],
   sinks: ['core', 'util', 'prom'],

@@ -4,7 +4,6 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FinalMonitorConfig } from '../core/config.js';
-import { errorMessage } from '../core/errors.js';
 import { buildConnection, listedDsn, readPasswordFile, redactDsn, splitHostPort } from './connection.js';
 
 let dir: string;
@@ -233,32 +232,43 @@ describe('buildConnection', () => {
     });
   });
 
-  describe('not supported yet', () => {
-    it('fails clearly for AWS IAM auth, Secrets Manager and automatic RDS TLS, without the password', async () => {
+  describe('Amazon RDS', () => {
+    it('turns TLS on with the shipped RDS CA bundle for an RDS hostname, verifying the server', async () => {
       const pw = 'topsecret-pw';
-      for (const [m, msg] of [
-        [
-          { id: 'a', hostname: 'db', password: pw, aws: { 'iam-auth': true } },
-          /^aws\.iam-auth is not supported yet$/,
-        ],
-        [
-          { id: 'a', hostname: 'db', password: pw, aws: { 'password-secret': 'arn:x' } },
-          /^aws\.password-secret is not supported yet$/,
-        ],
-        [{ id: 'a', hostname: 'x.abc.us-east-1.rds.amazonaws.com', password: pw }, /tls=rds/],
-      ] as [FinalMonitorConfig, RegExp][]) {
-        await assert.rejects(build(m), (err: unknown) => {
-          assert.match(errorMessage(err), msg);
-          assert.ok(!errorMessage(err).includes(pw));
-          return true;
-        });
-      }
-      const ok = await build({
+      const spec = await build({
+        id: 'a',
+        hostname: 'x.abc.us-east-1.rds.amazonaws.com',
+        username: 'blip',
+        password: pw,
+      });
+      assert.equal(spec.tls?.rejectUnauthorized, true);
+      assert.equal(spec.tls?.servername, 'x.abc.us-east-1.rds.amazonaws.com');
+      assert.match(spec.tls?.ca ?? '', /^-----BEGIN CERTIFICATE-----/);
+      assert.equal(
+        spec.redactedDsn,
+        'blip:...@tcp(x.abc.us-east-1.rds.amazonaws.com:3306)/?interpolateParams=true&parseTime=true&tls=rds',
+      );
+      assert.equal(spec.allowCleartextPasswords, false);
+      const own = await build({
+        id: 'a',
+        hostname: 'x.abc.us-east-1.rds.amazonaws.com',
+        tls: { ca: 'ca.pem' },
+      });
+      assert.deepEqual([own.tls?.ca, own.redactedDsn.endsWith('&tls=a')], ['CA', true]);
+      const off = await build({
         id: 'a',
         hostname: 'x.abc.us-east-1.rds.amazonaws.com',
         aws: { 'disable-auto-tls': true },
       });
-      assert.equal(ok.tls, undefined);
+      assert.equal(off.tls, undefined);
+      const sock = await build({ id: 'a', socket: '/tmp/s', hostname: 'x.abc.us-east-1.rds.amazonaws.com' });
+      assert.equal(sock.tls, undefined, 'no automatic TLS over a unix socket');
+    });
+
+    it('refuses IAM auth without a hostname to sign the token for', async () => {
+      await assert.rejects(build({ id: 'a', socket: '/tmp/s', aws: { 'iam-auth': true } }), {
+        message: 'aws.iam-auth: no hostname: the IAM token is signed for host:port',
+      });
     });
   });
 });

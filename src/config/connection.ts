@@ -127,9 +127,9 @@ function connectTimeout(v: string | undefined): number {
 
 export interface BuildConnectionOptions {
   /**
-   * True when rebuilding credentials after MySQL error 1045. Every build
-   * re-reads my.cnf, the password file and TLS files, so this changes nothing yet; it is
-   * where IAM tokens will be regenerated once AWS auth exists.
+   * True when rebuilding credentials after MySQL error 1045: a new IAM token is made even
+   * when the last one is still young. Every build re-reads my.cnf, the password file, TLS
+   * files and the Secrets Manager secret anyway.
    */
   reload?: boolean;
   /** base of relative mycnf/password-file/tls paths; default process.cwd() */
@@ -149,8 +149,11 @@ export interface BuildConnectionOptions {
  * - my.cnf `[client]` fills only empty fields: an explicit config hostname, username or
  *   password wins; my.cnf's socket is used only when the config sets neither socket nor
  *   hostname. The built-in default username `blip` counts as empty when my.cnf has `user`.
- * - credentials: aws.iam-auth / aws.password-secret → error (not supported yet), then
- *   password-file (one trailing newline stripped), then my.cnf, then `password`.
+ * - credentials: aws.iam-auth (RDS IAM token, cleartext allowed over TLS only), then
+ *   aws.password-secret (Secrets Manager), then password-file (one trailing newline
+ *   stripped), then my.cnf, then `password`.
+ * - no TLS files, over TCP, and IAM auth, a secret or an RDS hostname: TLS verified with
+ *   the shipped Amazon RDS CA bundle (`tls=rds`) unless aws.disable-auto-tls.
  * - socket wins over hostname; tcp port defaults to 3306; empty address → 127.0.0.1:3306.
  * - TLS when not disabled (tls.disable or my.cnf `ssl-mode=DISABLED`) and a ca/cert/key is
  *   set; cert+key used only together; socket + TLS + no hostname → skip-verify unless set.
@@ -165,8 +168,11 @@ export async function buildConnection(
   const f = await withMyCnf(m, cwd);
   const module =
     opts.authModule === undefined ? undefined : await authModuleCredentials(m, opts.authModule, cwd);
-  const username = module?.user ?? f.username;
-  const password = module !== undefined ? module.password : await chosenPassword(m, f, cwd);
+  const creds: Credentials =
+    module !== undefined
+      ? { username: module.user, password: module.password }
+      : await chosenCredentials(m, f, cwd, opts.reload === true);
+  const { username, password } = creds;
 
   // Address: a socket wins; otherwise tcp, 127.0.0.1 and port 3306 by default.
   let host: string | undefined;
@@ -176,7 +182,8 @@ export async function buildConnection(
     host = hp.host === '' ? '127.0.0.1' : hp.host;
     port = parsePort(f.hostname, hp.port);
   }
-  const tlsSpec = await tlsSpecOf(m, f, cwd);
+  const tls = await tlsSpecOf(m, f, cwd);
+  const iam = creds.cleartext !== undefined;
 
   return new ConnectionSpec({
     username,
@@ -184,14 +191,17 @@ export async function buildConnection(
     socket: f.socket === '' ? undefined : f.socket,
     host,
     port,
-    tls: tlsSpec,
+    tls: tls?.spec,
     connectTimeoutMs: connectTimeout(m['timeout-connect']),
     redactedDsn: redactDsn({
       username,
       socket: f.socket,
       hostname: f.hostname,
-      tls: tlsSpec ? m.id : undefined,
+      tls: tls?.name,
+      allowCleartextPasswords: iam,
     }),
+    allowCleartextPasswords: iam,
+    ...(creds.cleartext === undefined ? {} : { cleartextPassword: creds.cleartext }),
   });
 }
 
@@ -305,47 +315,127 @@ export function listedDsn(m: FinalMonitorConfig, opts: { cwd?: string } = {}): s
     username: f.username,
     socket: f.socket,
     hostname: f.hostname,
-    tls: tls ? m.id : undefined,
+    tls: tls ? m.id : autoRdsTls(m, f) ? 'rds' : undefined,
+    allowCleartextPasswords: m.aws?.['iam-auth'] === true,
   });
 }
 
+/** The user and password a connection logs in with. */
+interface Credentials {
+  username: string;
+  password: string;
+  /** IAM auth: a fresh token for each new connection's cleartext exchange. */
+  cleartext?: () => Promise<string>;
+}
+
 /**
- * The password, first match wins: aws.iam-auth and aws.password-secret (not supported yet:
- * an error), the password file, my.cnf's password when the config sets none, `password`.
+ * The credentials, first match wins: aws.iam-auth (an RDS IAM token), aws.password-secret
+ * (Secrets Manager), the password file, my.cnf's password when the config sets none,
+ * `password`. `reload`: the server refused the last ones (a new IAM token is made).
  */
-async function chosenPassword(m: FinalMonitorConfig, f: Fields, cwd: string): Promise<string> {
-  if (m.aws?.['iam-auth'] === true) {
-    throw new ConfigError('aws.iam-auth is not supported yet', { key: 'aws.iam-auth' });
+async function chosenCredentials(
+  m: FinalMonitorConfig,
+  f: Fields,
+  cwd: string,
+  reload: boolean,
+): Promise<Credentials> {
+  const username = f.username;
+  if (m.aws?.['iam-auth'] === true) return iamCredentials(m, f, reload);
+  if ((m.aws?.['password-secret'] ?? '') !== '') return secretCredentials(m, f);
+  if ((m['password-file'] ?? '') !== '')
+    return { username, password: await readPasswordFile(resolve(cwd, m['password-file'] ?? '')) };
+  if (f.cnf && f.password === '') return { username, password: f.cnf.password };
+  return { username, password: f.password };
+}
+
+/**
+ * An RDS IAM token for `host:port` (port 3306 when none) and the username, signed for the
+ * monitor's region. New connections get a token young enough to be accepted.
+ */
+async function iamCredentials(m: FinalMonitorConfig, f: Fields, reload: boolean): Promise<Credentials> {
+  const key = 'aws.iam-auth';
+  if (f.hostname === '') {
+    throw new ConfigError('aws.iam-auth: no hostname: the IAM token is signed for host:port', { key });
   }
-  if ((m.aws?.['password-secret'] ?? '') !== '') {
-    throw new ConfigError('aws.password-secret is not supported yet', { key: 'aws.password-secret' });
+  const hp = splitHostPort(f.hostname);
+  const port = parsePort(f.hostname, hp.port);
+  try {
+    const [{ resolveRegion }, { iamToken }] = await Promise.all([
+      import('../aws/region.js'),
+      import('../aws/iam.js'),
+    ]);
+    const region = await resolveRegion({ region: m.aws?.region, hostname: f.hostname });
+    const target = { host: hp.host, port, user: f.username, region };
+    const password = await iamToken(target, { fresh: reload });
+    return { username: f.username, password, cleartext: () => iamToken(target) };
+  } catch (err) {
+    throw new ConfigError(`aws.iam-auth: ${errorMessage(err)}`, { key, cause: err });
   }
-  if ((m['password-file'] ?? '') !== '') return readPasswordFile(resolve(cwd, m['password-file'] ?? ''));
-  if (f.cnf && f.password === '') return f.cnf.password;
-  return f.password;
+}
+
+/** The `password` (and `username`, when it has one) of the monitor's Secrets Manager secret. */
+async function secretCredentials(m: FinalMonitorConfig, f: Fields): Promise<Credentials> {
+  const key = 'aws.password-secret';
+  try {
+    const [{ resolveRegion }, { fetchDbSecret }] = await Promise.all([
+      import('../aws/region.js'),
+      import('../aws/secrets.js'),
+    ]);
+    const region = await resolveRegion({ region: m.aws?.region, hostname: f.hostname });
+    const secret = await fetchDbSecret(m.aws?.['password-secret'] ?? '', region);
+    return { username: secret.username ?? f.username, password: secret.password };
+  } catch (err) {
+    throw new ConfigError(`aws.password-secret: ${errorMessage(err)}`, { key, cause: err });
+  }
+}
+
+/**
+ * Whether sonde turns TLS on by itself with the Amazon RDS CA bundle (`tls=rds`): over TCP,
+ * when TLS files are not set, aws.disable-auto-tls is not true, and the monitor uses IAM
+ * auth or a Secrets Manager password or its hostname is an RDS endpoint.
+ */
+function autoRdsTls(m: FinalMonitorConfig, f: Fields): boolean {
+  if (m.aws?.['disable-auto-tls'] === true || f.socket !== '') return false;
+  return (
+    m.aws?.['iam-auth'] === true || (m.aws?.['password-secret'] ?? '') !== '' || RDS_ADDRESS.test(f.hostname)
+  );
+}
+
+/** TLS verified against the shipped Amazon RDS CA bundle, for the hostname without its port. */
+async function rdsTls(hostname: string): Promise<TlsSpec> {
+  let ca: string;
+  try {
+    ca = await (await import('../aws/rds-ca.js')).rdsCaBundle();
+  } catch (err) {
+    throw new ConfigError(`automatic TLS for Amazon RDS (tls=rds): ${errorMessage(err)}`, {
+      key: 'tls',
+      cause: err,
+    });
+  }
+  const spec: TlsSpec = { ca, rejectUnauthorized: true };
+  const servername = splitHostPort(hostname).host;
+  if (servername !== '') spec.servername = servername;
+  return spec;
 }
 
 /**
  * TLS when not disabled and a ca, cert or key is set; cert and key are used only together;
  * a socket with no hostname skips verification unless `skip-verify` says otherwise.
- * Undefined when TLS is off. An Amazon RDS hostname without TLS files is refused.
+ * Without TLS files, the automatic `tls=rds` rule applies. Undefined when TLS is off.
  */
-async function tlsSpecOf(m: FinalMonitorConfig, f: Fields, cwd: string): Promise<TlsSpec | undefined> {
+async function tlsSpecOf(
+  m: FinalMonitorConfig,
+  f: Fields,
+  cwd: string,
+): Promise<{ spec: TlsSpec; name: string } | undefined> {
   const { tls, socket, hostname } = f;
   // mysqld_exporter's --tls.insecure-skip-verify: TLS without verifying the server, even
   // with no TLS file (as mysqld_exporter's skip-verify mode does), unless TLS is disabled.
   const insecure = flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true;
-  if (insecure && !f.tlsDisabled) return insecureTls(tls, hostname, cwd);
+  if (insecure && !f.tlsDisabled) return { spec: await insecureTls(tls, hostname, cwd), name: m.id };
   if (f.tlsDisabled || (tls.ca === '' && tls.cert === '' && tls.key === '')) {
-    if (m.aws?.['disable-auto-tls'] !== true && socket === '' && RDS_ADDRESS.test(hostname)) {
-      // Blip turns on tls=rds with its built-in Amazon RDS CA bundle; sonde does not ship
-      // that bundle yet, and connecting without verification would be a silent downgrade.
-      throw new ConfigError(
-        `automatic TLS for Amazon RDS (tls=rds) is not supported yet: set tls.ca to the RDS CA bundle, or aws.disable-auto-tls: true`,
-        { key: 'tls' },
-      );
-    }
-    return undefined;
+    // No TLS of the monitor's own: RDS connections get TLS verified with the RDS CAs.
+    return autoRdsTls(m, f) ? { spec: await rdsTls(hostname), name: 'rds' } : undefined;
   }
   let skipVerify = m.tls?.['skip-verify'];
   if (skipVerify === undefined && socket !== '' && hostname === '') skipVerify = true;
@@ -357,7 +447,7 @@ async function tlsSpecOf(m: FinalMonitorConfig, f: Fields, cwd: string): Promise
   }
   const servername = hostname === '' ? '' : splitHostPort(hostname).host;
   if (servername !== '') spec.servername = servername;
-  return spec;
+  return { spec, name: m.id };
 }
 
 /** TLS that does not verify the server; the CA is not needed, a client certificate is sent. */

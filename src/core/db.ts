@@ -74,7 +74,13 @@ export class ConnectionSpec {
   readonly connectTimeoutMs: number;
   /** `<user>:...@tcp(host:port)/?params` or `<user>:...@unix(path)/?params` */
   readonly redactedDsn: string;
+  /**
+   * The server may ask for the password in clear text (`mysql_clear_password`, as RDS IAM
+   * authentication does); it is then sent only over TLS. Off: such a request is refused.
+   */
+  readonly allowCleartextPasswords: boolean;
   readonly #password: string;
+  readonly #cleartext: (() => Promise<string>) | undefined;
 
   constructor(args: {
     username: string;
@@ -85,9 +91,17 @@ export class ConnectionSpec {
     tls?: TlsSpec | undefined;
     connectTimeoutMs: number;
     redactedDsn: string;
+    allowCleartextPasswords?: boolean;
+    /**
+     * The password to send when the server asks for it in clear text, made when a
+     * connection opens (a token that expires); default: the password.
+     */
+    cleartextPassword?: () => Promise<string>;
   }) {
     this.username = args.username;
     this.#password = args.password;
+    this.allowCleartextPasswords = args.allowCleartextPasswords === true;
+    this.#cleartext = args.cleartextPassword;
     this.socket = args.socket;
     this.host = args.host;
     this.port = args.port;
@@ -98,6 +112,11 @@ export class ConnectionSpec {
 
   password(): string {
     return this.#password;
+  }
+
+  /** The password for a cleartext request (only when allowCleartextPasswords). */
+  cleartextPassword(): Promise<string> {
+    return this.#cleartext ? this.#cleartext() : Promise.resolve(this.#password);
   }
 
   /** Same address and TLS, other credentials (password reload). */
@@ -111,6 +130,8 @@ export class ConnectionSpec {
       tls: this.tls,
       connectTimeoutMs: this.connectTimeoutMs,
       redactedDsn: this.redactedDsn,
+      allowCleartextPasswords: this.allowCleartextPasswords,
+      // the new password, not a token source made for the old credentials
     });
   }
 

@@ -140,6 +140,7 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     o.host = spec.host ?? '127.0.0.1';
     o.port = spec.port ?? 3306;
   }
+  if (spec.allowCleartextPasswords) o.authPlugins = { mysql_clear_password: cleartextPlugin(spec) };
   if (spec.tls !== undefined) {
     const t = spec.tls;
     o.ssl = {
@@ -152,6 +153,24 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     };
   }
   return o;
+}
+
+/** The text of the refusal to send a cleartext password over a plain connection. */
+export const CLEARTEXT_WITHOUT_TLS =
+  'the server asked for the password in clear text (mysql_clear_password) on a connection without TLS: refused, nothing sent';
+
+/**
+ * mysql2's hook for the server's `mysql_clear_password` request: the password (e.g. a
+ * fresh IAM token) goes out only when the connection is encrypted; otherwise the
+ * handshake fails with CLEARTEXT_WITHOUT_TLS and nothing is sent.
+ */
+function cleartextPlugin(spec: ConnectionSpec): NonNullable<ConnectionOptions['authPlugins']>[string] {
+  return ({ connection }) =>
+    async () => {
+      const stream = (connection as unknown as { stream?: { encrypted?: boolean } }).stream;
+      if (stream?.encrypted !== true) throw new Error(CLEARTEXT_WITHOUT_TLS);
+      return Buffer.from(`${await spec.cleartextPassword()}\0`);
+    };
 }
 
 /** The mysql2 pool plus the spec it was built from. A password swap starts a new generation. */

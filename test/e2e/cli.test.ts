@@ -156,11 +156,6 @@ describe('sonde CLI', () => {
       `${NO_AUTO}monitors:\n  - hostname: db1\n  - id: db1\n`,
       /duplicate monitor id: db1/,
     ],
-    [
-      'a feature of a later release',
-      `${NO_AUTO}monitors:\n  - id: a\n    aws:\n      iam-auth: true\n`,
-      /monitor a: aws\.iam-auth: .*not supported yet/,
-    ],
     ['bad plan file', `${NO_AUTO}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
   ];
   for (const [what, yaml, expected] of bad) {

@@ -1,0 +1,90 @@
+/**
+ * Database credentials kept in AWS Secrets Manager (`aws.password-secret`): the secret's
+ * string must be JSON with a `password` key, and may carry `username` too (the shape RDS
+ * and Secrets Manager rotation use). It is read when the connection is built and read
+ * again when the server answers "access denied", so a rotated password is picked up
+ * without a restart.
+ *
+ * Errors are one line and never contain the secret's value.
+ */
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { awsCredentials, awsErrorName, awsErrorText, withTimeout } from './sdk.js';
+
+/** How long one read of the secret may take (credentials already at hand). */
+export const SECRET_TIMEOUT_MS = 500;
+
+export interface SecretCredentials {
+  /** The secret's `username`, when it has a non-empty one. */
+  username?: string;
+  password: string;
+}
+
+const clients = new Map<string, SecretsManagerClient>();
+
+async function client(region: string | undefined): Promise<SecretsManagerClient> {
+  const key = region ?? '';
+  const known = clients.get(key);
+  if (known) return known;
+  const [{ SecretsManagerClient }, credentials] = await Promise.all([
+    import('@aws-sdk/client-secrets-manager'),
+    awsCredentials(),
+  ]);
+  const c = new SecretsManagerClient({ credentials, ...(region === undefined ? {} : { region }) });
+  clients.set(key, c);
+  return c;
+}
+
+/**
+ * Reads secret `secretId` (name or ARN) and returns its password (and username). Throws
+ * `secret <id> not found`, `secret <id> is not JSON…`, `access to secret <id> denied: …`
+ * and the like; never the secret's content.
+ */
+export async function fetchDbSecret(
+  secretId: string,
+  region: string | undefined,
+): Promise<SecretCredentials> {
+  const sm = await client(region);
+  const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
+  let out: { SecretString?: string | undefined; SecretBinary?: Uint8Array | undefined };
+  try {
+    out = await withTimeout(`GetSecretValue of secret ${secretId}`, SECRET_TIMEOUT_MS, (abortSignal) =>
+      sm.send(new GetSecretValueCommand({ SecretId: secretId }), { abortSignal }),
+    );
+  } catch (err) {
+    throw new Error(secretErrorText(secretId, err), { cause: err });
+  }
+  return parseDbSecret(secretId, out.SecretString);
+}
+
+function secretErrorText(id: string, err: unknown): string {
+  switch (awsErrorName(err)) {
+    case 'ResourceNotFoundException':
+      return `secret ${id} not found (ResourceNotFoundException)`;
+    case 'AccessDeniedException':
+      return `access to secret ${id} denied: ${awsErrorText(err)}`;
+    case 'DecryptionFailure':
+      return `secret ${id} cannot be decrypted: ${awsErrorText(err)}`;
+    default:
+      return `cannot read secret ${id}: ${awsErrorText(err)}`;
+  }
+}
+
+/** The `password` (and `username`) of a secret string; errors never quote the string. */
+export function parseDbSecret(id: string, text: string | undefined): SecretCredentials {
+  if (text === undefined)
+    throw new Error(`secret ${id} has no SecretString (a binary secret cannot hold a password)`);
+  let doc: unknown;
+  try {
+    doc = JSON.parse(text);
+  } catch {
+    throw new Error(`secret ${id} is not JSON: want {"password": "..."}`);
+  }
+  if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) {
+    throw new Error(`secret ${id} is not a JSON object: want {"password": "..."}`);
+  }
+  const { password, username } = doc as Record<string, unknown>;
+  if (typeof password !== 'string') throw new Error(`secret ${id} has no "password" string`);
+  if (username !== undefined && typeof username !== 'string')
+    throw new Error(`secret ${id}: "username" is not a string`);
+  return username === undefined || username === '' ? { password } : { username, password };
+}
