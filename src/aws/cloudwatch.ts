@@ -6,7 +6,7 @@
  * endpoint may be overridden with `AWS_ENDPOINT_URL_CLOUDWATCH`.
  */
 import type { CloudWatchClient, MetricDataQuery, MetricDataResult } from '@aws-sdk/client-cloudwatch';
-import { awsErrorText } from './rds-discovery.js';
+import { awsCredentials, awsErrorText } from './sdk.js';
 
 /** One metric to read: the query id (lowercase name) and the CloudWatch metric name. */
 export interface RdsMetricQuery {
@@ -38,7 +38,8 @@ export interface RdsMetricsRequest {
 
 /** Reads RDS metrics in one region. */
 export interface CloudWatchReader {
-  readonly region: string;
+  /** undefined: the SDK's default region. */
+  readonly region: string | undefined;
   /** Errors read `GetMetricData: <code>: <message>`. */
   rdsMetrics(req: RdsMetricsRequest): Promise<MetricSeries[]>;
   close(): void;
@@ -99,10 +100,13 @@ export function mergePage(acc: Map<string, MetricSeries>, results: readonly Metr
 /** How long one GetMetricData call (one page, retries included) may take without a deadline. */
 const CALL_TIMEOUT_MS = 20_000;
 
-/** A reader for `region` on the AWS SDK; close() releases its connections. */
-export async function openCloudWatch(region: string): Promise<CloudWatchReader> {
-  const sdk = await import('@aws-sdk/client-cloudwatch');
-  const client: CloudWatchClient = new sdk.CloudWatchClient({ region });
+/** A reader for `region` (undefined: the SDK's default) on the AWS SDK; close() releases its connections. */
+export async function openCloudWatch(region: string | undefined): Promise<CloudWatchReader> {
+  const [sdk, credentials] = await Promise.all([import('@aws-sdk/client-cloudwatch'), awsCredentials()]);
+  const client: CloudWatchClient = new sdk.CloudWatchClient({
+    credentials,
+    ...(region === undefined ? {} : { region }),
+  });
   return {
     region,
     close: () => client.destroy(),

@@ -18,6 +18,7 @@
 import type { DBInstance, RDSClient } from '@aws-sdk/client-rds';
 import type { MonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
+import { awsCredentials, awsErrorText, oneLine, withTimeout } from './sdk.js';
 
 /** What the loader asks for: `monitor-loader.aws`. */
 export interface RdsDiscoveryConfig {
@@ -119,8 +120,8 @@ export function fromSdk(db: DBInstance): RdsInstance {
  * Errors read `DescribeDBInstances: <code>: <message>`.
  */
 export async function listDbInstances(region: string): Promise<RdsInstance[]> {
-  const sdk = await import('@aws-sdk/client-rds');
-  const client: RDSClient = new sdk.RDSClient({ region });
+  const [sdk, credentials] = await Promise.all([import('@aws-sdk/client-rds'), awsCredentials()]);
+  const client: RDSClient = new sdk.RDSClient({ region, credentials });
   try {
     const out: RdsInstance[] = [];
     const seen = new Set<string>();
@@ -128,15 +129,15 @@ export async function listDbInstances(region: string): Promise<RdsInstance[]> {
     do {
       let page;
       try {
-        page = await client.send(
-          new sdk.DescribeDBInstancesCommand({
-            MaxRecords: PAGE_SIZE,
-            ...(marker === undefined ? {} : { Marker: marker }),
-          }),
-          { abortSignal: AbortSignal.timeout(CALL_TIMEOUT_MS) },
+        const input = { MaxRecords: PAGE_SIZE, ...(marker === undefined ? {} : { Marker: marker }) };
+        page = await withTimeout('DescribeDBInstances', CALL_TIMEOUT_MS, (abortSignal) =>
+          client.send(new sdk.DescribeDBInstancesCommand(input), { abortSignal }),
         );
       } catch (err) {
-        throw new Error(`DescribeDBInstances: ${awsErrorText(err)}`, { cause: err });
+        const text = awsErrorText(err);
+        throw new Error(text.startsWith('DescribeDBInstances') ? text : `DescribeDBInstances: ${text}`, {
+          cause: err,
+        });
       }
       for (const db of page.DBInstances ?? []) out.push(fromSdk(db));
       marker = page.Marker || undefined;
@@ -149,20 +150,4 @@ export async function listDbInstances(region: string): Promise<RdsInstance[]> {
   } finally {
     client.destroy();
   }
-}
-
-/**
- * An AWS SDK error as one line: `<code>: <message>` (the code is the error's name, e.g.
- * `AccessDenied`), the message alone when it already starts with the code. Request ids and
- * the raw answer are left out; AWS error texts carry no credentials.
- */
-export function awsErrorText(err: unknown): string {
-  const message = oneLine(errorMessage(err));
-  const name = err instanceof Error ? err.name : '';
-  if (name === '' || name === 'Error' || message.startsWith(name)) return message;
-  return `${name}: ${message}`;
-}
-
-function oneLine(s: string): string {
-  return s.replace(/\s*\n\s*/g, ' ').trim();
 }

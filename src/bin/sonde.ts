@@ -488,9 +488,12 @@ function autoDetect(b: Boot): LoaderDeps['autoDetect'] {
 
 /** RDS discovery (imports the AWS SDK only when regions are listed). */
 async function readRdsMonitors(events: EventLog, aws: MonitorLoaderAws): Promise<MonitorConfig[]> {
-  const { discoverRdsMonitors } = await import('../aws/rds-discovery.js');
+  const [{ discoverRdsMonitors }, { imdsRegion }] = await Promise.all([
+    import('../aws/rds-discovery.js'),
+    import('../aws/region.js'),
+  ]);
   return discoverRdsMonitors(aws, {
-    autoRegion: () => Promise.reject(new Error('region auto: not available yet')),
+    autoRegion: imdsRegion,
     onSkip: (_region, message) =>
       events.error('monitors-aws-error', '', `${message} (skipped: auto is listed)`),
     onRegion: (region, instances, monitors) =>

@@ -16,8 +16,9 @@
  * nothing new yet). Levels should collect every 60 s or less often.
  *
  * The region: the monitor's `aws.region`; when that is empty and `aws.disable-auto-region`
- * is not set, `auto` (EC2 instance metadata); an explicit empty region falls back on the
- * region in an RDS endpoint hostname (`<id>.<cluster>.<region>.rds.amazonaws.com`).
+ * is not set, `auto` (EC2 instance metadata); with auto-detection disabled, the region in an
+ * RDS endpoint hostname (`<id>.<cluster>.<region>.rds.amazonaws.com`), else the SDK's
+ * default (`AWS_REGION`).
  */
 import type {
   AwsTarget,
@@ -33,6 +34,7 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
 import type { CloudWatchReader, MetricSeries, RdsMetricQuery } from '../../aws/cloudwatch.js';
 import { PERIOD_S } from '../../aws/cloudwatch.js';
+import { regionFromRdsHostname } from '../../aws/region.js';
 import { levelPlans } from '../common.js';
 
 export const DOMAIN = 'aws.rds';
@@ -132,19 +134,24 @@ export function newValues(
   return out;
 }
 
-/** The region a monitor's CloudWatch calls go to, or why there is none. */
-export async function targetRegion(t: AwsTarget, autoRegion: () => Promise<string>): Promise<string> {
+/**
+ * The region a monitor's CloudWatch calls go to: `aws.region`, `auto` when it is empty and
+ * auto-detection is not disabled, else the region of an RDS endpoint hostname; undefined
+ * leaves it to the SDK's own default (`AWS_REGION`, the profile's region).
+ */
+export async function targetRegion(
+  t: AwsTarget,
+  autoRegion: () => Promise<string>,
+): Promise<string | undefined> {
   const region = t.region === '' && !t.disableAutoRegion ? 'auto' : t.region;
   if (region === 'auto') return autoRegion();
   if (region !== '') return region;
-  const fields = t.hostname.split('.');
-  if (fields.length === 6 && fields[2] !== '') return fields[2] ?? '';
-  throw new Error('aws.region is not set and the hostname is no RDS endpoint name to take it from');
+  return regionFromRdsHostname(t.hostname);
 }
 
 export interface AwsRdsDeps {
-  /** A reader for a region (default: the AWS SDK). */
-  open(region: string): Promise<CloudWatchReader>;
+  /** A reader for a region (undefined: the SDK's default region). */
+  open(region: string | undefined): Promise<CloudWatchReader>;
   /** The region of `auto`: EC2 instance metadata. */
   autoRegion(): Promise<string>;
   now?(): number;
@@ -190,7 +197,8 @@ export class AwsRdsCollector implements Collector {
         signal,
       });
     } catch (err) {
-      const msg = `${errorMessage(err)} (region ${this.#reader.region}, DBInstanceIdentifier ${req.dbId})`;
+      const region = this.#reader.region ?? 'default';
+      const msg = `${errorMessage(err)} (region ${region}, DBInstanceIdentifier ${req.dbId})`;
       return { values: [], error: new CollectError(msg, { cause: err }) };
     }
     let last = this.#last.get(level);
@@ -212,6 +220,6 @@ export const registration: CollectorRegistration = {
   create: (ctx) =>
     new AwsRdsCollector(ctx, {
       open: async (region) => (await import('../../aws/cloudwatch.js')).openCloudWatch(region),
-      autoRegion: () => Promise.reject(new Error('aws.region auto: not available yet')),
+      autoRegion: async () => (await import('../../aws/region.js')).imdsRegion(),
     }),
 };
