@@ -19,7 +19,7 @@ export const LAYERS = {
   prom: ['core', 'util'],
   config: ['core', 'util', 'aws'],
   plan: ['core', 'util'],
-  collectors: ['core', 'util', 'db', 'heartbeat'],
+  collectors: ['core', 'util', 'aws', 'db', 'heartbeat'],
   sinks: ['core', 'util', 'prom'],
   heartbeat: ['core', 'util', 'db'],
   engine: ['core', 'util', 'plan'],

@@ -7,7 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { Command, CommanderError, Option } from 'commander';
-import type { Config, FinalMonitorConfig } from '../core/config.js';
+import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
@@ -15,7 +15,7 @@ import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { ServerKey } from '../core/status-keys.js';
 import type { CollectorRegistry } from '../collectors/registry.js';
-import type { LoadedMonitor, LoaderDeps } from '../monitor/loader.js';
+import type { LoadedMonitor, LoaderDeps, MonitorLoaderAws } from '../monitor/loader.js';
 import type { Shard } from '../monitor/shard.js';
 import type { MonitorDeps } from '../monitor/monitor.js';
 import type { ProbeHandle } from '../exporter/probe.js';
@@ -255,6 +255,7 @@ const { buildConnection } = await import('../config/connection.js');
 const { renderConfigJson, renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
 const { createDb } = await import('../db/pool.js');
 const { Loader } = await import('../monitor/loader.js');
+const { awsTargetOf } = await import('../monitor/monitor.js');
 type Loader = InstanceType<typeof Loader>;
 const { autoDetectLocal } = await import('../monitor/local.js');
 const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
@@ -423,9 +424,10 @@ function monitorDeps(b: Boot): MonitorDeps {
     makeCollector: (domain, ctx) => collectors.make(domain, ctx),
     heartbeatWriter: async (args) => (await import('../heartbeat/writer.js')).runHeartbeatWriter(args),
     exporter: {
-      createSource: ({ cfg: _cfg, settings, ...args }) =>
+      createSource: ({ cfg, settings, ...args }) =>
         createScrapeReader({
           ...args,
+          aws: awsTargetOf(cfg),
           collectors,
           session: settings.session,
           maxCollectors: settings.maxCollectors,
@@ -487,6 +489,21 @@ function autoDetect(b: Boot): LoaderDeps['autoDetect'] {
     });
 }
 
+/** RDS discovery (imports the AWS SDK only when regions are listed). */
+async function readRdsMonitors(events: EventLog, aws: MonitorLoaderAws): Promise<MonitorConfig[]> {
+  const [{ discoverRdsMonitors }, { imdsRegion }] = await Promise.all([
+    import('../aws/rds-discovery.js'),
+    import('../aws/region.js'),
+  ]);
+  return discoverRdsMonitors(aws, {
+    autoRegion: imdsRegion,
+    onSkip: (_region, message) =>
+      events.error('monitors-aws-error', '', `${message} (skipped: auto is listed)`),
+    onRegion: (region, instances, monitors) =>
+      events.info('monitors-aws', '', `${region}: ${instances} DB instances, ${monitors} monitors`),
+  });
+}
+
 /** The monitor loader, wired to config, sinks and monitors. */
 function makeLoader(b: Boot, shard: Shard | undefined): Loader {
   const { config, events } = b;
@@ -504,6 +521,7 @@ function makeLoader(b: Boot, shard: Shard | undefined): Loader {
     },
     equal: (a, b) => monitorsEqual(a, b),
     readMonitorFiles: (files) => readMonitorFiles(files),
+    readRdsMonitors: async (aws) => readRdsMonitors(events, aws),
     autoDetect: autoDetect(b),
     makeSinks: (m, writer) => makeSinks(b, m, writer),
     monitorDeps: monitorDeps(b),

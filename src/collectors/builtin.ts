@@ -3,7 +3,7 @@
  * (help.json, written from the implementations by scripts/gen-docs.mjs and checked against
  * them by registry.test.ts), and a loader that imports the domain's implementation the first
  * time a plan collects it. `--print-domains`, `/registered`, plan validation and the docs
- * read the help alone; a monitor with the default plan imports 8 of the 54 domains.
+ * read the help alone; a monitor with the default plan imports 8 of the 55 domains.
  *
  * Adding a domain: one folder under collectors/, one line in implementations.ts, one line
  * below, then `node scripts/gen-docs.mjs`.
@@ -35,6 +35,7 @@ export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistratio
   'error.host': async () => (await import('./error.host/index.js')).registration,
   'error.user': async () => (await import('./error.user/index.js')).registration,
   'error.thread': async () => (await import('./error.thread/index.js')).registration,
+  'aws.rds': async () => (await import('./aws.rds/index.js')).registration,
   'exporter.auto_increment.columns': async () =>
     (await import('./exporter/auto_increment_columns.js')).registration,
   'exporter.binlog_size': async () => (await import('./exporter/binlog_size.js')).registration,

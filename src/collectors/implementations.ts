@@ -5,6 +5,7 @@
  */
 import type { CollectorRegistration } from '../core/collector.js';
 import { registration as autoinc } from './autoinc/index.js';
+import { registration as awsRds } from './aws.rds/index.js';
 import { registration as errorAccount } from './error.account/index.js';
 import { registration as errorGlobal } from './error.global/index.js';
 import { registration as errorHost } from './error.host/index.js';
@@ -50,5 +51,6 @@ export const BUILTIN: readonly CollectorRegistration[] = [
   errorHost,
   errorUser,
   errorThread,
+  awsRds,
   ...EXPORTER_BUILTIN,
 ];

@@ -92,6 +92,8 @@ const NO_PFS_REPLICATION = 'no performance_schema replication_connection_status 
  *   `events_statements_current` (performance_schema and the consumer must be on);
  *   wait.io.table `table_io_waits_summary_by_table` (performance_schema must be on); error.*
  *   their `events_errors_summary_*` table.
+ * - aws.rds `cloudwatch`: it asks CloudWatch, never the server, so flavor and version do not
+ *   matter.
  * - truncate (a step, not a domain: query.response-time, wait.io.table and error.* empty
  *   their P_S table with it): `truncate`, or `set-statement-truncate` where the server can
  *   scope lock_wait_timeout to one statement (MariaDB's `SET STATEMENT … FOR`).
@@ -172,6 +174,7 @@ export const SOURCE_TABLE: Readonly<Record<string, readonly SourceRule[]>> = {
   'error.host': errorDomain('events_errors_summary_by_host_by_error'),
   'error.user': errorDomain('events_errors_summary_by_user_by_error'),
   'error.thread': errorDomain('events_errors_summary_by_thread_by_error'),
+  'aws.rds': both('cloudwatch'),
   ...EXPORTER_SOURCES,
   [TRUNCATE_STEP]: [
     { flavor: 'mysql', source: 'truncate' },

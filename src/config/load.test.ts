@@ -331,6 +331,34 @@ describe('validation', () => {
     }
   });
 
+  it('checks monitor-loader.aws: region names or auto, once each; filters only with regions', () => {
+    assert.equal(
+      invalid('monitor-loader: {aws: {regions: [us-east-1, us-east]}}'),
+      'invalid config.monitor-loader.aws.regions[1]: "us-east": want a region name such as us-east-1, or auto',
+    );
+    assert.equal(
+      invalid('monitor-loader: {aws: {regions: [auto, eu-west-1, auto]}}'),
+      'invalid config.monitor-loader.aws.regions[2]: auto is listed twice',
+    );
+    assert.equal(
+      invalid('monitor-loader: {aws: {regions: [us-east-1], engines: [mysql, ""]}}'),
+      'invalid config.monitor-loader.aws.engines[1]: empty engine name',
+    );
+    assert.equal(
+      invalid('monitor-loader: {aws: {tags: {env: prod}}}'),
+      'invalid config.monitor-loader.aws: engines and tags filter RDS discovery, which is off without regions',
+    );
+    const c = parseConfig(
+      'monitor-loader: {aws: {regions: [auto, us-gov-west-1, eusc-de-east-1], engines: [mysql, aurora-mysql], tags: {env: prod}}}',
+      { env: {} },
+    );
+    assert.deepEqual(c['monitor-loader']?.aws, {
+      regions: ['auto', 'us-gov-west-1', 'eusc-de-east-1'],
+      engines: ['mysql', 'aurora-mysql'],
+      tags: { env: 'prod' },
+    });
+  });
+
   it('checks probe: bind is host:port, web-config-file needs bind, unknown keys refused', () => {
     assert.equal(
       invalid('probe: {bind: localhost}'),

@@ -17,6 +17,7 @@ import {
   checkHeartbeat,
   checkPlans,
   checkProbe,
+  checkRdsDiscovery,
   checkStopLoss,
   checkTls,
 } from './validate.js';
@@ -192,6 +193,7 @@ export function validateConfig(c: Config, opts: ValidateConfigOptions = {}): voi
   const checks: [string, () => string | undefined][] = [
     ['probe', () => checkProbe(c.probe)],
     ['monitor-loader.stop-loss', () => checkStopLoss(c['monitor-loader']?.['stop-loss'])],
+    ['monitor-loader.aws', () => checkRdsDiscovery(c['monitor-loader']?.aws)],
     ['exporter.mode', () => checkExporter(c.exporter)],
     ['exporter.flags', () => checkExporterFlags(c.exporter)],
     ['heartbeat', () => checkHeartbeat(c.heartbeat)],

@@ -251,7 +251,14 @@ function configObject(c: Config): Out {
         obj([
           ['files', list(ml?.files)],
           ['stop-loss', str(ml?.['stop-loss'])],
-          ['aws', obj([['regions', list(ml?.aws?.regions)]])],
+          [
+            'aws',
+            obj([
+              ['regions', list(ml?.aws?.regions)],
+              ['engines', list(ml?.aws?.engines)],
+              ['tags', sortedMap(ml?.aws?.tags, textOnly)],
+            ]),
+          ],
           [
             'local',
             obj([

@@ -4,7 +4,14 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import type { ExporterConfig, HeartbeatConfig, PlansConfig, ProbeConfig, TlsConfig } from '../core/config.js';
+import type {
+  ExporterConfig,
+  HeartbeatConfig,
+  MonitorLoaderConfig,
+  PlansConfig,
+  ProbeConfig,
+  TlsConfig,
+} from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import { LEVEL_STATES } from '../core/plan.js';
 import { UPSTREAM_EXPORTER_FLAGS, scraperByName, subflagByName } from '../core/upstream.js';
@@ -18,6 +25,29 @@ const STOP_LOSS = /^(\d+)(%?)$/;
 export function checkStopLoss(v: string | undefined): string | undefined {
   if (v === undefined || v === '') return undefined;
   if (!STOP_LOSS.test(v)) return `'${v}' does not match /^(\\d+)(%?)$/`;
+  return undefined;
+}
+
+/** An AWS region name (`us-east-1`, `us-gov-west-1`, `eusc-de-east-1`). */
+const AWS_REGION = /^[a-z]+(-[a-z]+)+-\d+$/;
+
+/**
+ * monitor-loader.aws: each region a region name or `auto`, listed once; each engine filter
+ * non-empty; tag filters only with regions to list.
+ */
+export function checkRdsDiscovery(a: MonitorLoaderConfig['aws']): string | undefined {
+  const key = 'invalid config.monitor-loader.aws';
+  const regions = a?.regions ?? [];
+  for (const [i, r] of regions.entries()) {
+    if (r !== 'auto' && !AWS_REGION.test(r))
+      return `${key}.regions[${i}]: ${JSON.stringify(r)}: want a region name such as us-east-1, or auto`;
+    if (regions.indexOf(r) !== i) return `${key}.regions[${i}]: ${r} is listed twice`;
+  }
+  for (const [i, e] of (a?.engines ?? []).entries()) {
+    if (e.trim() === '') return `${key}.engines[${i}]: empty engine name`;
+  }
+  if (regions.length === 0 && ((a?.engines ?? []).length > 0 || Object.keys(a?.tags ?? {}).length > 0))
+    return `${key}: engines and tags filter RDS discovery, which is off without regions`;
   return undefined;
 }
 

@@ -123,6 +123,16 @@ export interface Collector {
   close?(): Promise<void>;
 }
 
+/** The monitor settings a collector calling AWS needs to pick its region (aws.rds). */
+export interface AwsTarget {
+  /** `aws.region` as configured: a region, `auto` (EC2 instance metadata) or '' (not set). */
+  region: string;
+  /** `aws.disable-auto-region`: with no region set, do not fall back to `auto`. */
+  disableAutoRegion: boolean;
+  /** The MySQL hostname (`host[:port]`): an RDS endpoint name carries its region. */
+  hostname: string;
+}
+
 export interface CollectorContext {
   monitorId: string;
   db: Db;
@@ -131,6 +141,8 @@ export interface CollectorContext {
   events?: Events;
   /** Set when the collector serves the mysqld_exporter emulation; Blip's reading otherwise. */
   exporterReading?: ExporterReading;
+  /** The monitor's AWS settings (collectors that call AWS APIs). */
+  aws?: AwsTarget;
 }
 
 /** One registry entry: static help plus a factory. */

@@ -58,7 +58,8 @@ export const probeSchema = z.strictObject({ bind: opt(str), 'web-config-file': o
 export const monitorLoaderSchema = z.strictObject({
   files: opt(strList),
   'stop-loss': opt(str),
-  aws: opt(z.strictObject({ regions: opt(strList) })),
+  /** RDS discovery: regions to list, and optional filters on the instances found. */
+  aws: opt(z.strictObject({ regions: opt(strList), engines: opt(strList), tags: opt(strMap) })),
   local: opt(
     z.strictObject({ 'disable-auto': opt(bool), 'disable-auto-root': opt(bool), candidates: opt(strList) }),
   ),

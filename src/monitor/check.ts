@@ -11,7 +11,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
 import { Engine, type ActivePlan } from '../engine/engine.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
-import type { MonitorDeps } from './monitor.js';
+import { awsTargetOf, type MonitorDeps } from './monitor.js';
 import { planChangingEnabled } from './plan-changer.js';
 import { exporterActivePlan } from './scrape-reader.js';
 
@@ -65,7 +65,7 @@ export async function checkMonitor(
     const lookup = await deps.loadPlans(cfg, db);
     const prepare = async (plan: Plan, active: ActivePlan, exporter: boolean): Promise<void> => {
       step = `plan ${plan.name}`;
-      const ctx = { monitorId: cfg.id, db, events: deps.events };
+      const ctx = { monitorId: cfg.id, db, events: deps.events, aws: awsTargetOf(cfg) };
       const signal = AbortSignal.timeout(timeoutMs);
       const engine = await Engine.prepare(
         {

@@ -278,3 +278,95 @@ describe('monitor loader: shard', () => {
     assert.equal(t.status.server()['shard'], undefined);
   });
 });
+
+describe('monitor loader: RDS discovery', () => {
+  /** A loader whose RDS source answers `list` (editable), for regions `regions`. */
+  function rds(list: MonitorConfig[], stopLoss = '', regions = ['us-east-1']) {
+    const asked: unknown[] = [];
+    const src = { list, fail: '' };
+    const t = setup([], stopLoss, {
+      readRdsMonitors: async (aws) => {
+        asked.push(aws);
+        if (src.fail !== '') throw new Error(src.fail);
+        return src.list.map((m) => ({ ...m }));
+      },
+    });
+    t.config['monitor-loader'] = { ...t.config['monitor-loader'], aws: { regions, engines: ['mysql'] } };
+    return { ...t, src, asked };
+  }
+  const inst = (id: string): MonitorConfig => ({
+    id,
+    hostname: `${id}.x.us-east-1.rds.amazonaws.com:3306`,
+    aws: { region: 'us-east-1' },
+  });
+
+  it('loads the instances found, with the section handed over whole', async () => {
+    const t = rds([inst('db1'), inst('db2')]);
+    await t.loader.load({ boot: true });
+    assert.deepEqual(Object.keys(t.loader.monitors()), ['db1', 'db2']);
+    assert.deepEqual(t.asked, [{ regions: ['us-east-1'], engines: ['mysql'] }]);
+    assert.equal(t.current('db1')?.config.aws?.region, 'us-east-1');
+  });
+
+  it('adds and removes monitors as the instance list changes; unchanged ones keep running', async () => {
+    const t = rds([inst('db1'), inst('db2')]);
+    await t.loader.load({ boot: true });
+    await t.loader.startAll();
+    const db1 = t.current('db1');
+    t.src.list = [inst('db1'), inst('db3')];
+    await t.loader.reload();
+    assert.deepEqual(Object.keys(t.loader.monitors()), ['db1', 'db3']);
+    assert.equal(t.current('db1'), db1);
+    assert.deepEqual([db1?.starts, db1?.stops], [1, 0]);
+    assert.equal(t.current('db2')?.running, false);
+    assert.equal(t.current('db3')?.running, true);
+    assert.match(t.status.server()['monitor-loader'] ?? '', /started at/);
+  });
+
+  it('applies stop-loss to monitors lost from RDS', async () => {
+    const t = rds([inst('db1'), inst('db2'), inst('db3'), inst('db4')], '50%');
+    await t.loader.load({ boot: true });
+    t.src.list = [inst('db1')];
+    await assert.rejects(t.loader.reload(), (err: unknown) => {
+      assert.ok(err instanceof SondeError && err.code === 'STOP_LOSS');
+      assert.equal(err.message, 'before: 4; now: 1; lost 75.000000% > limit 50.000000%');
+      return true;
+    });
+    assert.equal(t.loader.size, 4);
+    t.src.list = [inst('db1'), inst('db2')];
+    await t.loader.reload();
+    assert.deepEqual(Object.keys(t.loader.monitors()), ['db1', 'db2']);
+  });
+
+  it('fails the load on a discovery error and changes nothing', async () => {
+    const t = rds([inst('db1')]);
+    await t.loader.load({ boot: true });
+    t.src.fail = 'monitor-loader.aws.regions: us-east-1: DescribeDBInstances: AccessDenied: denied';
+    await assert.rejects(t.loader.reload(), (err: unknown) => {
+      assert.ok(err instanceof SondeError && err.code === 'RELOAD_FAILED');
+      assert.equal(err.message, t.src.fail);
+      return true;
+    });
+    assert.deepEqual(Object.keys(t.loader.monitors()), ['db1']);
+  });
+
+  it('refuses regions when no RDS source is wired, and skips local auto-detection when RDS found monitors', async () => {
+    const t = setup([]);
+    t.config['monitor-loader'] = { aws: { regions: ['us-east-1'] } };
+    await assert.rejects(
+      t.loader.load({ boot: true }),
+      /monitor-loader.aws.regions: RDS discovery is not available/,
+    );
+    let detected = 0;
+    const v = setup([], '', {
+      readRdsMonitors: async () => [inst('db1')],
+      autoDetect: async () => {
+        detected++;
+        return mon('localhost');
+      },
+    });
+    v.config['monitor-loader'] = { aws: { regions: ['us-east-1'] } };
+    await v.loader.load({ boot: true });
+    assert.deepEqual([Object.keys(v.loader.monitors()), detected], [['db1'], 0]);
+  });
+});

@@ -1,11 +1,11 @@
 /**
- * The monitor loader: reads every monitor source (config, monitor files, local
+ * The monitor loader: reads every monitor source (config, monitor files, RDS discovery, local
  * auto-detection), finalizes the monitors, keeps this agent's shard of them (when sharded),
  * diffs them against what is loaded, applies stop-loss, then adds, removes and replaces
  * monitors. It is also the MonitorControl the
  * HTTP API drives.
  */
-import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
+import type { Config, FinalMonitorConfig, MonitorConfig, MonitorLoaderConfig } from '../core/config.js';
 import type { MonitorControl } from '../core/control.js';
 import type { Events } from '../core/events.js';
 import type { Sink } from '../core/sink.js';
@@ -22,6 +22,9 @@ import { stopLossCheck } from './stop-loss.js';
 import { detectionOf } from './local.js';
 import { formatShard, inShard, type Shard } from './shard.js';
 
+/** The `monitor-loader.aws` section: regions and the instance filters. */
+export type MonitorLoaderAws = NonNullable<MonitorLoaderConfig['aws']> & { regions: string[] };
+
 export interface LoaderDeps {
   /** The config of the first load; a reload may bring a newer one (see reload()). */
   config: Config;
@@ -33,6 +36,12 @@ export interface LoaderDeps {
   validate(m: FinalMonitorConfig): void;
   equal(a: FinalMonitorConfig, b: FinalMonitorConfig): boolean;
   readMonitorFiles(files: string[]): Promise<MonitorConfig[]>;
+  /**
+   * RDS discovery (`monitor-loader.aws`): the DB instances of the listed regions as monitors;
+   * rejects with a one-line error naming the region and the call. Without it, a config
+   * listing regions fails to load.
+   */
+  readRdsMonitors?: (aws: MonitorLoaderAws) => Promise<MonitorConfig[]>;
   /** Local auto-detect under `config`: one monitor with id `localhost`, or none. */
   autoDetect(config: Config): Promise<MonitorConfig | undefined>;
   /**
@@ -147,8 +156,12 @@ export class Loader implements MonitorControl {
       serverStatus.set(ServerKey.monitorLoader, 'loading from files');
       raw.push(...(await this.#deps.readMonitorFiles(ml.files ?? [])));
     }
-    if ((ml.aws?.regions ?? []).length > 0) {
-      throw new Error('monitor-loader.aws.regions: loading monitors from AWS RDS is not supported yet');
+    const regions = ml.aws?.regions ?? [];
+    if (regions.length > 0) {
+      const read = this.#deps.readRdsMonitors;
+      if (read === undefined) throw new Error('monitor-loader.aws.regions: RDS discovery is not available');
+      serverStatus.set(ServerKey.monitorLoader, `loading from AWS RDS (${regions.join(', ')})`);
+      raw.push(...(await read({ ...ml.aws, regions })));
     }
     if (raw.length === 0 && ml.local?.['disable-auto'] !== true) {
       serverStatus.set(ServerKey.monitorLoader, 'auto-detect local');

@@ -3,7 +3,7 @@
  * loads the monitor's plans and starts the level collector, retrying with backoff; Stop
  * tears it all down and leaves the monitor loaded with its last status.
  */
-import type { Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
+import type { AwsTarget, Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db, ServerInfo } from '../core/db.js';
 import type { Events } from '../core/events.js';
@@ -120,6 +120,15 @@ export interface MonitorDeps {
 const STARTUP_BACKOFF_CAP_MS = 20_000;
 
 /** The debug line of one attempt to open a connection. */
+/** What a collector calling AWS needs of the monitor's config to pick its region. */
+export function awsTargetOf(cfg: FinalMonitorConfig): AwsTarget {
+  return {
+    region: cfg.aws?.region ?? '',
+    disableAutoRegion: cfg.aws?.['disable-auto-region'] === true,
+    hostname: cfg.hostname ?? '',
+  };
+}
+
 function connectLine(dsn: string, ms: number, error: string | undefined): string {
   return error === undefined
     ? `connected to ${dsn} in ${formatDuration(ms)}`
@@ -561,7 +570,13 @@ export class Monitor {
       sinks: this.#sinks,
       help: (d) => this.#deps.help(d),
       makeCollector: (d) =>
-        this.#deps.makeCollector(d, { monitorId: this.id, db, status: this.#status, events }),
+        this.#deps.makeCollector(d, {
+          monitorId: this.id,
+          db,
+          status: this.#status,
+          events,
+          aws: awsTargetOf(cfg),
+        }),
       lookupPlan: async (name) => lookup(name),
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),
       limiter,

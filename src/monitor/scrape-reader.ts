@@ -10,7 +10,7 @@
  * columns it names innodb metrics after. A domain is prepared on its first scrape and
  * prepared again after it fails, as mysqld_exporter retries a failing collector.
  */
-import type { Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
+import type { AwsTarget, Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
 import type { Db, QueryOptions, ServerInfo } from '../core/db.js';
 import { errnoOf, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
@@ -53,6 +53,8 @@ export interface ScrapeReaderOptions {
   /** Where the engine writes `domain:<d>` and `error:<d>`; none when the level collector runs too. */
   status?: StatusWriter;
   events?: Events;
+  /** The monitor's AWS settings, for the aws.rds domain. */
+  aws?: AwsTarget;
   /** The monitor's collector cap, shared with its level collector. */
   limiter?: Limiter;
   /** Counts this reader's finished and failed domain runs. */
@@ -153,6 +155,7 @@ class Reader implements ScrapeReader {
       exporterReading: { keepText: KEEP_TEXT },
       ...(opts.status === undefined ? {} : { status: opts.status }),
       ...(opts.events === undefined ? {} : { events: opts.events }),
+      ...(opts.aws === undefined ? {} : { aws: opts.aws }),
     };
     this.#engine = Engine.lazy({
       monitorId: opts.monitorId,

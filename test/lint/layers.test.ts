@@ -35,7 +35,7 @@ describe('lint gate: layers', () => {
     assert.equal(found.length, 1, found.join('\n'));
     assert.match(
       found[0] ?? '',
-      /^no-restricted-imports: .*src\/collectors\/ may import only core, util, db/,
+      /^no-restricted-imports: .*src\/collectors\/ may import only core, util, aws, db/,
     );
   });
 
