@@ -9,16 +9,28 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { agentConfigHead, startAgent, type Agent } from '../helpers/agent.js';
+import { startAgent, type Agent } from '../helpers/agent.js';
 import { startFakeRds, type FakeRds, type FakeRdsInstance } from '../helpers/aws/rds.js';
 import { startFakeCloudWatch, type FakeCloudWatch } from '../helpers/aws/cloudwatch.js';
 import { awsEnvVars, TEST_CREDENTIALS } from '../helpers/aws/env.js';
+import { startSecretsManager, type FakeSecretsManager } from '../helpers/aws/secrets-manager.js';
 
 const PASSWORD = 'Pw-rds-41d2-SECRET';
+/** The password after the rotation. */
+const ROTATED = 'Pw-rds-77c9-ROTATED';
+const SECRET = 'sonde/rds';
 const REGION = 'us-east-1';
 
-/** One level at 60 s: the first tick collects it at once, then the agent stays quiet. */
-const PLAN = `slow:
+/**
+ * One level at 60 s: the first tick collects it at once, then the agent stays quiet; and
+ * uptime every 2 s, so that a rotated password is met soon.
+ */
+const PLAN = `fast:
+  freq: 2s
+  collect:
+    status.global:
+      metrics: [uptime]
+slow:
   freq: 60s
   collect:
     status.global:
@@ -33,6 +45,7 @@ let a: MariaDB;
 let b: MariaDB;
 let rds: FakeRds;
 let cw: FakeCloudWatch;
+let sm: FakeSecretsManager;
 let agent: Agent;
 /** A whole minute a little before now: inside every collection's two-minute window. */
 let minute: number;
@@ -88,13 +101,26 @@ describe('RDS discovery and aws.rds, end to end', () => {
       },
     });
     cw = await startFakeCloudWatch({ credentials: TEST_CREDENTIALS, region: REGION });
+    // Every discovered instance's password comes from one Secrets Manager secret.
+    sm = await startSecretsManager(TEST_CREDENTIALS, REGION);
+    sm.secrets.set(SECRET, JSON.stringify({ password: PASSWORD }));
     minute = Math.floor(Date.now() / 60_000) * 60_000 - 60_000;
     cw.setPoints('db-a', 'CPUUtilization', [{ ts: minute, value: 11 }]);
     cw.setPoints('db-b', 'CPUUtilization', [{ ts: minute, value: 22 }]);
     cw.setPoints('db-b', 'AbortedClients', [{ ts: minute, value: 3 }]);
     cw.setPoints('db-c', 'CPUUtilization', [{ ts: minute, value: 33 }]);
     agent = await startAgent(
-      `${agentConfigHead(PASSWORD)}monitor-loader:
+      `api:
+  bind: {{API}}
+mysql:
+  username: sonde
+aws:
+  password-secret: ${SECRET}
+  # The local servers are not RDS: no automatic tls=rds.
+  disable-auto-tls: true
+plans:
+  files: [plan.yaml]
+monitor-loader:
   stop-loss: "1"
   aws:
     regions: [${REGION}]
@@ -104,14 +130,18 @@ describe('RDS discovery and aws.rds, end to end', () => {
 `,
       {
         files: { 'plan.yaml': PLAN },
-        env: awsEnvVars({ AWS_ENDPOINT_URL_RDS: rds.base, AWS_ENDPOINT_URL_CLOUDWATCH: cw.base }),
+        env: awsEnvVars({
+          AWS_ENDPOINT_URL_RDS: rds.base,
+          AWS_ENDPOINT_URL_CLOUDWATCH: cw.base,
+          AWS_ENDPOINT_URL_SECRETS_MANAGER: sm.base,
+        }),
       },
     );
   });
 
   after(async () => {
     await agent?.stop('SIGTERM');
-    await Promise.all([rds?.close(), cw?.close(), a?.stop(), b?.stop()]);
+    await Promise.all([rds?.close(), cw?.close(), sm?.close(), a?.stop(), b?.stop()]);
   });
 
   it('discovers the instances with an endpoint that pass the filters, reading every page', async () => {
@@ -140,6 +170,29 @@ describe('RDS discovery and aws.rds, end to end', () => {
       ['DBInstanceIdentifier=db-a', 'DBInstanceIdentifier=db-b'],
     );
     assert.ok(cw.server.requests.every((r) => r.rejected === undefined && r.status === 200));
+  });
+
+  it('heals both monitors after the secret and the passwords are rotated, on the next access denied', async () => {
+    const readsBefore = sm.reads(SECRET);
+    sm.secrets.set(SECRET, JSON.stringify({ password: ROTATED }));
+    for (const db of [a, b]) {
+      await db.query(`ALTER USER 'sonde'@'%' IDENTIFIED BY '${ROTATED}'`);
+      await db.query("KILL USER 'sonde'"); // pooled connections go: the next one must log in
+    }
+    const mark = agent.stdout().length;
+    for (const id of ['db-a', 'db-b']) {
+      await agent.until(`${id} collects with the rotated password`, async () => {
+        const s = await agent.monitorsStatus();
+        return (
+          blocksOf(agent.stdout().slice(mark), id).length > 0 && s[id]?.['error:status.global'] === undefined
+        );
+      });
+    }
+    assert.ok(sm.reads(SECRET) > readsBefore, 'the secret was read again');
+    assert.ok(
+      sm.requests.every((r) => r.rejected === undefined),
+      'every call signed right',
+    );
   });
 
   it('follows the instance list on reload: adds and removes monitors', async () => {
@@ -188,6 +241,7 @@ describe('RDS discovery and aws.rds, end to end', () => {
     for (const text of [agent.stdout(), agent.stderr()]) {
       assert.ok(!text.includes(TEST_CREDENTIALS.secretAccessKey));
       assert.ok(!text.includes(PASSWORD));
+      assert.ok(!text.includes(ROTATED));
     }
   });
 });
