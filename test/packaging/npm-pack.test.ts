@@ -55,7 +55,7 @@ describe('npm pack', () => {
     files = (report[0]?.files ?? []).map((f) => f.path);
   });
 
-  it('holds the command, package.json, the README, the docs, the web page and the deploy files', () => {
+  it('holds the command, package.json, the README, the docs, the web page, the RDS CA bundle and the deploy files', () => {
     for (const bin of Object.values(pkg.bin)) assert.ok(files.includes(normalize(bin)), `bin ${bin} packed`);
     for (const f of [
       'package.json',
@@ -66,6 +66,7 @@ describe('npm pack', () => {
       'web/index.html',
       'web/app.js',
       'web/app.css',
+      'certs/rds-global-bundle.pem',
     ])
       assert.ok(files.includes(f), `${f} packed`);
     assert.ok(files.includes('deploy/sonde.service'), 'deploy/sonde.service packed');
@@ -77,7 +78,9 @@ describe('npm pack', () => {
       [],
     );
     assert.deepEqual(
-      files.filter((f) => !/^(dist\/src\/|docs\/|web\/|examples\/|deploy\/)/.test(f) && !/^[^/]+$/.test(f)),
+      files.filter(
+        (f) => !/^(dist\/src\/|docs\/|web\/|examples\/|deploy\/|certs\/)/.test(f) && !/^[^/]+$/.test(f),
+      ),
       [],
     );
   });
