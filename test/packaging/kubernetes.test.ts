@@ -28,10 +28,14 @@ import { ROOT, runSonde } from '../helpers/agent.js';
 const DIR = join(ROOT, 'deploy/kubernetes');
 const run = promisify(execFile);
 
-/** The monitors per agent the resource figures are sized for, and the sizing formula. */
+/**
+ * The monitors per agent the resource figures are sized for, and the sizing formula from
+ * bench/scale.ts (docs/deploy.md#sizing): memory 128 MiB + 0.4 MiB per monitor, CPU 50 m +
+ * 0.25 m per monitor.
+ */
 const MONITORS_PER_AGENT = 300;
-const memoryRequestMi = (monitors: number): number => 96 + 0.5 * monitors;
-const cpuRequestMilli = (monitors: number): number => (100 * monitors) / 250;
+const memoryRequestMi = (monitors: number): number => 128 + 0.4 * monitors;
+const cpuRequestMilli = (monitors: number): number => 50 + 0.25 * monitors;
 
 interface Doc {
   file: string;
