@@ -176,6 +176,29 @@ describe('IAM auth token', () => {
     assert.ok(verifyPresignedUrl(other, CREDS).ok);
     assert.notEqual(other, token);
   });
+
+  it('hands a token out again while under 10 minutes old, makes a new one after, and at once when asked fresh', async () => {
+    const t = {
+      host: 'db2.abc123.eu-west-3.rds.amazonaws.com',
+      port: 3306,
+      user: 'iam_user',
+      region: REGION,
+    };
+    const signedAt = (token: string): string =>
+      new URL(`https://${token}`).searchParams.get('X-Amz-Date') ?? '';
+    // Tokens are signed to the second: wait past one so a new token shows a new time.
+    const nextSecond = () => new Promise((r) => setTimeout(r, 1_100));
+    const first = await iamToken(t, { now: () => 0 });
+    await nextSecond();
+    assert.equal(await iamToken(t, { now: () => 9 * 60_000 }), first, 'reused at 9 minutes');
+    const renewed = await iamToken(t, { now: () => 10 * 60_000 });
+    assert.ok(signedAt(renewed) > signedAt(first), 'a new token at 10 minutes');
+    await nextSecond();
+    assert.equal(await iamToken(t, { now: () => 10 * 60_000 + 1 }), renewed, 'the new one is reused');
+    const fresh = await iamToken(t, { fresh: true, now: () => 10 * 60_000 + 2 });
+    assert.ok(signedAt(fresh) > signedAt(renewed), 'fresh: a new token (after "access denied")');
+    assert.ok(verifyPresignedUrl(fresh, CREDS, { service: 'rds-db', region: REGION }).ok);
+  });
 });
 
 describe('Amazon RDS CA bundle', () => {
