@@ -23,6 +23,7 @@ import type { HelpLookup } from '../plan/store.js';
 import type { ApiDeps } from '../server/api.js';
 import type { SinkRegistry } from '../sinks/registry.js';
 import { enableCompileCache } from '../util/compile-cache.js';
+import { tuneHeapGrowth } from '../util/heap.js';
 import type { LogFormat, LogLevel } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
 import { parseGoBool } from '../util/text.js';
@@ -243,6 +244,8 @@ if (early !== undefined) {
 }
 // Reused compiled code for the modules imported from here on (Node >= 22.1; off when unwritable).
 enableCompileCache();
+// Less garbage held between full collections (see util/heap.ts).
+tuneHeapGrowth();
 
 // The rest of sonde, imported once it is to boot. The optional parts (collectors' and sinks'
 // implementations, the exporter and probe listeners, the heartbeat writer, --check and
