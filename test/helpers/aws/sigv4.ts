@@ -180,57 +180,50 @@ export function formatAmzDate(d: Date): string {
     .replace(/\.\d{3}/, '');
 }
 
-/** The refusal, worded for the protocol the fake speaks. */
-function reject(
-  flavour: 'json' | 'query',
-  kind: 'mismatch' | 'unknown-key' | 'missing' | 'expired' | 'scope' | 'token',
-  detail?: string,
-): SigV4Rejected {
+type RefusalKind = 'mismatch' | 'unknown-key' | 'missing' | 'expired' | 'scope' | 'token';
+
+/** Each refusal: its error code in the Query protocol, in JSON, and its default message. */
+const REFUSALS: Record<RefusalKind, { query: string; json: string; message: string }> = {
+  mismatch: { query: 'SignatureDoesNotMatch', json: 'InvalidSignatureException', message: MISMATCH },
+  'unknown-key': {
+    query: 'InvalidClientTokenId',
+    json: 'UnrecognizedClientException',
+    message: 'The security token included in the request is invalid.',
+  },
+  token: {
+    query: 'InvalidClientTokenId',
+    json: 'UnrecognizedClientException',
+    message: 'The security token included in the request is invalid.',
+  },
+  missing: {
+    query: 'MissingAuthenticationToken',
+    json: 'MissingAuthenticationTokenException',
+    message: 'Missing Authentication Token',
+  },
+  expired: {
+    query: 'SignatureDoesNotMatch',
+    json: 'InvalidSignatureException',
+    message: 'Signature expired',
+  },
+  scope: {
+    query: 'SignatureDoesNotMatch',
+    json: 'InvalidSignatureException',
+    message: 'Credential should be scoped to a valid region.',
+  },
+};
+
+/** The refusal, worded for the protocol the fake speaks (403 in Query, 400 in JSON). */
+function reject(flavour: 'json' | 'query', kind: RefusalKind, detail?: string): SigV4Rejected {
+  const r = REFUSALS[kind];
   const q = flavour === 'query';
-  switch (kind) {
-    case 'mismatch':
-      return {
-        ok: false,
-        status: q ? 403 : 400,
-        code: q ? 'SignatureDoesNotMatch' : 'InvalidSignatureException',
-        message: MISMATCH,
-      };
-    case 'unknown-key':
-      return {
-        ok: false,
-        status: q ? 403 : 400,
-        code: q ? 'InvalidClientTokenId' : 'UnrecognizedClientException',
-        message: 'The security token included in the request is invalid.',
-      };
-    case 'token':
-      return {
-        ok: false,
-        status: q ? 403 : 400,
-        code: q ? 'InvalidClientTokenId' : 'UnrecognizedClientException',
-        message: 'The security token included in the request is invalid.',
-      };
-    case 'missing':
-      return {
-        ok: false,
-        status: q ? 403 : 400,
-        code: q ? 'MissingAuthenticationToken' : 'MissingAuthenticationTokenException',
-        message: detail ?? 'Missing Authentication Token',
-      };
-    case 'expired':
-      return {
-        ok: false,
-        status: q ? 403 : 400,
-        code: q ? 'SignatureDoesNotMatch' : 'InvalidSignatureException',
-        message: detail ?? 'Signature expired',
-      };
-    case 'scope':
-      return {
-        ok: false,
-        status: q ? 403 : 400,
-        code: q ? 'SignatureDoesNotMatch' : 'InvalidSignatureException',
-        message: detail ?? 'Credential should be scoped to a valid region.',
-      };
-  }
+  // The mismatch and key refusals always say AWS's own words; the others may say more.
+  const fixed = kind === 'mismatch' || kind === 'unknown-key' || kind === 'token';
+  return {
+    ok: false,
+    status: q ? 403 : 400,
+    code: q ? r.query : r.json,
+    message: fixed ? r.message : (detail ?? r.message),
+  };
 }
 
 interface Scope {
