@@ -233,6 +233,19 @@ interface Scope {
   service: string;
 }
 
+/** A signature that checked out, by the scope it was made for. */
+function accepted(scope: Scope, signedHeaders: string[], amzDate: Date): SigV4Accepted {
+  return {
+    ok: true,
+    accessKeyId: scope.accessKeyId,
+    date: scope.date,
+    region: scope.region,
+    service: scope.service,
+    signedHeaders,
+    amzDate,
+  };
+}
+
 /** `AKID/20240102/us-east-1/secretsmanager/aws4_request` → its parts. */
 function parseCredential(s: string): Scope | undefined {
   const parts = s.split('/');
@@ -370,15 +383,7 @@ export function verifyAuthorizationHeader(
   ) {
     return reject(flavour, 'token');
   }
-  return {
-    ok: true,
-    accessKeyId: scope.accessKeyId,
-    date: scope.date,
-    region: scope.region,
-    service: scope.service,
-    signedHeaders: signed,
-    amzDate: when,
-  };
+  return accepted(scope, signed, when);
 }
 
 /** A presigned URL that verified, with its (decoded) query parameters. */
@@ -452,13 +457,7 @@ export function verifyPresignedUrl(
   if (cred.sessionToken !== undefined && get('X-Amz-Security-Token') !== cred.sessionToken)
     return reject(flavour, 'token');
   return {
-    ok: true,
-    accessKeyId: scope.accessKeyId,
-    date: scope.date,
-    region: scope.region,
-    service: scope.service,
-    signedHeaders: ['host'],
-    amzDate: when,
+    ...accepted(scope, ['host'], when),
     host,
     params: new Map(pairs),
     expires,
