@@ -221,6 +221,13 @@ void describe('heartbeat and replication lag on a MariaDB primary/replica pair',
     assert.deepEqual(running, [
       { name: 'running', value: 0, type: MetricType.Gauge, meta: { source: '127.0.0.1' } },
     ]);
+    // The reader notices at its next reads (later on a busy machine); from then on the lag
+    // must never read 0 or go missing, and must grow.
+    const noticed = Date.now();
+    for (let v = await lagOf(lag); !(v !== undefined && v > 0); v = await lagOf(lag)) {
+      assert.ok(Date.now() - noticed < 10_000, 'the reader never saw the replica fall behind');
+      await sleep(100);
+    }
     const during = await sample(lag, 2500, 250);
     const values = during.map(([, v]) => v ?? -1);
     assert.ok(
