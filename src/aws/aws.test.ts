@@ -158,14 +158,17 @@ describe('Secrets Manager', () => {
   });
 });
 
+/** An IAM target on an RDS host name of the test region, port 3306, user iam_user. */
+const rdsTarget = (instance: string) => ({
+  host: `${instance}.abc123.eu-west-3.rds.amazonaws.com`,
+  port: 3306,
+  user: 'iam_user',
+  region: REGION,
+});
+
 describe('IAM auth token', () => {
   it('is a presigned rds-db connect URL for host, port, user and region', async () => {
-    const t = {
-      host: 'db1.abc123.eu-west-3.rds.amazonaws.com',
-      port: 3306,
-      user: 'iam_user',
-      region: REGION,
-    };
+    const t = rdsTarget('db1');
     const token = await iamToken(t);
     const v = verifyPresignedUrl(token, CREDS, { service: 'rds-db', region: REGION });
     assert.ok(v.ok, JSON.stringify(v));
@@ -178,12 +181,7 @@ describe('IAM auth token', () => {
   });
 
   it('hands a token out again while under 10 minutes old, makes a new one after, and at once when asked fresh', async () => {
-    const t = {
-      host: 'db2.abc123.eu-west-3.rds.amazonaws.com',
-      port: 3306,
-      user: 'iam_user',
-      region: REGION,
-    };
+    const t = rdsTarget('db2');
     const signedAt = (token: string): string =>
       new URL(`https://${token}`).searchParams.get('X-Amz-Date') ?? '';
     // Tokens are signed to the second: wait past one so a new token shows a new time.
