@@ -3,7 +3,7 @@
  * chromium driven headless through puppeteer-core. The page asks for the API token, lists
  * every monitor with its state, draws a monitor's charts whose last point is the value the
  * log sink printed for that collection, stops a monitor from the page, works at 1280 px and
- * 390 px, and logs no console error. It writes the screenshots under docs/img/.
+ * 390 px, shows no action when the API is read-only, and logs no console error. It writes the screenshots under docs/img/.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -214,6 +214,41 @@ monitors:
       `document.querySelector('#chart-connections').getBoundingClientRect().width`,
     );
     assert.ok(box > 200 && box <= 390, `chart width ${box}`);
+  });
+
+  it('shows no action when the API is read-only, and the API refuses the POST', async () => {
+    const ro = await startAgent(
+      `api:
+  bind: {{API}}
+  read-only: true
+mysql:
+  username: sonde
+  password: ${PASSWORD}
+monitors:
+  - id: gamma
+    hostname: 127.0.0.1:${dbs[1]?.port}
+`,
+    );
+    try {
+      await page.setViewport({ width: 1280, height: 800 });
+      await page.goto(ro.base + '/#/');
+      await waitFor('gamma running', `document.querySelector('#fleet-body .badge.running') !== null`);
+      const forms = (): Promise<number> => inPage('document.querySelectorAll("form[data-action]").length');
+      assert.equal(await forms(), 0, 'no stop, start or reload form in the fleet view');
+      await page.goto(ro.base + '/#/m/gamma');
+      await waitFor(
+        'the gamma monitor view',
+        `document.querySelector('#monitor-state')?.textContent === 'running'`,
+      );
+      assert.equal(await forms(), 0, 'no action form in the monitor view');
+      const res = await fetch(`${ro.base}/monitors/stop?id=gamma`, { method: 'POST' });
+      assert.equal(res.status, 403);
+      assert.equal(await res.text(), 'read-only API: state changes are turned off (api.read-only)\n');
+      assert.match((await ro.monitorsStatus()).gamma?.monitor ?? '', /^running since /);
+    } finally {
+      await page.goto('about:blank'); // no poll reaches the agent while it shuts down
+      await ro.stop();
+    }
   });
 
   it('logged no console error', () => {
