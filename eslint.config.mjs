@@ -28,7 +28,8 @@ export const LAYERS = {
   server: ['core', 'util'],
   web: ['core', 'util'],
   monitor: BELOW_MONITOR,
-  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor'],
+  agent: [...BELOW_MONITOR, 'server', 'web', 'monitor'],
+  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'agent'],
 };
 
 /** Test code and its fixtures may reach across layers (integration tests wire real pieces). */
