@@ -72,7 +72,8 @@ function walk(from: z.ZodType, path: readonly string[]): z.ZodType | undefined {
       const shape = def.shape;
       const keys = Object.keys(shape);
       // A wildcard over a section: any of its keys, tried in turn for the rest of the path.
-      if (isWildcard(seg)) return keys.map((k) => walk(shape[k] as z.ZodType, path.slice(i + 1))).find(Boolean);
+      if (isWildcard(seg))
+        return keys.map((k) => walk(shape[k] as z.ZodType, path.slice(i + 1))).find(Boolean);
       if (!Object.hasOwn(shape, seg)) return undefined;
       node = shape[seg] as z.ZodType;
     } else if (def.type === 'record' && def.valueType) {

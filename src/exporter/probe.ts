@@ -105,7 +105,12 @@ export function agentRegistry(targets: ProbeTargets): Registry {
 }
 
 /** The probe listener's paths, all GET (and HEAD); exported for the documentation test. */
-export const PROBE_PATHS = { probe: '/probe', metrics: '/metrics', targets: '/targets', landing: '/' } as const;
+export const PROBE_PATHS = {
+  probe: '/probe',
+  metrics: '/metrics',
+  targets: '/targets',
+  landing: '/',
+} as const;
 
 const LANDING = Buffer.from(
   [

@@ -110,7 +110,9 @@ const WILDCARD = /^(\*|<[^<>]+>|…)$/;
 
 /** A name with `*` / `<x>` parts as a regular expression: each such part is one or more parts. */
 function nameRegex(name: string): RegExp {
-  const parts = name.split('.').map((p) => (WILDCARD.test(p) ? '.+' : p.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&')));
+  const parts = name
+    .split('.')
+    .map((p) => (WILDCARD.test(p) ? '.+' : p.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&')));
   return new RegExp(`^${parts.join('\\.')}$`);
 }
 
@@ -203,10 +205,14 @@ function statusKeyProblem(key: string, k: Known): string | undefined {
   const filled = (name: string): boolean =>
     matchesAny(name, k.domains.keys()) || k.sinks.has(name) || WILDCARD.test(name);
   const err = key.match(/^error:(.+?)(-send)?$/);
-  if (err?.[1] !== undefined && (err[2] === undefined ? filled(err[1]) : k.sinks.has(err[1]) || WILDCARD.test(err[1])))
+  if (
+    err?.[1] !== undefined &&
+    (err[2] === undefined ? filled(err[1]) : k.sinks.has(err[1]) || WILDCARD.test(err[1]))
+  )
     return undefined;
   const dom = key.match(/^domain:(.+)$/);
-  if (dom?.[1] !== undefined && (matchesAny(dom[1], k.domains.keys()) || WILDCARD.test(dom[1]))) return undefined;
+  if (dom?.[1] !== undefined && (matchesAny(dom[1], k.domains.keys()) || WILDCARD.test(dom[1])))
+    return undefined;
   if (k.sinks.has(key)) return undefined;
   return 'not in the status-key catalogue (src/core/status-keys.ts)';
 }
@@ -215,7 +221,8 @@ function statusKeyProblem(key: string, k: Known): string | undefined {
 function statusKeySpans(text: string): Span[] {
   const out: Span[] = [];
   for (const re of [/status keys?\s+`([^`\n]+)`/g, /`([^`\n]+)`\s+status\b/g]) {
-    for (const m of text.matchAll(re)) out.push({ text: m[1] ?? '', line: lineAt(text, m.index), offset: m.index });
+    for (const m of text.matchAll(re))
+      out.push({ text: m[1] ?? '', line: lineAt(text, m.index), offset: m.index });
   }
   return out;
 }
@@ -278,7 +285,8 @@ function tableFindings(file: string, text: string, k: Known, count: Counter): Fi
     for (const name of namesIn(cells(line)[0] ?? '')) {
       const at = { file, line: i + 1, text: name };
       if (header === 'Sink' || (header === 'Key' && sections.length > 0)) count('config key');
-      if (header === 'Sink' && !k.sinks.has(name)) out.push({ ...at, kind: 'config key', why: 'no sink of that name' });
+      if (header === 'Sink' && !k.sinks.has(name))
+        out.push({ ...at, kind: 'config key', why: 'no sink of that name' });
       if (header !== 'Key' || sections.length === 0) continue;
       const path = name.split('.');
       const inSection = sections.some((s) => k.configKey([s, ...path]));
@@ -309,14 +317,16 @@ function planFindings(
       }
       const given = (spec as { options?: unknown } | null)?.options;
       for (const o of given !== null && typeof given === 'object' ? Object.keys(given) : []) {
-        if (!options.includes(o)) out.push({ ...at, kind: 'domain', text: `${domain} option ${o}`, why: 'no such option' });
+        if (!options.includes(o))
+          out.push({ ...at, kind: 'domain', text: `${domain} option ${o}`, why: 'no such option' });
       }
     }
   }
   return out;
 }
 
-const isMap = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+const isMap = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v);
 
 /** Why a key of a map inside a config document is wrong: an unknown sink or mysqld_exporter flag. */
 function mapKeyProblem(path: readonly string[], key: string, k: Known): string | undefined {
@@ -347,7 +357,8 @@ function configDocFindings(
         continue; // a map's values are its owner's (sink options, tags, flag values)
       }
       const kind = k.configKey(p);
-      if (kind === undefined) out.push({ ...at, kind: 'config key', text: p.join('.'), why: 'no such config key' });
+      if (kind === undefined)
+        out.push({ ...at, kind: 'config key', text: p.join('.'), why: 'no such config key' });
       else visit(v, p, kind === 'list' ? 'section' : kind);
     }
   };
@@ -369,7 +380,8 @@ function yamlFindings(file: string, text: string, k: Known, count: Counter): Fin
     const at = { file, line: lineAt(text, m.index) };
     const values = Object.values(doc);
     if (values.some((v) => isMap(v) && 'collect' in v)) out.push(...planFindings(doc, at, k, count));
-    else if (Object.keys(doc).every((key) => k.configSections.has(key))) out.push(...configDocFindings(doc, at, k, count));
+    else if (Object.keys(doc).every((key) => k.configSections.has(key)))
+      out.push(...configDocFindings(doc, at, k, count));
   }
   return out;
 }
