@@ -10,7 +10,8 @@
  *   `collect.info_schema.tables`): it must be a config key (from the top level or inside a
  *   section), a domain, a domain and one of its metrics, or a mysqld_exporter flag. `*` and
  *   `<name>` stand for any part; `exporter.flags.<flag>` must name a flag, `sinks.<sink>` a
- *   sink;
+ *   sink. `config.<key>` is a config key (as error messages write it), and
+ *   `<prefix>.<domain>.<metric>` a metric name behind a sink's prefix;
  * - a back-quoted `METHOD /path` (query left out): a route of that method on one of sonde's
  *   listeners; a back-quoted bare `/path` whose first part is one of the routes' first parts:
  *   a route of any method;
@@ -159,7 +160,11 @@ function dottedProblem(name: string, k: Known): { kind: Kind; why: string } | un
   if (sinkAt >= 0 && sink !== undefined && !WILDCARD.test(sink) && !k.sinks.has(sink))
     return { kind: 'config key', why: `no sink named ${sink}` };
   if (k.configKey(path) || k.configKeyAnywhere(path)) return undefined;
+  // `config.api.bind`: a key named the way error messages name it.
+  if (path[0] === 'config' && path.length > 1 && k.configKey(path.slice(1))) return undefined;
   if (isDomainName(name, k) || matchesAny(name, k.exporterFlags)) return undefined;
+  // `mysql.status.global.queries`: a metric name behind a sink's prefix.
+  if (path.length > 2 && isDomainName(path.slice(1).join('.'), k)) return undefined;
   const head = path[0] ?? '';
   const isDomainHead = [...k.domains.keys()].some((d) => d.startsWith(`${head}.`) || d === head);
   return {

@@ -36,7 +36,6 @@ const EXCEPTIONS: Readonly<Record<string, string>> = {
   'mysql.user': 'a MySQL system table (grants)',
   'mysql.global_priv': 'a MySQL system table (grants)',
   '/metrics/job/blip': "a Pushgateway path (the prom-pushgateway sink's target)",
-  'mysql.status.global.queries': "a metric name with a sink's `metric-prefix` (`mysql.`)",
 };
 
 /**
@@ -103,6 +102,7 @@ describe('the docs name only what the code knows', () => {
       'Call `POST /monitors/stop`, `GET /status/monitorz` and `GET /debug`; see `/status/monitors`.',
       'The status key `error:collect`, `error:repl.lag`, `error:bogus.domain` and `level-collectt` status.',
       'Domains `status.global`, `repl.lag.current`, `repl.lagg`; flags `exporter.flags.web.listen-address`, `exporter.flags.web.nope`.',
+      'Prefixed `mysql.status.global.queries`, `mysql.repl.lagg.current`; `config.api.bind`, `config.api.bnid`.',
       '',
       '### `api`',
       '',
@@ -132,8 +132,10 @@ describe('the docs name only what the code knows', () => {
     assert.deepEqual(found.sort(), [
       'config key api.raed-only',
       'config key bnid',
+      'config key config.api.bnid',
       'config key exporter.flags.web.nope',
       'config key heartbeat.freqq',
+      'config key mysql.repl.lagg.current',
       'config key sinks.nosink',
       'domain repl.lagg',
       'domain status.globl',
