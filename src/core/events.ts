@@ -1,15 +1,225 @@
 /**
- * Events: Blip's only logging. Error events always reach stderr; info events are printed
- * from level info (`--log`) or while debugging; debug lines only while debugging.
+ * Events: sonde's log lines and its event stream. Every event has a name from the catalogue
+ * below, a level, the monitor it concerns ('' for the agent itself) and a message.
+ *
+ * Levels: `error` events always print (stderr, `ERROR: `); `notice` events always print,
+ * as info lines (a signal stopped or reloaded sonde); `warn` and `info` events print from
+ * those levels (`--log` = info) and always while debugging. Debug lines are free-form text,
+ * printed only while debugging; they are not events and never reach the stream.
+ *
+ * The catalogue (`EVENT_NAMES`) is the one list of names: emitting a name that is not in it
+ * does not compile, a test checks that every name is emitted at the level it gives, and
+ * docs/events.md is checked against it.
+ */
+
+/** An event's level; debug lines are not events. */
+export type EventLevel = 'error' | 'warn' | 'notice' | 'info';
+
+export interface EventSpec {
+  /** The level the event is emitted at. */
+  readonly level: EventLevel;
+  /** Other levels the same name is emitted at, in other circumstances (rare). */
+  readonly alsoAt?: readonly EventLevel[];
+  /** One line: when it is emitted and what its message says. */
+  readonly description: string;
+}
+
+/**
+ * Every event sonde emits, in the order of an agent's life: boot, run, monitors, plans,
+ * collection, sinks, state. Names are Blip's where Blip has the event (including its
+ * misspelt `repl-soruce-change`), sonde's own otherwise.
+ */
+export const EVENT_NAMES = {
+  // Boot
+  'boot-start': { level: 'info', description: 'sonde starts booting; the message is `sonde <version>`' },
+  'boot-config-loading': { level: 'info', description: 'loading the config file' },
+  'boot-config-loaded': { level: 'info', description: 'the config file is loaded and valid' },
+  'boot-config-invalid': {
+    level: 'error',
+    description: 'the config decoded but a value is wrong; the message is the error. Boot fails',
+  },
+  'boot-error': {
+    level: 'info',
+    description:
+      'a boot step failed (e.g. the config file cannot be read); the message is the error, emitted right before sonde exits with status 1',
+  },
+  'boot-success': {
+    level: 'info',
+    description: 'boot finished: `booted in <duration>, loaded <n> monitors`',
+  },
+  'plans-load-shared': { level: 'info', description: 'loading the shared plans (config `plans`)' },
+  'plans-load-monitor': { level: 'info', description: "loading a monitor's own plans" },
+  'plan-freq-warning': {
+    level: 'warn',
+    description: "a plan level's freq is not a whole number of seconds; it still runs",
+  },
+  // Server
+  'server-run': { level: 'info', description: 'boot is over, sonde runs its monitors and listeners' },
+  'server-stopped': {
+    level: 'error',
+    alsoAt: ['notice'],
+    description:
+      'sonde stops: a notice `caught <signal>, stopping` on a signal; an error when it must exit before the graceful stop is done (deadline, second signal)',
+  },
+  'server-api-error': {
+    level: 'error',
+    description: 'the API (or exporter) listener failed to listen or answer, or the API token file cannot be read',
+  },
+  'server-panic': {
+    level: 'error',
+    description: 'an exception or promise rejection no part of sonde caught; sonde keeps running',
+  },
+  'server-probe': { level: 'info', description: 'the probe listener (`/probe`) listens; the message is its address' },
+  'server-probe-error': { level: 'error', description: 'the probe listener failed to listen' },
+  'server-reload': {
+    level: 'notice',
+    description: 'SIGHUP: reloading the monitors, the reload is done, or a setting that needs a restart changed',
+  },
+  'server-reload-error': {
+    level: 'error',
+    description: 'SIGHUP: the reload failed; the running config and monitors are kept',
+  },
+  'server-debug': {
+    level: 'notice',
+    description: 'SIGUSR1 switched debugging on or off (JSON format; the text format writes a plain line)',
+  },
+  'event-listener-error': {
+    level: 'error',
+    description:
+      'a subscriber of the event stream threw (reported the first time each subscriber throws); the others still get every event',
+  },
+  // Monitors
+  'monitors-loading': { level: 'info', description: 'loading the monitors (config, files, discovery)' },
+  'monitors-loaded': { level: 'info', description: 'the monitors are loaded; the message says how many' },
+  'monitors-starting': { level: 'info', description: 'starting the loaded monitors' },
+  'monitors-started': { level: 'info', description: 'every loaded monitor has been started' },
+  'monitors-stoploss': {
+    level: 'error',
+    description: 'a reload would remove more monitors than the stop-loss allows; nothing is changed',
+  },
+  'monitors-shard': { level: 'info', description: 'with `--shard`: how many monitors this shard keeps' },
+  'monitors-autodetect': { level: 'info', description: 'local auto-detection: which local server was chosen, or none' },
+  'monitors-aws': { level: 'info', description: 'RDS discovery: DB instances and monitors found in a region' },
+  'monitors-aws-error': { level: 'error', description: 'RDS discovery failed in a region that `auto` lists; it is skipped' },
+  'monitors-warning': { level: 'error', description: 'a monitor is kept but something about it is wrong (e.g. a my.cnf monitor without an id)' },
+  'monitor-started': { level: 'info', description: 'a monitor is running; the message is its DSN, password redacted' },
+  'monitor-stopped': { level: 'info', description: 'a monitor stopped; the message is its id (the monitor field is empty)' },
+  'monitor-reload': { level: 'info', description: 'POST /-/reload: a monitor restarts to read its credentials again' },
+  'monitor-error': { level: 'error', description: 'a monitor failed to start (connect, plans, exporter); it retries' },
+  'db-reload-password-error': {
+    level: 'info',
+    description: 'reading a password again (file, command, AWS) after an access-denied error failed',
+  },
+  // Plans and the level collector
+  'change-plan': { level: 'info', description: 'a plan change begins: `state:<s> plan:<p> -> state:<s> plan:<p>`' },
+  'change-plan-success': { level: 'info', description: 'the new plan is active' },
+  'change-plan-error': { level: 'info', description: 'the new plan cannot be looked up; retried every 2 s' },
+  'lco-change-plan-error': { level: 'error', description: 'a plan change failed unexpectedly and was abandoned' },
+  'lco-paused': { level: 'info', description: 'the level collector paused (no plan active, or a plan change)' },
+  'lco-collect-panic': {
+    level: 'error',
+    description: "the level collector's collect loop threw unexpectedly; the loop goes on at the next tick",
+  },
+  'lco-receiver-panic': {
+    level: 'error',
+    description:
+      "the sink worker threw unexpectedly (a sink or a step before the sinks hit a programming error); the batch is dropped for that sink, the worker goes on with the next batches",
+  },
+  'lco-metrics-fault': {
+    level: 'error',
+    description: 'the sink queue (10 batches) is full: sinks are too slow, the batch is dropped',
+  },
+  'state-change-begin': { level: 'info', description: 'the plan changer saw a new server state; waiting to confirm it' },
+  'state-change-end': { level: 'info', description: 'the new state (or the first one observed) is confirmed and its plan is activated' },
+  'state-change-abort': { level: 'info', description: 'the server went back to the current state before the change' },
+  'repl-soruce-change': {
+    level: 'info',
+    description: 'the heartbeat reader sees a different source server id: `<old id> to <new id>` (name as Blip spells it)',
+  },
+  // The engine
+  'engine-prepare': { level: 'info', description: 'preparing the collectors of a plan' },
+  'engine-prepare-success': { level: 'info', description: 'the plan is prepared and swapped in' },
+  'engine-prepare-error': { level: 'error', description: 'preparing the plan failed; retried with backoff' },
+  'engine-collect-error': {
+    level: 'error',
+    description: 'a collection had errors: `<plan>/<level>/<interval>: partial success: …` or `failed: …`',
+  },
+  'collector-error': {
+    level: 'error',
+    description: 'a domain failed: `<plan>/<level>/<interval>/<domain>: <error>` (after the plan’s error policy)',
+  },
+  'collector-panic': {
+    level: 'error',
+    description:
+      'a collector threw a programming error (not a database, network or typed collector error): `<plan>/<level>/<interval>/<domain>: <error>`; recorded as the domain’s error, the other domains go on',
+  },
+  'collector-fault': {
+    level: 'error',
+    description: 'a domain is due while its previous run still runs: the previous run is cancelled',
+  },
+  'drop-metrics-fence': {
+    level: 'error',
+    description: 'a cancelled run (collector-fault, plan stopped) finished after its collection: its values are dropped',
+  },
+  'drop-metrics-flush': {
+    level: 'error',
+    description:
+      'values a domain returned late (after its collection was sent) could not go out with a later batch: plan changed, collector stopped, or no receiver; names the domain',
+  },
+  // Sinks
+  'sink-send-error': { level: 'error', description: 'a sink failed to send: `<sink> :<error>` (space before the colon)' },
+  'sink-server-error': {
+    level: 'error',
+    description: 'the receiver accepted the send but reported errors or rejected points',
+  },
+  'sink-invalid-metrics': { level: 'error', description: 'a sink made no data point out of a non-empty batch' },
+} as const satisfies Record<string, EventSpec>;
+
+/** Every event name sonde emits. */
+export type EventName = keyof typeof EVENT_NAMES;
+
+/** Whether `name` is in the catalogue. */
+export function isEventName(name: string): name is EventName {
+  return Object.hasOwn(EVENT_NAMES, name);
+}
+
+/** One event as the stream delivers it: secrets already scrubbed from the message. */
+export interface AgentEvent {
+  /** When it was emitted. */
+  time: Date;
+  name: EventName;
+  level: EventLevel;
+  /** The monitor it concerns; '' when it concerns the agent. */
+  monitorId: string;
+  message: string;
+}
+
+/** A subscriber of the event stream. */
+export type EventListener = (e: AgentEvent) => void;
+
+/** Something that delivers events to subscribers (the agent's event log). */
+export interface EventStream {
+  /** Receive every event, all levels, whatever is printed; returns the unsubscribe function. */
+  subscribe(listener: EventListener): () => void;
+}
+
+/**
+ * Events: emit by name. Error events always print; info events print from level info or
+ * while debugging; debug lines only while debugging.
  */
 export interface Events {
-  info(event: string, monitorId: string, message?: string): void;
-  error(event: string, monitorId: string, message: string): void;
+  info(event: EventName, monitorId: string, message?: string): void;
+  error(event: EventName, monitorId: string, message: string): void;
   /**
    * Free-form debug line, printed only while debugging is on. Pass a function when the text
    * costs anything to build: it is called only while debugging.
    */
   debug(message: string | (() => string), monitorId?: string): void;
+  /**
+   * Deliver an event to the stream's subscribers without printing it: a line a print
+   * throttle holds back (the monitor's error gate) is still an event. Absent: nothing to do.
+   */
+  unprinted?(level: EventLevel, event: EventName, monitorId: string, message: string): void;
 }
 
 /** An Events that drops everything (tests, tools). */

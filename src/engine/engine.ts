@@ -36,6 +36,7 @@ import { deadlineOn, sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
 import { Limiter } from './limiter.js';
+import { isPanic, panicText } from './panic.js';
 import { applyPolicy, PolicyMemory } from './policy.js';
 
 /** How long a due domain waits for its cancelled previous run to settle before it is skipped. */
@@ -112,6 +113,8 @@ export interface DomainOutcome {
   ms: number;
   /** Text values the collector kept (exporter reading). */
   text?: Record<string, string>;
+  /** The collector threw a programming error (reported as `collector-panic`, not `collector-error`). */
+  panic?: true;
 }
 
 /** A domain's last run. */
@@ -148,6 +151,17 @@ export interface RunResult {
   outcomes: DomainOutcome[];
   /** Domains that started. */
   started: number;
+}
+
+/** What #collectOnce gives: the result, and whether its error is a panic. */
+interface Collected {
+  result: CollectResult;
+  panic: boolean;
+}
+
+/** A collector's answer has at least its values array (anything else is a bug). */
+function isCollectResult(r: unknown): r is CollectResult {
+  return typeof r === 'object' && r !== null && Array.isArray((r as { values?: unknown }).values);
 }
 
 interface DomainRun {
@@ -378,20 +392,25 @@ export class Engine {
     const at = this.#clock.now();
     const t0 = this.#clock.precise();
     run.promise = (async () => {
-      const result = await this.#collectOnce(w, deadline.signal);
+      const { result, panic } = await this.#collectOnce(w, deadline.signal);
       deadline.done();
       if (this.#running.get(w.domain) === run) this.#running.delete(w.domain);
-      this.#finish(w, state, run, result, this.#clock.precise() - t0, at);
+      this.#finish(w, state, run, result, this.#clock.precise() - t0, at, panic);
     })();
     this.#running.set(w.domain, run);
     await run.promise;
   }
 
-  /** Prepare if needed, then collect; errors become a CollectError. Never rejects. */
-  async #collectOnce(w: DomainWork, signal: AbortSignal): Promise<CollectResult> {
+  /**
+   * Prepare if needed, then collect; errors become a CollectError. Never rejects. A panic
+   * (a programming error, see panic.ts) is flagged so it is reported as `collector-panic`.
+   */
+  async #collectOnce(w: DomainWork, signal: AbortSignal): Promise<Collected> {
+    let preparing = false;
     try {
       let collector = this.#ready.get(w.domain);
       if (collector === undefined) {
+        preparing = true;
         collector = makeCollector(this.#opts, w.domain);
         try {
           await prepareCollector(this.plan, w.domain, collector, signal);
@@ -400,10 +419,19 @@ export class Engine {
           throw err;
         }
         this.#ready.set(w.domain, collector);
+        preparing = false;
       }
-      return await collector.collect(w.level, signal);
+      const result: unknown = await collector.collect(w.level, signal);
+      if (!isCollectResult(result)) throw new TypeError(`${w.domain}: collect() returned no { values } result`);
+      return { result, panic: false };
     } catch (err) {
-      return { values: [], error: toCollectError(err, signal) };
+      // prepareCollector wraps what prepare threw: classify the original.
+      const thrown = preparing && err instanceof Error && err.cause !== undefined ? err.cause : err;
+      if (!isPanic(thrown)) return { result: { values: [], error: toCollectError(err, signal) }, panic: false };
+      const text = `${preparing ? 'while preparing the collector: ' : ''}${panicText(thrown)}`;
+      const stack = thrown instanceof Error ? thrown.stack : undefined;
+      if (stack !== undefined) this.#opts.events.debug(() => `${w.domain}: panic: ${stack}`, this.#opts.monitorId);
+      return { result: { values: [], error: new CollectError(text, { cause: thrown }) }, panic: true };
     }
   }
 
@@ -415,6 +443,7 @@ export class Engine {
     result: CollectResult,
     ms: number,
     at: number,
+    panic: boolean,
   ): void {
     const failed = result.error !== undefined && !result.error.quiet;
     if (failed && this.#opts.reprepareAfterError === true) this.#unprepare(w.domain);
@@ -438,6 +467,7 @@ export class Engine {
     );
     const outcome: DomainOutcome = { ...w, ...applied, failed, ms };
     if (result.text !== undefined) outcome.text = result.text;
+    if (panic) outcome.panic = true;
     this.#records.set(w.domain, {
       at,
       ms,
@@ -450,7 +480,15 @@ export class Engine {
       return;
     }
     this.#report(outcome, state.tag);
-    state.req.onLate?.(outcome);
+    if (state.req.onLate !== undefined) state.req.onLate(outcome);
+    else if (outcome.values.length > 0)
+      // Nobody takes values after the run returned: they are dropped (the level collector
+      // always takes them; it drops them itself, with the same event, when no batch follows).
+      this.#opts.events.error(
+        'drop-metrics-flush',
+        this.#opts.monitorId,
+        `${state.tag}/${w.domain}: dropping ${outcome.values.length} late values: the run takes no late values`,
+      );
   }
 
   #unprepare(domain: string): void {
@@ -470,7 +508,7 @@ export class Engine {
     }
     const at = formatTimestamp(new Date(this.#clock.now()));
     status?.set(monitorKeyOf.domainError(o.domain), `at ${at}: ${tag}/${o.domain}: ${o.error}`);
-    events.error('collector-error', monitorId, `${tag}/${o.domain}: ${o.error}`);
+    events.error(o.panic === true ? 'collector-panic' : 'collector-error', monitorId, `${tag}/${o.domain}: ${o.error}`);
   }
 
   /** After a run: report each outcome, `error:collect` and the `engine-collect` summary. */

@@ -4,9 +4,9 @@
  * 1 s, then ×2 with ±20 % jitter, up to 60 s — and the next line it prints says how many
  * it held back. The first collection without errors resets the gate. Status keys are not
  * affected: they always show the current errors. Info and debug lines pass through; held
- * back error lines are still printed as debug lines.
+ * back error lines are still printed as debug lines, and still reach the event stream.
  */
-import type { Events } from '../core/events.js';
+import type { EventLevel, EventName, Events } from '../core/events.js';
 import { Backoff } from '../util/backoff.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { formatTimestamp } from '../util/time.js';
@@ -30,7 +30,7 @@ export class ErrorGate implements Events {
     this.#backoff = new Backoff(CAP_MS, FIRST_STEP_MS, 2, () => 0.5 + (random() - 0.5) * 0.4);
   }
 
-  info(event: string, monitorId: string, message?: string): void {
+  info(event: EventName, monitorId: string, message?: string): void {
     this.#inner.info(event, monitorId, message);
   }
 
@@ -38,12 +38,14 @@ export class ErrorGate implements Events {
     this.#inner.debug(message, monitorId);
   }
 
-  error(event: string, monitorId: string, message: string): void {
+  error(event: EventName, monitorId: string, message: string): void {
     const now = this.#clock.now();
     if (now < this.#openAt) {
       if (this.#held === 0) this.#heldSince = now;
       this.#held++;
       this.#inner.debug(() => `held back: [${event}] ${message}`, monitorId);
+      // Only the line is held back: the event stream still gets the event.
+      this.#inner.unprinted?.('error', event, monitorId, message);
       return;
     }
     const held =
@@ -53,6 +55,10 @@ export class ErrorGate implements Events {
     this.#held = 0;
     this.#openAt = now + this.#backoff.next();
     this.#inner.error(event, monitorId, `${message}${held}`);
+  }
+
+  unprinted(level: EventLevel, event: EventName, monitorId: string, message: string): void {
+    this.#inner.unprinted?.(level, event, monitorId, message);
   }
 
   /** The monitor worked without errors: the next error prints at once. */

@@ -10,11 +10,14 @@
  *
  * Batches: each run's values form one Metrics record for its interval; values a domain
  * returns after its run was handed over (late, but within its own deadline) go out with
- * the next batch as a record of their own interval, oldest first.
+ * the next batch as a record of their own interval, oldest first; when no such batch comes
+ * (the plan changed, the collector stopped) they are dropped with `drop-metrics-flush`.
  *
  * Delivery: batches go on a queue of capacity 10 served by one sink worker; a full queue
  * drops the batch (event `lco-metrics-fault`). Each Metrics record goes to each sink in
- * turn; a failing sink never blocks the others.
+ * turn; a failing sink never blocks the others. A sink that fails to send gives
+ * `sink-send-error`; one that throws a programming error (see engine/panic.ts), or anything
+ * else in the worker that throws, gives `lco-receiver-panic`, and the worker goes on.
  */
 import type { Collector, CollectorHelp } from '../core/collector.js';
 import type { Db } from '../core/db.js';
@@ -29,6 +32,7 @@ import { LATE_TICK_MS, type CollectionTally, type LevelTiming } from '../core/pr
 import type { ActivePlan, DomainOutcome, DomainWork, EngineOptions } from '../engine/engine.js';
 import { Engine, STAGGER_MS } from '../engine/engine.js';
 import type { Limiter } from '../engine/limiter.js';
+import { isPanic, panicText } from '../engine/panic.js';
 import { Backoff } from '../util/backoff.js';
 import { deadlineOn, sleepOn, systemClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { formatDuration } from '../util/duration.js';
@@ -209,6 +213,7 @@ export class LevelCollector {
     this.#engine = undefined;
     await engine?.close();
     await this.#collecting;
+    this.#dropLate('the level collector stopped');
     this.#wakeWorker?.();
     await this.#worker;
   }
@@ -332,7 +337,7 @@ export class LevelCollector {
     const old = this.#engine;
     this.#engine = engine;
     this.#runtime = runtime;
-    this.#late.clear();
+    this.#dropLate('the plan changed before the next batch');
     await old?.close();
     const name = engine.plan.name;
     status.set(MonitorKey.enginePlan, name);
@@ -458,6 +463,23 @@ export class LevelCollector {
     return out;
   }
 
+  /**
+   * Late values wait for the next batch of their plan; when that batch will never come (the
+   * plan changed, the collector stopped), they are dropped here, where they would have been
+   * flushed: one `drop-metrics-flush` per domain and interval. (A late value of a cancelled
+   * run never gets here: the engine drops it with `drop-metrics-fence`.)
+   */
+  #dropLate(why: string): void {
+    for (const m of this.#late.values())
+      for (const [domain, values] of Object.entries(m.values))
+        this.#ctx.events.error(
+          'drop-metrics-flush',
+          this.#ctx.monitorId,
+          `${m.plan}/${m.level}/${m.interval}/${domain}: dropping ${values.length} late values: ${why}`,
+        );
+    this.#late.clear();
+  }
+
   #enqueue(batch: Batch): void {
     if (this.#queue.length >= QUEUE_CAPACITY) {
       const last = batch.metrics[batch.metrics.length - 1];
@@ -477,7 +499,16 @@ export class LevelCollector {
     for (;;) {
       const batch = this.#queue.shift();
       if (batch) {
-        await this.#send(batch);
+        try {
+          await this.#send(batch);
+        } catch (err) {
+          // #send contains each sink's failure; this guard keeps the worker alive for the next batches.
+          this.#ctx.events.error(
+            'lco-receiver-panic',
+            this.#ctx.monitorId,
+            `${batch.plan}/${batch.level}: ${panicText(err)}`,
+          );
+        }
         continue;
       }
       if (this.#stopped) return;
@@ -521,9 +552,12 @@ export class LevelCollector {
           status.delete(monitorKeyOf.sinkError(sink.name));
           events.debug(() => sentLine(sink.name, m, this.#clock.now() - t0), monitorId);
         } catch (err) {
-          const text = errorMessage(err);
+          // A programming error in a sink is a panic, not a failed send; either way the next sink goes on.
+          const panic = isPanic(err);
+          const text = panic ? panicText(err) : errorMessage(err);
           status.set(monitorKeyOf.sinkError(sink.name), text);
-          events.error('sink-send-error', monitorId, `${sink.name} :${text}`);
+          if (panic) events.error('lco-receiver-panic', monitorId, `${sink.name}: ${text}`);
+          else events.error('sink-send-error', monitorId, `${sink.name} :${text}`);
         }
       }
     }

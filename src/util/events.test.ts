@@ -259,8 +259,8 @@ describe('JSON lines', () => {
 
   it('keeps the message as it is: quotes, newlines inside, printf patterns; drops a trailing newline', () => {
     const { ev, err } = json({ log: true });
-    ev.info('e', 'db1', 'a "quoted" %s %d \\ line\nnext\n');
-    ev.info('e', '');
+    ev.info('monitor-started', 'db1', 'a "quoted" %s %d \\ line\nnext\n');
+    ev.info('server-run', '');
     const lines = parsed(err);
     assert.equal(lines[0]?.message, 'a "quoted" %s %d \\ line\nnext');
     assert.equal(lines[1]?.message, '');

@@ -17,9 +17,13 @@
  * line on that one stream: `time` (RFC 3339, milliseconds, numeric offset), `level`
  * (`error`, `warn`, `notice`, `info`, `debug`), `event`, `monitor` (absent when none),
  * `message`, and `caller` (`file:line`) on debug lines. Secrets are scrubbed from every field.
+ *
+ * The event stream: `subscribe` gets every event (not the debug lines) at every level,
+ * whatever the level lets print, after it is printed, as an `AgentEvent` with the secrets
+ * scrubbed. While nobody subscribes, an event that is not printed costs a level check.
  */
 import { pino, type Logger } from 'pino';
-import type { Events } from '../core/events.js';
+import type { AgentEvent, EventLevel, EventListener, EventName, Events, EventStream } from '../core/events.js';
 import { formatEventTime, formatTimestampMs } from './time.js';
 
 /** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
@@ -133,8 +137,18 @@ function jsonLogger(out: TextOutput | undefined, now: () => Date): Logger<'notic
   );
 }
 
+/** One subscription; `failed` once its listener threw (reported once). */
+interface Subscriber {
+  readonly listener: EventListener;
+  failed: boolean;
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return typeof (v as { then?: unknown } | null | undefined)?.then === 'function';
+}
+
 /** Events printed as Blip prints them, or as JSON lines; see the module comment. */
-export class EventLog implements Events {
+export class EventLog implements Events, EventStream {
   readonly #stdout: TextOutput;
   readonly #stderr: TextOutput;
   readonly #json: Logger<'notice'> | undefined;
@@ -143,6 +157,8 @@ export class EventLog implements Events {
   readonly #now: () => Date;
   readonly #secrets: string[];
   #debugging: boolean;
+  /** Replaced, never changed in place: a delivery in progress keeps its snapshot. */
+  #listeners: readonly Subscriber[] = [];
 
   constructor(opts: EventLogOptions = {}) {
     this.#stdout = opts.stdout ?? process.stdout;
@@ -180,28 +196,85 @@ export class EventLog implements Events {
     return level === 'notice' || RANK[level] >= (this.#debugging ? RANK.debug : this.#rank);
   }
 
-  info(event: string, monitorId: string, message = ''): void {
-    if (this.#shows('info')) this.#event('info', event, monitorId, message);
+  info(event: EventName, monitorId: string, message = ''): void {
+    this.#emit('info', event, monitorId, message);
   }
 
   /**
    * A warning: something works, but not as the operator may think (printed from level
    * `warn`). In the text format it is an info line on stdout, as Blip has no warnings.
    */
-  warn(event: string, monitorId: string, message = ''): void {
-    if (this.#shows('warn')) this.#event('warn', event, monitorId, message);
+  warn(event: EventName, monitorId: string, message = ''): void {
+    this.#emit('warn', event, monitorId, message);
   }
 
   /**
    * An event printed at every level, as an info line (no `ERROR: `; JSON level `notice`):
    * what an operator must see in a normal run, e.g. that a signal stopped or reloaded sonde.
    */
-  notice(event: string, monitorId: string, message = ''): void {
-    this.#event('notice', event, monitorId, message);
+  notice(event: EventName, monitorId: string, message = ''): void {
+    this.#emit('notice', event, monitorId, message);
   }
 
-  error(event: string, monitorId: string, message: string): void {
-    this.#event('error', event, monitorId, message);
+  error(event: EventName, monitorId: string, message: string): void {
+    this.#emit('error', event, monitorId, message);
+  }
+
+  /** An event for the subscribers only: a print throttle held its line back. */
+  unprinted(level: EventLevel, event: EventName, monitorId: string, message: string): void {
+    if (this.#listeners.length > 0) this.#deliver(level, event, monitorId, message);
+  }
+
+  /**
+   * Receive every event from now on: all levels, printed or not, after it is printed, with
+   * secrets scrubbed from its message and monitor id. Debug lines are not events. A listener
+   * that throws (or whose promise rejects) does not stop the others; the first time each one
+   * fails, an `event-listener-error` event says so. Returns the unsubscribe function.
+   */
+  subscribe(listener: EventListener): () => void {
+    const entry: Subscriber = { listener, failed: false };
+    this.#listeners = [...this.#listeners, entry];
+    return () => {
+      this.#listeners = this.#listeners.filter((e) => e !== entry);
+    };
+  }
+
+  /** Print the event if its level lets it through, then hand it to the subscribers. */
+  #emit(level: EventLevel, event: EventName, monitorId: string, message: string): void {
+    if (this.#shows(level)) this.#event(level, event, monitorId, message);
+    // Nothing is built for the stream while nobody listens.
+    if (this.#listeners.length > 0) this.#deliver(level, event, monitorId, message);
+  }
+
+  /** One AgentEvent to every subscriber (a snapshot: (un)subscribing meanwhile waits). */
+  #deliver(level: EventLevel, name: EventName, monitorId: string, message: string): void {
+    const e: AgentEvent = {
+      time: this.#now(),
+      name,
+      level,
+      monitorId: redact(monitorId, this.#secrets),
+      message: redact(message.replace(/\n+$/, ''), this.#secrets),
+    };
+    for (const entry of this.#listeners) {
+      try {
+        const back: unknown = entry.listener(e);
+        if (isThenable(back)) back.then(undefined, (err: unknown) => this.#listenerFailed(entry, err));
+      } catch (err) {
+        this.#listenerFailed(entry, err);
+      }
+    }
+  }
+
+  /**
+   * Report a subscriber's first failure as an error event (printed, and delivered to the
+   * subscribers). Later failures of the same subscriber are not reported, so a listener that
+   * throws on every event cannot double the log, and reporting can never loop.
+   */
+  #listenerFailed(entry: Subscriber, err: unknown): void {
+    if (entry.failed) return;
+    entry.failed = true;
+    const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+    this.error('event-listener-error', '', `an event listener threw (later failures not reported): ${what}`);
   }
 
   /** A debug line while debugging; `message` may be a function, called only then. */
@@ -218,7 +291,7 @@ export class EventLog implements Events {
     this.#print(this.#stderr, line);
   }
 
-  #event(level: Exclude<LineLevel, 'debug'>, event: string, monitorId: string, message: string): void {
+  #event(level: EventLevel, event: EventName, monitorId: string, message: string): void {
     if (this.#json) {
       this.#writeJson(level, event, monitorId, message, '');
       return;
