@@ -497,7 +497,7 @@ export class Engine {
     if (collector !== undefined) void closeAll([collector]); // best effort; it failed anyway
   }
 
-  /** Status and events for one outcome: `domain:<d>`, `error:<d>`, `collector-error`. */
+  /** Status and events for one outcome: `domain:<d>`, `error:<d>`, `collector-error` or `collector-panic`. */
   #report(o: DomainOutcome, tag: string): void {
     const { status, events, monitorId } = this.#opts;
     const rec = this.#records.get(o.domain);
@@ -508,7 +508,9 @@ export class Engine {
     }
     const at = formatTimestamp(new Date(this.#clock.now()));
     status?.set(monitorKeyOf.domainError(o.domain), `at ${at}: ${tag}/${o.domain}: ${o.error}`);
-    events.error(o.panic === true ? 'collector-panic' : 'collector-error', monitorId, `${tag}/${o.domain}: ${o.error}`);
+    const text = `${tag}/${o.domain}: ${o.error}`;
+    if (o.panic === true) events.error('collector-panic', monitorId, text);
+    else events.error('collector-error', monitorId, text);
   }
 
   /** After a run: report each outcome, `error:collect` and the `engine-collect` summary. */

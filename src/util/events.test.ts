@@ -1,5 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import type { AgentEvent } from '../core/events.js';
+import { ErrorGate } from '../monitor/error-gate.js';
+import { FakeClock } from './fake-clock.fixture.js';
 import { EventLog, formatEventLine, redact, type EventLogOptions } from './events.js';
 
 // Each test file runs in its own process: fix the zone so line times are deterministic.
@@ -304,4 +307,166 @@ describe('redact', () => {
   it('also scrubs the URL-encoded form of a secret', () => {
     assert.equal(redact('u:p%40ss@tcp(h)/', ['p@ss']), 'u:...@tcp(h)/');
   });
+});
+
+describe('event stream', () => {
+  it('delivers every event at every level, printed or not, but no debug line', () => {
+    const { ev, out, err } = setup(); // level error: info and warn are not printed
+    const got: AgentEvent[] = [];
+    ev.subscribe((e) => got.push(e));
+    everyKind(ev);
+    assert.deepEqual(
+      got.map((e) => [e.level, e.name, e.monitorId, e.message]),
+      [
+        ['error', 'monitor-error', 'db1', 'e'],
+        ['notice', 'server-stopped', '', 'n'],
+        ['warn', 'plan-freq-warning', 'db1', 'w'],
+        ['info', 'monitor-started', 'db1', 'i'],
+      ],
+    );
+    assert.ok(got.every((e) => e.time.getTime() === T.getTime()));
+    assert.deepEqual(kinds(out, err), ['e', 'n'], 'printing still follows the level');
+  });
+
+  it('delivers after printing', () => {
+    const { ev, err } = setup();
+    const printedBefore: number[] = [];
+    ev.subscribe(() => printedBefore.push(err.writes.length));
+    ev.error('monitor-error', 'db1', 'x');
+    assert.deepEqual(printedBefore, [1]);
+  });
+
+  it('stops delivering to a listener once it unsubscribes; the others go on', () => {
+    const { ev } = setup();
+    const a: string[] = [];
+    const b: string[] = [];
+    const offA = ev.subscribe((e) => a.push(e.name));
+    ev.subscribe((e) => b.push(e.name));
+    ev.info('server-run', '');
+    offA();
+    offA(); // twice is harmless
+    ev.info('boot-success', '', 'booted in 1s, loaded 0 monitors');
+    assert.deepEqual(a, ['server-run']);
+    assert.deepEqual(b, ['server-run', 'boot-success']);
+  });
+
+  it('the same function subscribed twice gets each event twice, and one unsubscribe removes one', () => {
+    const { ev } = setup();
+    const got: string[] = [];
+    const f = (e: AgentEvent): void => void got.push(e.name);
+    const off = ev.subscribe(f);
+    ev.subscribe(f);
+    ev.info('server-run', '');
+    off();
+    ev.info('boot-success', '');
+    assert.deepEqual(got, ['server-run', 'server-run', 'boot-success']);
+  });
+
+  it('a listener that throws breaks neither the emitter nor the others, and is reported once', () => {
+    const { ev, err } = setup();
+    const seen: string[] = [];
+    ev.subscribe(() => {
+      throw new TypeError('listener bug');
+    });
+    ev.subscribe((e) => seen.push(e.name));
+    ev.info('server-run', '');
+    ev.info('boot-success', '');
+    ev.error('monitor-error', 'db1', 'x');
+    assert.deepEqual(seen, ['server-run', 'event-listener-error', 'boot-success', 'monitor-error']);
+    const reports = err.writes.filter((l) => l.includes('[event-listener-error'));
+    assert.equal(reports.length, 1);
+    assert.match(reports[0] ?? '', /ERROR: an event listener threw \(later failures not reported\): TypeError: listener bug\n$/);
+  });
+
+  it('listeners that throw on the report itself do not loop', () => {
+    const { ev, err } = setup();
+    let calls = 0;
+    for (let i = 0; i < 3; i++)
+      ev.subscribe(() => {
+        calls++;
+        throw new Error(`listener ${i}`);
+      });
+    ev.info('server-run', '');
+    assert.equal(err.writes.filter((l) => l.includes('[event-listener-error')).length, 3);
+    assert.ok(calls < 20, `${calls} calls`);
+  });
+
+  it('a listener whose promise rejects is reported too', async () => {
+    const { ev, err } = setup();
+    ev.subscribe(async () => {
+      await Promise.resolve();
+      throw new Error('async listener failed');
+    });
+    ev.info('server-run', '');
+    await new Promise((r) => setImmediate(r));
+    assert.match(err.writes.join(''), /\[event-listener-error\s*\] \[\] ERROR: .*: Error: async listener failed\n/);
+  });
+
+  it('scrubs secrets from the message and the monitor id before delivering', () => {
+    const { ev } = setup({ secrets: ['hunter2'] });
+    ev.addSecret('pa@ss');
+    const got: AgentEvent[] = [];
+    ev.subscribe((e) => got.push(e));
+    ev.error('monitor-error', 'hunter2', 'connect u:pa%40ss@tcp(h)/ with hunter2 failed\n');
+    ev.info('db-reload-password-error', 'db1', 'pa@ss');
+    assert.deepEqual(
+      got.map((e) => [e.monitorId, e.message]),
+      [
+        ['...', 'connect u:...@tcp(h)/ with ... failed'],
+        ['db1', '...'],
+      ],
+    );
+  });
+
+  it('builds nothing for an unprinted event while nobody subscribes', () => {
+    let reads = 0;
+    const ev = new EventLog({ stdout: new Collect(), stderr: new Collect(), now: () => (reads++, T) });
+    ev.info('server-run', '');
+    ev.warn('plan-freq-warning', 'db1', 'w');
+    assert.equal(reads, 0, 'not even the clock is read');
+    const off = ev.subscribe(() => undefined);
+    ev.info('server-run', '');
+    assert.equal(reads, 1);
+    off();
+    ev.info('server-run', '');
+    assert.equal(reads, 1);
+  });
+
+  it('unprinted events reach the subscribers only', () => {
+    const { ev, out, err } = setup({ log: true });
+    ev.unprinted('error', 'collector-error', 'db1', 'held');
+    const got: string[] = [];
+    ev.subscribe((e) => got.push(`${e.level} ${e.name} ${e.message}`));
+    ev.unprinted('error', 'collector-error', 'db1', 'held');
+    assert.deepEqual(got, ['error collector-error held']);
+    assert.deepEqual([...out.writes, ...err.writes], []);
+  });
+
+  it('an error line the monitor error gate holds back still reaches the stream', () => {
+    const { ev, err } = setup();
+    const gate = new ErrorGate(ev, new FakeClock(), () => 0.5);
+    const got: string[] = [];
+    ev.subscribe((e) => got.push(`${e.name} ${e.message}`));
+    gate.error('collector-error', 'db1', 'first');
+    gate.error('collector-error', 'db1', 'second'); // within the gate's first second: held back
+    assert.equal(err.writes.length, 1, 'the second line is held back');
+    assert.deepEqual(got, ['collector-error first', 'collector-error second']);
+  });
+});
+
+describe('--debug prints every event', () => {
+  for (const format of ['text', 'json'] as const)
+    it(`${format}: error, notice, warn, info and debug lines all print while debugging`, () => {
+      const { ev, out, err } = setup({ debug: true, format });
+      everyKind(ev);
+      if (format === 'text') {
+        assert.deepEqual(kinds(out, err), ['d', 'e', 'i', 'n', 'w']);
+        assert.equal(out.writes.length, 3, 'notice, warn and info on stdout');
+      } else {
+        assert.deepEqual(
+          parsed(err).map((l) => l.level),
+          ['error', 'notice', 'warn', 'info', 'debug'],
+        );
+      }
+    });
 });

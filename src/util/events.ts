@@ -255,14 +255,17 @@ export class EventLog implements Events, EventStream {
       monitorId: redact(monitorId, this.#secrets),
       message: redact(message.replace(/\n+$/, ''), this.#secrets),
     };
+    // Failures are reported after every listener has this event, so none sees the report first.
+    let failures: [Subscriber, unknown][] | undefined;
     for (const entry of this.#listeners) {
       try {
         const back: unknown = entry.listener(e);
         if (isThenable(back)) back.then(undefined, (err: unknown) => this.#listenerFailed(entry, err));
       } catch (err) {
-        this.#listenerFailed(entry, err);
+        (failures ??= []).push([entry, err]);
       }
     }
+    for (const [entry, err] of failures ?? []) this.#listenerFailed(entry, err);
   }
 
   /**
