@@ -421,3 +421,64 @@ describe('Engine', () => {
     });
   });
 });
+
+describe('Engine: panics and late values', () => {
+  it('a collector that throws a TypeError gives collector-panic; the other domains and later runs go on', async () => {
+    const ok = new Scripted('status.global', async (call) => ({ values: [value('queries', call)] }));
+    const buggy = new Scripted('innodb', async (call) => {
+      if (call === 1) {
+        const rows: { v?: { n: number } }[] = [{}];
+        return { values: [value('n', (rows[0]?.v as { n: number }).n)] }; // reads n of undefined
+      }
+      return { values: [value('n', call)] };
+    });
+    const { engine, status, events, collect } = await setup(plan({ 'status.global': {}, innodb: {} }), [ok, buggy]);
+    const r1 = await collect(1);
+    assert.deepEqual(valuesOf(r1), { 'status.global': [value('queries', 1)] });
+    const panics = events.filter((e) => e.startsWith('collector-panic: '));
+    assert.equal(panics.length, 1);
+    assert.match(panics[0] ?? '', /^collector-panic: p\/l\/1\/innodb: TypeError: Cannot read properties of undefined \(reading 'n'\)$/);
+    assert.ok(!events.some((e) => e.startsWith('collector-error')), 'a panic is not also a collector-error');
+    assert.ok(events.includes('engine-collect-error: p/l/1: partial success: 1 metrics collected, 1 errors'));
+    const st = status.monitorStatus('m1') ?? {};
+    assert.match(st['error:innodb'] ?? '', /^at \S+: p\/l\/1\/innodb: TypeError: Cannot read properties/);
+    assert.equal(engine.records().get('innodb')?.ok, false);
+    const r2 = await collect(2);
+    assert.deepEqual(valuesOf(r2), { 'status.global': [value('queries', 2)], innodb: [value('n', 2)] });
+    assert.equal(status.monitorStatus('m1')?.['error:innodb'], undefined);
+  });
+
+  it('a thrown non-Error value and a result without values are panics too; a plain Error is not', async () => {
+    const str = new Scripted('a', () => Promise.reject('just a string' as unknown as Error));
+    const none = new Scripted('b', async () => undefined as unknown as { values: [] });
+    const plain = new Scripted('c', async () => {
+      throw new Error('Lost connection to server during query');
+    });
+    const { events, collect } = await setup(plan({ a: {}, b: {}, c: {} }), [str, none, plain]);
+    await collect(1);
+    assert.deepEqual(events.filter((e) => /^collector-(panic|error)/.test(e)).sort(), [
+      'collector-error: p/l/1/c: Lost connection to server during query',
+      'collector-panic: p/l/1/a: non-error value thrown: "just a string"',
+      'collector-panic: p/l/1/b: TypeError: b: collect() returned no { values } result',
+    ]);
+  });
+
+  it('drops late values with drop-metrics-flush, naming the domain, when the run takes no late values', async () => {
+    let open: () => void = () => undefined;
+    const gate = new Promise<void>((r) => (open = r));
+    const slow = new Scripted('size.table', async () => {
+      await gate;
+      return { values: [value('bytes', 1)] };
+    });
+    const { engine, clock, events } = await setup(plan({ 'size.table': {} }), [slow], [50, 400]);
+    const run = engine.run({ interval: 1, level: 'l', work: [{ domain: 'size.table', level: 'l' }], start: clock.now(), waitMs: 50 });
+    await clock.advance(50);
+    assert.deepEqual((await run).outcomes, []);
+    open();
+    await clock.advance(10);
+    assert.deepEqual(
+      events.filter((e) => e.startsWith('drop-metrics')),
+      ['drop-metrics-flush: p/l/1/size.table: dropping 1 late values: the run takes no late values'],
+    );
+  });
+});
