@@ -45,9 +45,7 @@ function emissions(text: string, file: string): Emission[] {
   return out;
 }
 
-const ALL: Emission[] = sourceFiles(SRC).flatMap((f) =>
-  emissions(readFileSync(f, 'utf8'), relative(SRC, f)),
-);
+const ALL: Emission[] = sourceFiles(SRC).flatMap((f) => emissions(readFileSync(f, 'utf8'), relative(SRC, f)));
 
 /**
  * Boot events whose emission moves to the new boot in src/agent/: until then the CLI

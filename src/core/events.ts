@@ -63,17 +63,22 @@ export const EVENT_NAMES = {
   },
   'server-api-error': {
     level: 'error',
-    description: 'the API (or exporter) listener failed to listen or answer, or the API token file cannot be read',
+    description:
+      'the API (or exporter) listener failed to listen or answer, or the API token file cannot be read',
   },
   'server-panic': {
     level: 'error',
     description: 'an exception or promise rejection no part of sonde caught; sonde keeps running',
   },
-  'server-probe': { level: 'info', description: 'the probe listener (`/probe`) listens; the message is its address' },
+  'server-probe': {
+    level: 'info',
+    description: 'the probe listener (`/probe`) listens; the message is its address',
+  },
   'server-probe-error': { level: 'error', description: 'the probe listener failed to listen' },
   'server-reload': {
     level: 'notice',
-    description: 'SIGHUP: reloading the monitors, the reload is done, or a setting that needs a restart changed',
+    description:
+      'SIGHUP: reloading the monitors, the reload is done, or a setting that needs a restart changed',
   },
   'server-reload-error': {
     level: 'error',
@@ -98,24 +103,57 @@ export const EVENT_NAMES = {
     description: 'a reload would remove more monitors than the stop-loss allows; nothing is changed',
   },
   'monitors-shard': { level: 'info', description: 'with `--shard`: how many monitors this shard keeps' },
-  'monitors-autodetect': { level: 'info', description: 'local auto-detection: which local server was chosen, or none' },
-  'monitors-aws': { level: 'info', description: 'RDS discovery: DB instances and monitors found in a region' },
-  'monitors-aws-error': { level: 'error', description: 'RDS discovery failed in a region that `auto` lists; it is skipped' },
-  'monitors-warning': { level: 'error', description: 'a monitor is kept but something about it is wrong (e.g. a my.cnf monitor without an id)' },
-  'monitor-started': { level: 'info', description: 'a monitor is running; the message is its DSN, password redacted' },
-  'monitor-stopped': { level: 'info', description: 'a monitor stopped; the message is its id (the monitor field is empty)' },
-  'monitor-reload': { level: 'info', description: 'POST /-/reload: a monitor restarts to read its credentials again' },
-  'monitor-error': { level: 'error', description: 'a monitor failed to start (connect, plans, exporter); it retries' },
+  'monitors-autodetect': {
+    level: 'info',
+    description: 'local auto-detection: which local server was chosen, or none',
+  },
+  'monitors-aws': {
+    level: 'info',
+    description: 'RDS discovery: DB instances and monitors found in a region',
+  },
+  'monitors-aws-error': {
+    level: 'error',
+    description: 'RDS discovery failed in a region that `auto` lists; it is skipped',
+  },
+  'monitors-warning': {
+    level: 'error',
+    description: 'a monitor is kept but something about it is wrong (e.g. a my.cnf monitor without an id)',
+  },
+  'monitor-started': {
+    level: 'info',
+    description: 'a monitor is running; the message is its DSN, password redacted',
+  },
+  'monitor-stopped': {
+    level: 'info',
+    description: 'a monitor stopped; the message is its id (the monitor field is empty)',
+  },
+  'monitor-reload': {
+    level: 'info',
+    description: 'POST /-/reload: a monitor restarts to read its credentials again',
+  },
+  'monitor-error': {
+    level: 'error',
+    description: 'a monitor failed to start (connect, plans, exporter); it retries',
+  },
   'db-reload-password-error': {
     level: 'info',
     description: 'reading a password again (file, command, AWS) after an access-denied error failed',
   },
   // Plans and the level collector
-  'change-plan': { level: 'info', description: 'a plan change begins: `state:<s> plan:<p> -> state:<s> plan:<p>`' },
+  'change-plan': {
+    level: 'info',
+    description: 'a plan change begins: `state:<s> plan:<p> -> state:<s> plan:<p>`',
+  },
   'change-plan-success': { level: 'info', description: 'the new plan is active' },
   'change-plan-error': { level: 'info', description: 'the new plan cannot be looked up; retried every 2 s' },
-  'lco-change-plan-error': { level: 'error', description: 'a plan change failed unexpectedly and was abandoned' },
-  'lco-paused': { level: 'info', description: 'the level collector paused (no plan active, or a plan change)' },
+  'lco-change-plan-error': {
+    level: 'error',
+    description: 'a plan change failed unexpectedly and was abandoned',
+  },
+  'lco-paused': {
+    level: 'info',
+    description: 'the level collector paused (no plan active, or a plan change)',
+  },
   'lco-collect-panic': {
     level: 'error',
     description: "the level collector's collect loop threw unexpectedly; the loop goes on at the next tick",
@@ -123,18 +161,28 @@ export const EVENT_NAMES = {
   'lco-receiver-panic': {
     level: 'error',
     description:
-      "the sink worker threw unexpectedly (a sink or a step before the sinks hit a programming error); the batch is dropped for that sink, the worker goes on with the next batches",
+      'the sink worker threw unexpectedly (a sink or a step before the sinks hit a programming error); the batch is dropped for that sink, the worker goes on with the next batches',
   },
   'lco-metrics-fault': {
     level: 'error',
     description: 'the sink queue (10 batches) is full: sinks are too slow, the batch is dropped',
   },
-  'state-change-begin': { level: 'info', description: 'the plan changer saw a new server state; waiting to confirm it' },
-  'state-change-end': { level: 'info', description: 'the new state (or the first one observed) is confirmed and its plan is activated' },
-  'state-change-abort': { level: 'info', description: 'the server went back to the current state before the change' },
+  'state-change-begin': {
+    level: 'info',
+    description: 'the plan changer saw a new server state; waiting to confirm it',
+  },
+  'state-change-end': {
+    level: 'info',
+    description: 'the new state (or the first one observed) is confirmed and its plan is activated',
+  },
+  'state-change-abort': {
+    level: 'info',
+    description: 'the server went back to the current state before the change',
+  },
   'repl-soruce-change': {
     level: 'info',
-    description: 'the heartbeat reader sees a different source server id: `<old id> to <new id>` (name as Blip spells it)',
+    description:
+      'the heartbeat reader sees a different source server id: `<old id> to <new id>` (name as Blip spells it)',
   },
   // The engine
   'engine-prepare': { level: 'info', description: 'preparing the collectors of a plan' },
@@ -146,7 +194,8 @@ export const EVENT_NAMES = {
   },
   'collector-error': {
     level: 'error',
-    description: 'a domain failed: `<plan>/<level>/<interval>/<domain>: <error>` (after the plan’s error policy)',
+    description:
+      'a domain failed: `<plan>/<level>/<interval>/<domain>: <error>` (after the plan’s error policy)',
   },
   'collector-panic': {
     level: 'error',
@@ -159,7 +208,8 @@ export const EVENT_NAMES = {
   },
   'drop-metrics-fence': {
     level: 'error',
-    description: 'a cancelled run (collector-fault, plan stopped) finished after its collection: its values are dropped',
+    description:
+      'a cancelled run (collector-fault, plan stopped) finished after its collection: its values are dropped',
   },
   'drop-metrics-flush': {
     level: 'error',
@@ -167,12 +217,18 @@ export const EVENT_NAMES = {
       'values a domain returned late (after its collection was sent) could not go out with a later batch: plan changed, collector stopped, or no receiver; names the domain',
   },
   // Sinks
-  'sink-send-error': { level: 'error', description: 'a sink failed to send: `<sink> :<error>` (space before the colon)' },
+  'sink-send-error': {
+    level: 'error',
+    description: 'a sink failed to send: `<sink> :<error>` (space before the colon)',
+  },
   'sink-server-error': {
     level: 'error',
     description: 'the receiver accepted the send but reported errors or rejected points',
   },
-  'sink-invalid-metrics': { level: 'error', description: 'a sink made no data point out of a non-empty batch' },
+  'sink-invalid-metrics': {
+    level: 'error',
+    description: 'a sink made no data point out of a non-empty batch',
+  },
 } as const satisfies Record<string, EventSpec>;
 
 /** Every event name sonde emits. */
@@ -194,7 +250,11 @@ export interface AgentEvent {
   message: string;
 }
 
-/** A subscriber of the event stream. */
+/**
+ * A subscriber of the event stream. It runs synchronously where the event is emitted, so it
+ * should be quick; a promise an async listener returns is not awaited, only watched for a
+ * rejection.
+ */
 export type EventListener = (e: AgentEvent) => void;
 
 /** Something that delivers events to subscribers (the agent's event log). */

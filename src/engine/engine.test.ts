@@ -432,12 +432,18 @@ describe('Engine: panics and late values', () => {
       }
       return { values: [value('n', call)] };
     });
-    const { engine, status, events, collect } = await setup(plan({ 'status.global': {}, innodb: {} }), [ok, buggy]);
+    const { engine, status, events, collect } = await setup(plan({ 'status.global': {}, innodb: {} }), [
+      ok,
+      buggy,
+    ]);
     const r1 = await collect(1);
     assert.deepEqual(valuesOf(r1), { 'status.global': [value('queries', 1)] });
     const panics = events.filter((e) => e.startsWith('collector-panic: '));
     assert.equal(panics.length, 1);
-    assert.match(panics[0] ?? '', /^collector-panic: p\/l\/1\/innodb: TypeError: Cannot read properties of undefined \(reading 'n'\)$/);
+    assert.match(
+      panics[0] ?? '',
+      /^collector-panic: p\/l\/1\/innodb: TypeError: Cannot read properties of undefined \(reading 'n'\)$/,
+    );
     assert.ok(!events.some((e) => e.startsWith('collector-error')), 'a panic is not also a collector-error');
     assert.ok(events.includes('engine-collect-error: p/l/1: partial success: 1 metrics collected, 1 errors'));
     const st = status.monitorStatus('m1') ?? {};
@@ -449,7 +455,8 @@ describe('Engine: panics and late values', () => {
   });
 
   it('a thrown non-Error value and a result without values are panics too; a plain Error is not', async () => {
-    const str = new Scripted('a', () => Promise.reject('just a string' as unknown as Error));
+    // eslint-disable-next-line @typescript-eslint/prefer-promise-reject-errors -- the non-Error is the point
+    const str = new Scripted('a', () => Promise.reject('just a string'));
     const none = new Scripted('b', async () => undefined as unknown as { values: [] });
     const plain = new Scripted('c', async () => {
       throw new Error('Lost connection to server during query');
@@ -471,7 +478,13 @@ describe('Engine: panics and late values', () => {
       return { values: [value('bytes', 1)] };
     });
     const { engine, clock, events } = await setup(plan({ 'size.table': {} }), [slow], [50, 400]);
-    const run = engine.run({ interval: 1, level: 'l', work: [{ domain: 'size.table', level: 'l' }], start: clock.now(), waitMs: 50 });
+    const run = engine.run({
+      interval: 1,
+      level: 'l',
+      work: [{ domain: 'size.table', level: 'l' }],
+      start: clock.now(),
+      waitMs: 50,
+    });
     await clock.advance(50);
     assert.deepEqual((await run).outcomes, []);
     open();

@@ -422,15 +422,18 @@ export class Engine {
         preparing = false;
       }
       const result: unknown = await collector.collect(w.level, signal);
-      if (!isCollectResult(result)) throw new TypeError(`${w.domain}: collect() returned no { values } result`);
+      if (!isCollectResult(result))
+        throw new TypeError(`${w.domain}: collect() returned no { values } result`);
       return { result, panic: false };
     } catch (err) {
       // prepareCollector wraps what prepare threw: classify the original.
       const thrown = preparing && err instanceof Error && err.cause !== undefined ? err.cause : err;
-      if (!isPanic(thrown)) return { result: { values: [], error: toCollectError(err, signal) }, panic: false };
+      if (!isPanic(thrown))
+        return { result: { values: [], error: toCollectError(err, signal) }, panic: false };
       const text = `${preparing ? 'while preparing the collector: ' : ''}${panicText(thrown)}`;
       const stack = thrown instanceof Error ? thrown.stack : undefined;
-      if (stack !== undefined) this.#opts.events.debug(() => `${w.domain}: panic: ${stack}`, this.#opts.monitorId);
+      if (stack !== undefined)
+        this.#opts.events.debug(() => `${w.domain}: panic: ${stack}`, this.#opts.monitorId);
       return { result: { values: [], error: new CollectError(text, { cause: thrown }) }, panic: true };
     }
   }

@@ -25,7 +25,7 @@ describe('isPanic', () => {
     const undef: { a?: { b: number } } = {};
     const cases: [string, unknown][] = [
       ['TypeError from JavaScript', caught(() => (undef.a as { b: number }).b)],
-      ['RangeError', caught(() => new Array(-1))],
+      ['RangeError', caught(() => 'x'.repeat(-1))],
       ['ReferenceError', new ReferenceError('x is not defined')],
       ['SyntaxError from JSON.parse', caught(() => JSON.parse('{'))],
       ["Node's own argument check (ERR_OUT_OF_RANGE)", caught(() => Buffer.alloc(-1))],
@@ -80,7 +80,7 @@ describe('collector-panic against a real MariaDB', () => {
     await server?.stop();
   });
 
-  it("driver errors are not panics: a failed query, a refused connection", async () => {
+  it('driver errors are not panics: a failed query, a refused connection', async () => {
     const queryErr = await db.query('SELECT no_such_column FROM information_schema.TABLES LIMIT 1').then(
       () => undefined,
       (err: unknown) => err,
@@ -137,7 +137,10 @@ describe('collector-panic against a real MariaDB', () => {
       const reported = errors.filter((l) => /^collector-(panic|error)/.test(l)).sort();
       assert.equal(reported.length, 4, reported.join('\n'));
       for (const n of [0, 1])
-        assert.match(reported[n] ?? '', /^collector-error: test\/l\/[12]\/size\.table: Unknown column 'no_such_column'/);
+        assert.match(
+          reported[n] ?? '',
+          /^collector-error: test\/l\/[12]\/size\.table: Unknown column 'no_such_column'/,
+        );
       for (const n of [2, 3])
         assert.match(
           reported[n] ?? '',

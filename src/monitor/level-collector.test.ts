@@ -12,6 +12,8 @@ import {
   twoLevels,
   untilAborted,
 } from './centre.fixture.js';
+import type { Metrics } from '../core/metrics.js';
+import type { Sink } from '../core/sink.js';
 import type { PlanRuntime } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
 
@@ -159,5 +161,162 @@ describe('LevelCollector', () => {
     );
     assert.equal(sink.got[1]?.state, 'read-only');
     await lco.stop();
+  });
+});
+
+describe('LevelCollector: panics and dropped late values', () => {
+  /** A sink that throws `bug()` on the sends listed in `failOn` (1-based), and records the others. */
+  class BuggySink implements Sink {
+    readonly got: Metrics[] = [];
+    sends = 0;
+    constructor(
+      readonly name: string,
+      readonly failOn: number[],
+      readonly bug: () => unknown,
+    ) {}
+    async send(m: Metrics): Promise<void> {
+      this.sends++;
+      if (this.failOn.includes(this.sends)) throw this.bug();
+      this.got.push(m);
+    }
+  }
+
+  function withSinks(sinks: Sink[], statusBug?: (key: string) => boolean) {
+    const clock = new FakeClock();
+    const status = new StatusRegistry();
+    const writer = status.monitor('m1');
+    const events = new RecordingEvents();
+    const runtime = twoLevels().runtime;
+    const byDomain = new Map([new Scripted('a'), new Scripted('b')].map((c) => [c.domain, c]));
+    const lco = new LevelCollector({
+      monitorId: 'm1',
+      status: {
+        set: (key, value) => {
+          if (statusBug?.(key) === true) throw new RangeError(`status bug at ${key}`);
+          writer.set(key, value);
+        },
+        delete: (key) => writer.delete(key),
+      },
+      events,
+      db: new FakeDb(),
+      sinks,
+      help: () => undefined,
+      makeCollector: (d) => byDomain.get(d) ?? assert.fail(d),
+      lookupPlan: async () => runtime.active.plan,
+      buildRuntime: () => runtime,
+      clock,
+    });
+    return { clock, events, lco, st: () => status.monitorStatus('m1') ?? {} };
+  }
+
+  it('a sink that throws a TypeError gives lco-receiver-panic; the next batches are still delivered', async () => {
+    const buggy = new BuggySink(
+      'buggy',
+      [1],
+      () => new TypeError("Cannot read properties of undefined (reading 'tags')"),
+    );
+    const other = new RecordingSink();
+    const { clock, events, lco, st } = withSinks([buggy, other]);
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(0);
+    assert.equal(st()['error:buggy'], "TypeError: Cannot read properties of undefined (reading 'tags')");
+    await clock.advance(2000);
+    assert.deepEqual(
+      events.lines.filter((l) => /^(lco-receiver-panic|sink-send-error)/.test(l)),
+      ["lco-receiver-panic: buggy: TypeError: Cannot read properties of undefined (reading 'tags')"],
+    );
+    assert.deepEqual(
+      summary(buggy.got).map(([n]) => n),
+      [2, 3],
+      'the buggy sink gets the batches after the one it threw on',
+    );
+    assert.deepEqual(
+      summary(other.got).map(([n]) => n),
+      [1, 2, 3],
+      'the other sink gets every batch',
+    );
+    assert.equal(st()['error:buggy'], undefined, 'cleared by the next good send');
+    await lco.stop();
+  });
+
+  it('a thrown string is a panic too; an ordinary send failure stays sink-send-error', async () => {
+    const str = new BuggySink('odd', [1], () => 'bad state');
+    const net = new BuggySink('net', [2], () =>
+      Object.assign(new Error('connect ECONNREFUSED'), { syscall: 'connect' }),
+    );
+    const { clock, events, lco } = withSinks([str, net]);
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(1000);
+    assert.deepEqual(
+      events.lines.filter((l) => /^(lco-receiver-panic|sink-send-error)/.test(l)),
+      [
+        'lco-receiver-panic: odd: non-error value thrown: "bad state"',
+        'sink-send-error: net :connect ECONNREFUSED',
+      ],
+    );
+    await lco.stop();
+  });
+
+  it('the worker survives anything else that throws in it, and goes on with the next batch', async () => {
+    const sink = new RecordingSink();
+    let failures = 1;
+    const { clock, events, lco } = withSinks([sink], (key) => key === 'level-sinks' && failures-- > 0);
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(1000);
+    assert.deepEqual(
+      events.lines.filter((l) => l.startsWith('lco-receiver-panic')),
+      ['lco-receiver-panic: p/slow: RangeError: status bug at level-sinks'],
+    );
+    assert.deepEqual(
+      summary(sink.got).map(([n]) => n),
+      [2],
+      'the batch that hit the bug is lost; the next one is delivered',
+    );
+    await lco.stop();
+  });
+
+  it('late values of a slow collector are dropped with drop-metrics-flush when the plan changes before the next batch', async () => {
+    let release: () => void = () => undefined;
+    const b = new Scripted('b', async (call) => {
+      if (call === 1) await new Promise<void>((r) => (release = r));
+      return { values: [gauge('b', call)] };
+    });
+    const { runtime } = twoLevels('p', 300, 900);
+    const { clock, sink, lco, events } = setup([new Scripted('a'), b], runtime);
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(500); // interval 1 went out at 300 ms without b
+    release();
+    await clock.advance(0); // b's value arrives late, waiting for the next batch
+    await lco.changePlan('read-only', 'p'); // before the tick at 1 s: no next batch of this plan
+    assert.deepEqual(
+      events.lines.filter((l) => l.startsWith('drop-metrics')),
+      ['drop-metrics-flush: p/slow/1/b: dropping 1 late values: the plan changed before the next batch'],
+    );
+    assert.ok(!sink.got.some((m) => m.values.b?.some((v) => v.value === 1)), 'the late value was not sent');
+    await lco.stop();
+  });
+
+  it('late values still waiting when the collector stops are dropped with drop-metrics-flush', async () => {
+    let release: () => void = () => undefined;
+    const b = new Scripted('b', async (call) => {
+      if (call === 1) await new Promise<void>((r) => (release = r));
+      return { values: [gauge('b', call)] };
+    });
+    const { runtime } = twoLevels('p', 300, 900);
+    const { clock, lco, events } = setup([new Scripted('a'), b], runtime);
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(500);
+    release();
+    await clock.advance(0);
+    await lco.stop();
+    assert.deepEqual(
+      events.lines.filter((l) => l.startsWith('drop-metrics')),
+      ['drop-metrics-flush: p/slow/1/b: dropping 1 late values: the level collector stopped'],
+    );
   });
 });

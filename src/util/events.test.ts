@@ -375,7 +375,10 @@ describe('event stream', () => {
     assert.deepEqual(seen, ['server-run', 'event-listener-error', 'boot-success', 'monitor-error']);
     const reports = err.writes.filter((l) => l.includes('[event-listener-error'));
     assert.equal(reports.length, 1);
-    assert.match(reports[0] ?? '', /ERROR: an event listener threw \(later failures not reported\): TypeError: listener bug\n$/);
+    assert.match(
+      reports[0] ?? '',
+      /ERROR: an event listener threw \(later failures not reported\): TypeError: listener bug\n$/,
+    );
   });
 
   it('listeners that throw on the report itself do not loop', () => {
@@ -393,13 +396,19 @@ describe('event stream', () => {
 
   it('a listener whose promise rejects is reported too', async () => {
     const { ev, err } = setup();
-    ev.subscribe(async () => {
+    const asyncListener = async (): Promise<void> => {
       await Promise.resolve();
       throw new Error('async listener failed');
-    });
+    };
+    // An async listener: subscribe does not await it, but watches its promise for a rejection.
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the returned promise is the point
+    ev.subscribe(asyncListener);
     ev.info('server-run', '');
     await new Promise((r) => setImmediate(r));
-    assert.match(err.writes.join(''), /\[event-listener-error\s*\] \[\] ERROR: .*: Error: async listener failed\n/);
+    assert.match(
+      err.writes.join(''),
+      /\[event-listener-error\s*\] \[\] ERROR: .*: Error: async listener failed\n/,
+    );
   });
 
   it('scrubs secrets from the message and the monitor id before delivering', () => {

@@ -23,7 +23,14 @@
  * scrubbed. While nobody subscribes, an event that is not printed costs a level check.
  */
 import { pino, type Logger } from 'pino';
-import type { AgentEvent, EventLevel, EventListener, EventName, Events, EventStream } from '../core/events.js';
+import type {
+  AgentEvent,
+  EventLevel,
+  EventListener,
+  EventName,
+  Events,
+  EventStream,
+} from '../core/events.js';
 import { formatEventTime, formatTimestampMs } from './time.js';
 
 /** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
