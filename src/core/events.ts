@@ -20,6 +20,8 @@ export interface EventSpec {
   readonly level: EventLevel;
   /** Other levels the same name is emitted at, in other circumstances (rare). */
   readonly alsoAt?: readonly EventLevel[];
+  /** An event of sonde's own: Blip has no event of that name. */
+  readonly sondeOnly?: true;
   /** One line: when it is emitted and what its message says. */
   readonly description: string;
 }
@@ -51,6 +53,7 @@ export const EVENT_NAMES = {
   'plans-load-monitor': { level: 'info', description: "loading a monitor's own plans" },
   'plan-freq-warning': {
     level: 'warn',
+    sondeOnly: true,
     description: "a plan level's freq is not a whole number of seconds; it still runs",
   },
   // Server
@@ -68,28 +71,38 @@ export const EVENT_NAMES = {
   },
   'server-panic': {
     level: 'error',
+    sondeOnly: true,
     description: 'an exception or promise rejection no part of sonde caught; sonde keeps running',
   },
   'server-probe': {
     level: 'info',
+    sondeOnly: true,
     description: 'the probe listener (`/probe`) listens; the message is its address',
   },
-  'server-probe-error': { level: 'error', description: 'the probe listener failed to listen' },
+  'server-probe-error': {
+    level: 'error',
+    sondeOnly: true,
+    description: 'the probe listener failed to listen',
+  },
   'server-reload': {
     level: 'notice',
+    sondeOnly: true,
     description:
       'SIGHUP: reloading the monitors, the reload is done, or a setting that needs a restart changed',
   },
   'server-reload-error': {
     level: 'error',
+    sondeOnly: true,
     description: 'SIGHUP: the reload failed; the running config and monitors are kept',
   },
   'server-debug': {
     level: 'notice',
+    sondeOnly: true,
     description: 'SIGUSR1 switched debugging on or off (JSON format; the text format writes a plain line)',
   },
   'event-listener-error': {
     level: 'error',
+    sondeOnly: true,
     description:
       'a subscriber of the event stream threw (reported the first time each subscriber throws); the others still get every event',
   },
@@ -102,21 +115,29 @@ export const EVENT_NAMES = {
     level: 'error',
     description: 'a reload would remove more monitors than the stop-loss allows; nothing is changed',
   },
-  'monitors-shard': { level: 'info', description: 'with `--shard`: how many monitors this shard keeps' },
+  'monitors-shard': {
+    level: 'info',
+    sondeOnly: true,
+    description: 'with `--shard`: how many monitors this shard keeps',
+  },
   'monitors-autodetect': {
     level: 'info',
+    sondeOnly: true,
     description: 'local auto-detection: which local server was chosen, or none',
   },
   'monitors-aws': {
     level: 'info',
+    sondeOnly: true,
     description: 'RDS discovery: DB instances and monitors found in a region',
   },
   'monitors-aws-error': {
     level: 'error',
+    sondeOnly: true,
     description: 'RDS discovery failed in a region that `auto` lists; it is skipped',
   },
   'monitors-warning': {
     level: 'error',
+    sondeOnly: true,
     description: 'a monitor is kept but something about it is wrong (e.g. a my.cnf monitor without an id)',
   },
   'monitor-started': {
@@ -129,6 +150,7 @@ export const EVENT_NAMES = {
   },
   'monitor-reload': {
     level: 'info',
+    sondeOnly: true,
     description: 'POST /-/reload: a monitor restarts to read its credentials again',
   },
   'monitor-error': {
@@ -148,6 +170,7 @@ export const EVENT_NAMES = {
   'change-plan-error': { level: 'info', description: 'the new plan cannot be looked up; retried every 2 s' },
   'lco-change-plan-error': {
     level: 'error',
+    sondeOnly: true,
     description: 'a plan change failed unexpectedly and was abandoned',
   },
   'lco-paused': {
