@@ -278,6 +278,31 @@ describe('LevelCollector: panics and dropped late values', () => {
     await lco.stop();
   });
 
+  it('the collect loop survives a bug in the schedule: lco-collect-panic, and the next tick collects', async () => {
+    const { runtime } = twoLevels();
+    let bugs = 1;
+    const buggy = {
+      active: runtime.active,
+      due: (s: number) => {
+        if (bugs-- > 0) throw new RangeError('no level for second ' + String(s));
+        return runtime.due(s);
+      },
+    };
+    const { clock, sink, lco, events } = setup([new Scripted('a'), new Scripted('b')], buggy);
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(1000);
+    assert.deepEqual(
+      events.lines.filter((l) => l.startsWith('lco-collect-panic')),
+      ['lco-collect-panic: RangeError: no level for second 0'],
+    );
+    assert.deepEqual(
+      summary(sink.got).map(([n, level]) => [n, level]),
+      [[1, 'fast']],
+    );
+    await lco.stop();
+  });
+
   it('late values of a slow collector are dropped with drop-metrics-flush when the plan changes before the next batch', async () => {
     let release: () => void = () => undefined;
     const b = new Scripted('b', async (call) => {

@@ -367,9 +367,14 @@ export class LevelCollector {
     }
     this.#busy = true;
     this.#dueAt = dueAt;
-    this.#collecting = this.#process().finally(() => {
-      this.#busy = false;
-    });
+    this.#collecting = this.#process()
+      .catch((err: unknown) => {
+        // A bug anywhere in the loop (the schedule, a status write): reported, and the next tick runs.
+        this.#ctx.events.error('lco-collect-panic', this.#ctx.monitorId, panicText(err));
+      })
+      .finally(() => {
+        this.#busy = false;
+      });
   }
 
   async #process(): Promise<void> {
