@@ -42,8 +42,9 @@ export const EVENT_NAMES = {
   },
   'boot-error': {
     level: 'info',
+    alsoAt: ['error'],
     description:
-      'a boot step failed (e.g. the config file cannot be read); the message is the error, emitted right before sonde exits with status 1',
+      'a boot step failed (e.g. the config file cannot be read); the message is the error. The CLI then exits with status 1; in the JSON log format its last line is this event at level error, `server.Boot failed: <error>`',
   },
   'boot-success': {
     level: 'info',

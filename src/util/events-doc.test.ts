@@ -21,7 +21,7 @@ describe('docs/events.md', () => {
     assert.ok(
       rows.includes(rows.find((r) => r.startsWith('| `server-stopped` | error, notice | Blip |')) ?? '-'),
     );
-    assert.ok(rows.some((r) => r.startsWith('| `boot-error` | info | Blip |')));
+    assert.ok(rows.some((r) => r.startsWith('| `boot-error` | info, error | Blip |')));
     assert.ok(rows.some((r) => r.startsWith('| `server-reload` | notice | sonde |')));
   });
 
