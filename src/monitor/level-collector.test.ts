@@ -14,7 +14,7 @@ import {
 } from './centre.fixture.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Sink } from '../core/sink.js';
-import type { PlanRuntime } from './level-collector.js';
+import type { PlanRuntime, TransformMetrics } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
 
 function setup(collectors: Scripted[], runtime: PlanRuntime = twoLevels().runtime) {
@@ -181,7 +181,11 @@ describe('LevelCollector: panics and dropped late values', () => {
     }
   }
 
-  function withSinks(sinks: Sink[], statusBug?: (key: string) => boolean) {
+  function withSinks(
+    sinks: Sink[],
+    statusBug?: (key: string) => boolean,
+    transformMetrics?: TransformMetrics,
+  ) {
     const clock = new FakeClock();
     const status = new StatusRegistry();
     const writer = status.monitor('m1');
@@ -205,6 +209,7 @@ describe('LevelCollector: panics and dropped late values', () => {
       lookupPlan: async () => runtime.active.plan,
       buildRuntime: () => runtime,
       clock,
+      ...(transformMetrics === undefined ? {} : { transformMetrics }),
     });
     return { clock, events, lco, st: () => status.monitorStatus('m1') ?? {} };
   }
@@ -255,6 +260,34 @@ describe('LevelCollector: panics and dropped late values', () => {
         'lco-receiver-panic: odd: non-error value thrown: "bad state"',
         'sink-send-error: net :connect ECONNREFUSED',
       ],
+    );
+    await lco.stop();
+  });
+
+  it('a transformMetrics hook that throws a TypeError gives lco-receiver-panic; a plain Error stays lco-metrics-fault', async () => {
+    const sink = new RecordingSink();
+    let calls = 0;
+    const transform: TransformMetrics = (batch) => {
+      calls++;
+      if (calls === 1) return (undefined as unknown as { x: Metrics[] }).x; // the bug
+      if (calls === 2) throw new Error('label service down');
+      return batch;
+    };
+    const { clock, events, lco } = withSinks([sink], undefined, transform);
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(2000);
+    assert.deepEqual(
+      events.lines.filter((l) => /^(lco-receiver-panic|lco-metrics-fault)/.test(l)),
+      [
+        "lco-receiver-panic: TransformMetrics: TypeError: Cannot read properties of undefined (reading 'x'), dropping metrics: p/slow/1",
+        'lco-metrics-fault: TransformMetrics: label service down, dropping metrics: p/fast/2',
+      ],
+    );
+    assert.deepEqual(
+      summary(sink.got).map(([n]) => n),
+      [3],
+      'the next batch is delivered',
     );
     await lco.stop();
   });

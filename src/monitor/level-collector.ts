@@ -73,7 +73,8 @@ export interface LevelCollectorContext {
   /**
    * The embedding program's `transformMetrics` hook, run by the sink worker on each batch
    * before the sinks: it may change the records in place or return the ones to send. A
-   * throw drops the batch (event `lco-metrics-fault`).
+   * throw drops the batch (event `lco-metrics-fault`; `lco-receiver-panic` for a
+   * programming error, see engine/panic.ts).
    */
   transformMetrics?: TransformMetrics;
 }
@@ -534,11 +535,19 @@ export class LevelCollector {
     } catch (err) {
       const last = batch.metrics[batch.metrics.length - 1];
       const where = `${batch.plan}/${batch.level}/${last?.interval ?? 0}`;
-      events.error(
-        'lco-metrics-fault',
-        monitorId,
-        `TransformMetrics: ${errorMessage(err)}, dropping metrics: ${where}`,
-      );
+      // The hook failing is a metrics fault; the hook hitting a programming error is a panic.
+      if (isPanic(err))
+        events.error(
+          'lco-receiver-panic',
+          monitorId,
+          `TransformMetrics: ${panicText(err)}, dropping metrics: ${where}`,
+        );
+      else
+        events.error(
+          'lco-metrics-fault',
+          monitorId,
+          `TransformMetrics: ${errorMessage(err)}, dropping metrics: ${where}`,
+        );
       status.set(MonitorKey.levelSinks, 'idle');
       return undefined;
     }
