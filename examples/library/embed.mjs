@@ -116,17 +116,19 @@ const agent = createAgent({
 });
 
 agent.events.subscribe((e) => {
-  if (e.level === 'error' || e.name.startsWith('monitor'))
+  if (e.level === 'error' || e.name === 'monitor-started' || e.name === 'monitor-stopped')
     process.stderr.write(`event ${e.name} ${e.monitorId} ${e.message}\n`);
 });
 
-await agent.boot();
-await agent.start();
+// Listen for the stop signals first: a signal during boot or start still stops cleanly.
 const seconds = Number(process.env.EMBED_SECONDS ?? 0);
-await new Promise((resolve) => {
+const stopSignal = new Promise((resolve) => {
   process.once('SIGTERM', resolve);
   process.once('SIGINT', resolve);
   if (seconds > 0) setTimeout(resolve, seconds * 1000);
 });
+await agent.boot();
+await agent.start();
+await stopSignal;
 await agent.stop();
 process.stderr.write('stopped\n');

@@ -37,8 +37,9 @@ export const EVENT_NAMES = {
   'boot-config-loading': { level: 'info', description: 'loading the config file' },
   'boot-config-loaded': { level: 'info', description: 'the config file is loaded and valid' },
   'boot-config-invalid': {
-    level: 'error',
-    description: 'the config decoded but a value is wrong; the message is the error. Boot fails',
+    level: 'info',
+    description:
+      'the config could not be loaded or a value is wrong; the message is the error. Boot fails (info level, so the failure prints as one line: `server.Boot failed: …`)',
   },
   'boot-error': {
     level: 'info',
