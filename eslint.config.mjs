@@ -28,7 +28,8 @@ export const LAYERS = {
   server: ['core', 'util'],
   web: ['core', 'util'],
   monitor: BELOW_MONITOR,
-  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor'],
+  plugins: ['core', 'collectors', 'sinks'],
+  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'plugins'],
 };
 
 /** Test code and its fixtures may reach across layers (integration tests wire real pieces). */

@@ -8,9 +8,11 @@
  * separate, built-in set in src/prom/.)
  */
 
-/** Full metric name for (domain, metric), e.g. `('status.global', 'queries')` → `mysql.queries`. */
 import { readFileSync } from 'node:fs';
-export type SinkTranslator = (domain: string, metric: string) => string;
+import type { SinkTranslator } from '../core/sink.js';
+
+/** Full metric name for (domain, metric), e.g. `('status.global', 'queries')` → `mysql.queries`. */
+export type { SinkTranslator };
 
 /** Registered translators; empty unless code registers one. */
 export const sinkTranslators = new Map<string, SinkTranslator>();
