@@ -25,6 +25,8 @@ const PLAN = `fast:
 
 interface Line {
   monitor: string;
+  plan: string;
+  level: string;
   domain: string;
   metric: string;
   value: number;
@@ -93,11 +95,13 @@ monitors:
       return d.has('mail') && d.has('sms') ? readLines(file) : undefined;
     });
     const line = first.find((l) => l.group?.queue === 'mail');
-    const { monitor, domain, metric, value, type, group } = line ?? ({} as Partial<Line>);
+    const { monitor, plan, level, domain, metric, value, type, group } = line ?? ({} as Partial<Line>);
     assert.deepEqual(
-      { monitor, domain, metric, value, type, group },
+      { monitor, plan, level, domain, metric, value, type, group },
       {
         monitor: 'q1',
+        plan: 'plan.yaml',
+        level: 'fast',
         domain: 'custom.queue',
         metric: 'depth',
         value: 7,

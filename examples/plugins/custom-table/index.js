@@ -4,9 +4,8 @@
  * application's queues from one of its tables, and the `jsonl` sink, which appends one JSON
  * line per value to a file. List this file (or this folder's package name, once installed)
  * under `plugins:` in sonde.yaml.
- *
- * @typedef {import('sonde').SondePlugin} SondePlugin
  */
+/** @import { SondePlugin } from 'sonde' */
 import { queueCollector } from './queue-collector.js';
 import { jsonlSink } from './jsonl-sink.js';
 

@@ -6,13 +6,8 @@
  *      "domain":"custom.queue","metric":"depth","value":7,"type":"gauge","group":{"queue":"mail"}}
  *
  * (one line in the file). Each collection is one write, so lines of two monitors never mix.
- *
- * @typedef {import('sonde').PluginApi} PluginApi
- * @typedef {import('sonde').SinkRegistration} SinkRegistration
- * @typedef {import('sonde').SinkContext} SinkContext
- * @typedef {import('sonde').Sink} Sink
- * @typedef {import('sonde').Metrics} Metrics
  */
+/** @import { PluginApi, SinkRegistration, Sink, Metrics } from 'sonde' */
 import { appendFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 

@@ -7,16 +7,8 @@
  *
  * and the options `table`, `name-column` and `value-column` pick another table or columns.
  * A NULL or non-numeric depth is left out (missing, not 0).
- *
- * @typedef {import('sonde').PluginApi} PluginApi
- * @typedef {import('sonde').CollectorRegistration} CollectorRegistration
- * @typedef {import('sonde').CollectorHelp} CollectorHelp
- * @typedef {import('sonde').Collector} Collector
- * @typedef {import('sonde').CollectorContext} CollectorContext
- * @typedef {import('sonde').CollectResult} CollectResult
- * @typedef {import('sonde').MetricValue} MetricValue
- * @typedef {import('sonde').Plan} Plan
  */
+/** @import { PluginApi, CollectorRegistration, CollectorHelp, Collector, CollectorContext, CollectResult, MetricValue, Plan } from 'sonde' */
 
 const DOMAIN = 'custom.queue';
 /** MySQL errors the help maps to a policy of its own, so a plan can choose what to do. */
@@ -24,8 +16,7 @@ const ER_TABLEACCESS_DENIED = 1142;
 const ER_NO_SUCH_TABLE = 1146;
 
 /**
- * The domain's static help: plan validation, `sonde --print-domains` and GET /registered
- * read it.
+ * The domain's static help: plan validation and GET /registered read it.
  * @param {PluginApi} api
  * @returns {CollectorHelp}
  */
