@@ -2,7 +2,8 @@
  * Sink metric translators: a registry name → function mapping a domain and
  * a metric name to the full metric name the datadog and signalfx sinks send (replacing
  * `<domain>.<name>`; `metric-prefix` still applies afterwards). Like Blip, sonde ships no
- * built-in translators; `metric-translator: <name>` must name a registered one.
+ * built-in translators; `metric-translator: <name>` must name a registered one (plugins
+ * register them: docs/plugins.md).
  *
  * (The Prometheus translators of the exporter, chronosphere and prom-pushgateway are a
  * separate, built-in set in src/prom/.)
@@ -14,7 +15,7 @@ import type { SinkTranslator } from '../core/sink.js';
 /** Full metric name for (domain, metric), e.g. `('status.global', 'queries')` → `mysql.queries`. */
 export type { SinkTranslator };
 
-/** Registered translators; empty unless code registers one. */
+/** Registered translators; empty unless a plugin (or other code) registers one. */
 export const sinkTranslators = new Map<string, SinkTranslator>();
 
 /** Register a translator; a name can be registered only once. */
