@@ -29,7 +29,8 @@ export const LAYERS = {
   web: ['core', 'util'],
   monitor: BELOW_MONITOR,
   plugins: ['core', 'collectors', 'sinks'],
-  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'plugins'],
+  agent: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'plugins'],
+  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'agent', 'plugins'],
 };
 
 /** Test code and its fixtures may reach across layers (integration tests wire real pieces). */

@@ -5,27 +5,14 @@
  * nothing imports bin/.
  */
 import { readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { Command, CommanderError, Option } from 'commander';
-import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
+import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
-import type { Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
-import type { Sink } from '../core/sink.js';
-import type { StatusWriter } from '../core/status.js';
-import { ServerKey } from '../core/status-keys.js';
-import type { CollectorRegistry } from '../collectors/registry.js';
-import type { LoadedMonitor, LoaderDeps, MonitorLoaderAws } from '../monitor/loader.js';
 import type { Shard } from '../monitor/shard.js';
-import type { MonitorDeps } from '../monitor/monitor.js';
-import type { ProbeHandle } from '../exporter/probe.js';
-import type { HelpLookup } from '../plan/store.js';
-import type { ApiDeps } from '../server/api.js';
-import type { SinkRegistry } from '../sinks/registry.js';
 import { enableCompileCache } from '../util/compile-cache.js';
 import { tuneHeapGrowth } from '../util/heap.js';
 import type { LogFormat, LogLevel } from '../util/events.js';
-import { formatDuration } from '../util/duration.js';
 import { parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
 import {
@@ -37,7 +24,7 @@ import {
   type ExporterSetup,
 } from './exporter-cli.js';
 import { logEnv, readLogFormat, readLogLevel } from './log-flags.js';
-import { formatEventTime, formatTimestamp } from '../util/time.js';
+import { formatEventTime } from '../util/time.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -246,43 +233,16 @@ if (early !== undefined) {
 enableCompileCache();
 // Less garbage held between full collections (see util/heap.ts).
 tuneHeapGrowth();
-
-// The rest of sonde, imported once it is to boot. The optional parts (collectors' and sinks'
-// implementations, the exporter and probe listeners, the heartbeat writer, --check and
-// --print-domains) are imported where they are used.
-const { loadConfig } = await import('../config/load.js');
-const { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } =
-  await import('../config/monitor.js');
-const { readMonitorFiles } = await import('../config/monitor-files.js');
-const { buildConnection } = await import('../config/connection.js');
-const { renderConfigJson, renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
-const { createDb } = await import('../db/pool.js');
-const { Loader } = await import('../monitor/loader.js');
-const { awsTargetOf } = await import('../monitor/monitor.js');
-type Loader = InstanceType<typeof Loader>;
-const { autoDetectLocal } = await import('../monitor/local.js');
+// The rest of sonde, imported once it is to boot: the agent (src/agent/), which imports the
+// optional parts (collectors' and sinks' implementations, the exporter and probe listeners,
+// the heartbeat writer, --check) where they are used.
+const { Agent, STOP_DEADLINE_MS } = await import('../agent/agent.js');
+type Agent = InstanceType<typeof Agent>;
+const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
+const { printPlans } = await import('../plan/store.js');
 const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
-const { buildRuntime } = await import('../monitor/plan-runtime.js');
-const { createScrapeReader } = await import('../monitor/scrape-reader.js');
-const { probeTargets } = await import('../monitor/probe-targets.js');
-const { unsupportedFeature } = await import('../monitor/features.js');
-const { uiSource } = await import('../monitor/ui-view.js');
-const { isPublicUiPath, uiRoutes } = await import('../web/ui.js');
-const { PlanStore, printPlans } = await import('../plan/store.js');
-type PlanStore = InstanceType<typeof PlanStore>;
-const { freqWarnings, sortLevels } = await import('../plan/schedule.js');
-const { validatePlans } = await import('../plan/parse.js');
-const { buildApi, listenApi } = await import('../server/api.js');
-const { TokenFile } = await import('../util/http-guard.js');
-type TokenFile = InstanceType<typeof TokenFile>;
-const { builtinSinks } = await import('../sinks/builtin.js');
-const { StatusRegistry } = await import('../status/registry.js');
-type StatusRegistry = InstanceType<typeof StatusRegistry>;
-const { sleep } = await import('../util/backoff.js');
 const { EventLog } = await import('../util/events.js');
 type EventLog = InstanceType<typeof EventLog>;
-const { parseHostPort } = await import('../util/net.js');
-const { loadWebConfig } = await import('../util/web-config.js');
 
 /** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */
 function shardOption(flag: string | undefined): Shard | undefined {
@@ -296,405 +256,6 @@ function shardOption(flag: string | undefined): Shard | undefined {
   }
 }
 
-const DEFAULT_API_BIND = '127.0.0.1:7522';
-
-/** Listen then close, so that an api.bind already in use fails the boot, not the run. */
-async function testBind(bind: string): Promise<void> {
-  const { host, port } = parseHostPort(bind, 'bind address');
-  await new Promise<void>((resolve, reject) => {
-    const srv = createServer();
-    srv.once('error', reject);
-    srv.listen({ host: host === '' ? undefined : host, port }, () => srv.close(() => resolve()));
-  });
-}
-
-/** The connection builder every part of sonde uses: each password it reads is scrubbed. */
-type Connect = (
-  cfg: FinalMonitorConfig,
-  o?: { reload?: boolean; authModule?: string },
-) => ReturnType<typeof buildConnection>;
-
-/** What the boot steps share once the config is loaded. */
-interface Boot {
-  events: EventLog;
-  status: StatusRegistry;
-  serverStatus: StatusWriter;
-  config: Config;
-  /** The config file the boot read (SIGHUP reads it again); undefined: built-in defaults or the exporter command line. */
-  configPath?: string;
-  connect: Connect;
-  collectors: CollectorRegistry;
-  sinks: SinkRegistry;
-  plans: PlanStore;
-  help: HelpLookup;
-  /** The exporter plan from mysqld_exporter's command line: the only plan its monitor looks up. */
-  exporterPlan?: Plan;
-}
-
-/** Options of a database handle made by the CLI: password reload failures become events. */
-function dbOptions(events: Events, id: string) {
-  return {
-    reloadCredentials: undefined,
-    onPasswordReloadError: (msg: string) => events.info('db-reload-password-error', id, msg),
-  };
-}
-
-/** Load the config file and check api.bind is free; any failure ends the boot. */
-async function bootConfig(opts: Options, events: EventLog): Promise<{ config: Config; path?: string }> {
-  events.info('boot-config-loading', '');
-  let config: Config;
-  let path: string | undefined;
-  try {
-    if (opts.preset) config = opts.preset.config;
-    else ({ config, path } = await loadConfig(opts.config));
-    // --check binds nothing, so it also runs next to an agent that holds these ports.
-    if (config.api?.disable !== true && !opts.check) {
-      try {
-        await testBind(config.api?.bind ?? DEFAULT_API_BIND);
-      } catch (err) {
-        throw new Error(`api.bind: ${errorMessage(err)}`);
-      }
-    }
-    if (!opts.check) await checkProbeConfig(config);
-  } catch (err) {
-    events.info('boot-config-invalid', '', errorMessage(err));
-    throw new BootError(errorMessage(err));
-  }
-  events.info('boot-config-loaded', '');
-  learnSecrets(config, opts.preset?.secrets ?? [], events);
-  return path === undefined ? { config } : { config, path };
-}
-
-/** Defensive scrubbing: every password sonde learns is masked in any line it prints. */
-function learnSecrets(config: Config, learnt: readonly string[], events: EventLog): void {
-  for (const pw of [config.mysql?.password, ...(config.monitors ?? []).map((m) => m.password), ...learnt]) {
-    if (pw) events.addSecret(pw);
-  }
-}
-
-/**
- * `probe` at boot: its address free and not the API's, and no `web-config-file` while TLS and
- * basic auth for it are not available.
- */
-async function checkProbeConfig(config: Config): Promise<void> {
-  const bind = config.probe?.bind ?? '';
-  if (bind === '') return;
-  if (config.api?.disable !== true && bind === (config.api?.bind ?? DEFAULT_API_BIND))
-    throw new Error(`probe.bind: ${bind} is also api.bind; the two listeners need distinct addresses`);
-  try {
-    await testBind(bind);
-  } catch (err) {
-    throw new Error(`probe.bind: ${errorMessage(err)}`);
-  }
-  (await import('../exporter/probe.js')).checkWebConfigFile(config.probe?.['web-config-file']);
-}
-
-/** A connection builder that adds each password it reads to the secrets scrubbed from output. */
-function scrubbingConnect(events: EventLog): Connect {
-  return async (cfg, o) => {
-    const spec = await buildConnection(cfg, o);
-    if (spec.password() !== '') events.addSecret(spec.password());
-    return spec;
-  };
-}
-
-/** Load the shared plans (files, and the plans table through plans.monitor when set). */
-async function bootPlans(b: Boot): Promise<void> {
-  b.events.info('plans-load-shared', '');
-  try {
-    let tableDb: (Db & { close(): Promise<void> }) | undefined;
-    if (b.config.plans?.table) {
-      const pm = finalizePlansMonitor(b.config);
-      if (!pm) throw new Error('plans.table: Table set but Monitor is nil (set plans.monitor)');
-      tableDb = createDb(await b.connect(pm), dbOptions(b.events, 'plans.monitor'));
-    }
-    try {
-      await b.plans.loadShared(b.config, b.help, tableDb);
-    } finally {
-      await tableDb?.close();
-    }
-  } catch (err) {
-    throw new BootError(errorMessage(err));
-  }
-}
-
-/** Everything a monitor needs, wired to the concrete pieces. */
-function monitorDeps(b: Boot): MonitorDeps {
-  const { events, plans, help, collectors } = b;
-  return {
-    events,
-    help,
-    makeCollector: (domain, ctx) => collectors.make(domain, ctx),
-    heartbeatWriter: async (args) => (await import('../heartbeat/writer.js')).runHeartbeatWriter(args),
-    exporter: {
-      createSource: ({ cfg, settings, ...args }) =>
-        createScrapeReader({
-          ...args,
-          aws: awsTargetOf(cfg),
-          collectors,
-          session: settings.session,
-          maxCollectors: settings.maxCollectors,
-          ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
-        }),
-      start: async (args) => (await import('../exporter/server.js')).startExporter(args),
-    },
-    buildConnection: (cfg, o) => b.connect(cfg, o),
-    createDb: (spec, o) => createDb(spec, o),
-    loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {
-      events.info('plans-load-monitor', cfg.id);
-      const fixed = b.exporterPlan;
-      if (fixed !== undefined) return () => structuredClone(fixed);
-      const list = await plans.monitorPlans(cfg, db, help);
-      return (name: string) => plans.lookup(cfg.id, list, name);
-    },
-    buildRuntime: (plan, cfg) => {
-      for (const w of freqWarnings(sortLevels(plan)))
-        events.warn('plan-freq-warning', cfg.id, `${plan.name}: ${w}`);
-      return buildRuntime(plan, cfg);
-    },
-    uiHistory: b.config.api?.['ui-history'] !== false,
-  };
-}
-
-/** A monitor's sinks: those configured, or the log sink when none is. */
-async function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): Promise<Sink[]> {
-  const configured = Object.entries(m.sinks ?? {});
-  const list = configured.length > 0 ? configured : [['log', {}] as [string, Record<string, string>]];
-  const sinks: Sink[] = [];
-  for (const [name, options] of list) {
-    if (!b.sinks.has(name)) throw new Error(`sink ${name} not registered`);
-    sinks.push(
-      await b.sinks.create(name, {
-        sinkName: name,
-        monitorId: m.id,
-        options,
-        tags: m.tags ?? {},
-        status: writer,
-        events: b.events,
-        ...(b.config.http?.proxy ? { httpProxy: b.config.http.proxy } : {}),
-      }),
-    );
-  }
-  return sinks;
-}
-
-/** The local auto-detection the loader falls back on when no monitor is configured. */
-function autoDetect(b: Boot): LoaderDeps['autoDetect'] {
-  return (config) =>
-    autoDetectLocal(config, {
-      finalize: (m) => {
-        const [f] = finalizeMonitors([m], config);
-        if (!f) throw new Error('auto-detect: no monitor');
-        return f;
-      },
-      buildConnection: (cfg) => b.connect(cfg),
-      createDb: (spec) => createDb(spec),
-    });
-}
-
-/** RDS discovery (imports the AWS SDK only when regions are listed). */
-async function readRdsMonitors(events: EventLog, aws: MonitorLoaderAws): Promise<MonitorConfig[]> {
-  const [{ discoverRdsMonitors }, { imdsRegion }] = await Promise.all([
-    import('../aws/rds-discovery.js'),
-    import('../aws/region.js'),
-  ]);
-  return discoverRdsMonitors(aws, {
-    autoRegion: imdsRegion,
-    onSkip: (_region, message) =>
-      events.error('monitors-aws-error', '', `${message} (skipped: auto is listed)`),
-    onRegion: (region, instances, monitors) =>
-      events.info('monitors-aws', '', `${region}: ${instances} DB instances, ${monitors} monitors`),
-  });
-}
-
-/** The monitor loader, wired to config, sinks and monitors. */
-function makeLoader(b: Boot, shard: Shard | undefined): Loader {
-  const { config, events } = b;
-  return new Loader({
-    ...(shard ? { shard } : {}),
-    config,
-    events,
-    status: b.status,
-    finalize: (ms, cfg) =>
-      finalizeMonitors(ms, cfg, process.env, { warn: (msg) => events.error('monitors-warning', '', msg) }),
-    validate: (m) => {
-      validateMonitor(m);
-      const unsupported = unsupportedFeature(m);
-      if (unsupported) throw new Error(`monitor ${m.id}: ${unsupported}`);
-    },
-    equal: (a, b) => monitorsEqual(a, b),
-    readMonitorFiles: (files) => readMonitorFiles(files),
-    readRdsMonitors: async (aws) => readRdsMonitors(events, aws),
-    autoDetect: autoDetect(b),
-    makeSinks: (m, writer) => makeSinks(b, m, writer),
-    monitorDeps: monitorDeps(b),
-  });
-}
-
-/** A file named by a config key, read at boot; an error names the key and the file. */
-function readKeyFile(key: string, path: string): Buffer {
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    const code = err instanceof Error && 'code' in err ? String(err.code) : errorMessage(err);
-    throw new BootError(`${key}: cannot read ${path}: ${code}`);
-  }
-}
-
-/** `api.tls`: certificate and key (both or neither), and the optional client CA. */
-function apiTls(config: Config): ApiDeps['tls'] {
-  const tls = config.api?.tls;
-  if (tls === undefined) return undefined;
-  const { cert, key } = tls;
-  const clientCa = tls['client-ca'];
-  if (!cert && !key && !clientCa) return undefined;
-  if (!cert || !key) throw new BootError('api.tls: cert and key must both be set');
-  return {
-    cert: readKeyFile('api.tls.cert', cert),
-    key: readKeyFile('api.tls.key', key),
-    ...(clientCa ? { clientCa: readKeyFile('api.tls.client-ca', clientCa) } : {}),
-  };
-}
-
-/** The API's access settings: bind, allowed hosts, token and TLS. Unreadable files fail the boot. */
-function apiAccess(b: Boot): Pick<ApiDeps, 'bind' | 'allowedHosts' | 'token' | 'tls'> {
-  const api = b.config.api;
-  const tokenFile = api?.['token-file'];
-  let token: TokenFile | undefined;
-  if (tokenFile) {
-    try {
-      token = new TokenFile(tokenFile, 'api.token-file', {
-        onError: (msg) => b.events.error('server-api-error', '', msg),
-      });
-    } catch (err) {
-      throw new BootError(errorMessage(err));
-    }
-  }
-  const tls = apiTls(b.config);
-  return {
-    bind: api?.bind ?? DEFAULT_API_BIND,
-    allowedHosts: api?.['allowed-hosts'] ?? [],
-    ...(token ? { token } : {}),
-    ...(tls ? { tls } : {}),
-  };
-}
-
-/**
- * Check every loaded monitor's exporter token file and web configuration file now, so that
- * a bad one fails the boot.
- */
-function checkExporterFiles(loader: Loader): void {
-  for (const m of loader.configs()) {
-    if (!m.exporter?.mode) continue;
-    const file = m.exporter['token-file'];
-    const web = m.exporter.flags?.['web.config.file'];
-    try {
-      if (file) new TokenFile(file, 'exporter.token-file');
-      if (web) loadWebConfig(web, 'exporter.flags.web.config.file');
-    } catch (err) {
-      throw new BootError(`monitor ${m.id}: ${errorMessage(err)}`);
-    }
-  }
-}
-
-/** What `GET /readyz` reports: why the agent is not ready yet, or undefined once it is. */
-interface Readiness {
-  why: string | undefined;
-}
-
-/** The HTTP API (not listening yet), or undefined when api.disable is set. */
-function makeApi(b: Boot, loader: Loader, readiness: Readiness): ReturnType<typeof buildApi> | undefined {
-  const { config, events } = b;
-  if (config.api?.disable === true) return undefined;
-  const access = apiAccess(b);
-  const readOnly = config.api?.['read-only'] === true;
-  return buildApi({
-    ...access,
-    ready: () => readiness.why,
-    control: loader,
-    status: b.status,
-    info: {
-      version: VERSION,
-      config,
-      registered: () => ({ collectors: b.collectors.domains(), sinks: b.sinks.names() }),
-      toggleDebug: () => {
-        events.setDebug(!events.debugging);
-        return events.debugging;
-      },
-    },
-    // The config the monitors run on: the boot's, or the one a SIGHUP loaded since.
-    renderConfig: {
-      yaml: () => renderConfigYaml(loader.config),
-      json: () => renderConfigJson(loader.config),
-    },
-    events,
-    // The web page (docs/ui.md): the page and its files are open, its JSON needs the token.
-    extraRoutes: uiRoutes(
-      uiSource({
-        version: VERSION,
-        monitors: () => loader.loaded(),
-        statusOf: (id) => b.status.monitorStatus(id),
-        uptimeS: () => Number(b.status.server()[ServerKey.uptime] ?? 0),
-        readOnly,
-      }),
-      { tokenRequired: access.token !== undefined, readOnly },
-    ),
-    public: isPublicUiPath,
-    readOnly,
-  });
-}
-
-/** Boot: config, plans, monitors and the API, in that order. Nothing runs yet. */
-async function boot(opts: Options, collectors: CollectorRegistry): Promise<{ b: Boot; loader: Loader }> {
-  const events = new EventLog({
-    log: opts.log,
-    debug: opts.debug,
-    format: opts.logFormat,
-    ...(opts.logLevel ? { level: opts.logLevel } : {}),
-  });
-  const status = new StatusRegistry();
-  const serverStatus = status.serverWriter;
-  serverStatus.set(ServerKey.started, formatTimestamp(new Date()));
-  serverStatus.set(ServerKey.version, VERSION);
-  serverStatus.set(ServerKey.server, 'booting');
-  events.info('boot-start', '', `sonde ${VERSION}`);
-
-  serverStatus.set(ServerKey.server, 'boot: loading config');
-  const { config, path: configPath } = await bootConfig(opts, events);
-  if (opts.printConfig) process.stdout.write(`${renderConfigYaml(config)}\n`);
-  const b: Boot = {
-    events,
-    status,
-    serverStatus,
-    config,
-    ...(configPath === undefined ? {} : { configPath }),
-    connect: scrubbingConnect(events),
-    collectors,
-    sinks: builtinSinks(),
-    plans: new PlanStore(),
-    help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
-    ...(opts.preset ? { exporterPlan: cliPlan(opts.preset.plan, collectors) } : {}),
-  };
-
-  serverStatus.set(ServerKey.server, 'boot: loading plans');
-  await bootPlans(b);
-  if (opts.printPlans) process.stdout.write(printPlans(b.plans.sharedPlans()));
-
-  serverStatus.set(ServerKey.server, 'boot: load monitors');
-  const loader = makeLoader(b, opts.shard);
-  try {
-    await loader.load({ boot: true });
-  } catch (err) {
-    throw new BootError(errorMessage(err));
-  }
-  checkExporterFiles(loader);
-  if (opts.printMonitors) {
-    const shard = loader.shardSummary;
-    process.stdout.write(`${shard ? `# ${shard}\n` : ''}${renderMonitorsYaml(loader.configs())}\n`);
-  }
-  return { b, loader };
-}
-
 /**
  * Last line of defence: a bug in one monitor or sink must not take the agent (and every
  * other monitor) down. Each subsystem contains its own failures; this only reports.
@@ -706,57 +267,6 @@ function reportStrayErrors(events: Events): void {
   process.on('uncaughtException', (err) => {
     events.error('server-panic', '', `uncaught exception: ${errorMessage(err)}`);
   });
-}
-
-/** Keep trying to listen (every second) until it works or `stopping()` says to give up. */
-async function listenUntilStopped(
-  listen: () => Promise<unknown>,
-  onError: (message: string) => void,
-  stopping: () => boolean,
-): Promise<void> {
-  while (!stopping()) {
-    try {
-      await listen();
-      return;
-    } catch (err) {
-      onError(errorMessage(err));
-      await sleep(1000);
-    }
-  }
-}
-
-/** The probe listener, when `probe.bind` is set: listening (retried every second) until the stop. */
-function runProbe(
-  b: Boot,
-  loader: Loader,
-  stopping: () => boolean,
-): { done: Promise<void>; close(): Promise<void> } {
-  const bind = b.config.probe?.bind ?? '';
-  let handle: ProbeHandle | undefined;
-  if (bind === '') return { done: Promise.resolve(), close: async () => undefined };
-  const webConfigFile = b.config.probe?.['web-config-file'];
-  const targets = probeTargets({ monitors: () => loader.loaded() });
-  const done = listenUntilStopped(
-    async () => {
-      const { startProbe } = await import('../exporter/probe.js');
-      handle = await startProbe({
-        bind,
-        targets,
-        events: b.events,
-        ...(webConfigFile ? { webConfigFile } : {}),
-      });
-      b.events.info('server-probe', '', `probe listener on ${handle.address}`);
-    },
-    (msg) => b.events.error('server-probe-error', '', msg),
-    stopping,
-  );
-  return {
-    done,
-    async close() {
-      await done;
-      await handle?.close();
-    },
-  };
 }
 
 /**
@@ -792,56 +302,6 @@ function untilSignal(events: EventLog, reload: () => Promise<void>): Promise<Nod
 }
 
 /**
- * SIGHUP's reload: the monitors again from their sources, with the diff and stop-loss of
- * `POST /monitors/reload`. A failure keeps the running monitors and says why.
- */
-/**
- * Keys of the config file that only a restart applies (compared with the boot config): listeners, the shared plans read at
- * boot, the HTTP proxy of sinks. Everything else (monitors, their defaults, the monitor
- * loader) is what a reload is for.
- */
-const RESTART_KEYS = ['api', 'probe', 'plans', 'http'] as const;
-
-/** The restart-only keys whose value differs between two configs. */
-function restartOnlyChanges(before: Config, after: Config): string[] {
-  return RESTART_KEYS.filter((k) => JSON.stringify(before[k]) !== JSON.stringify(after[k]));
-}
-
-/**
- * SIGHUP: read the config file again and reload the monitors from it (the same diff and
- * stop-loss as POST /monitors/reload). A config file that no longer loads, or a reload
- * that fails, keeps the running config and monitors, and says why.
- */
-async function reloadOnHup(b: Boot, loader: Loader): Promise<void> {
-  const { events } = b;
-  let next: Config | undefined;
-  if (b.configPath !== undefined) {
-    try {
-      next = (await loadConfig(b.configPath)).config;
-    } catch (err) {
-      const why = `SIGHUP: ${errorMessage(err)}; the running config and monitors are kept`;
-      events.error('server-reload-error', '', why);
-      return;
-    }
-    learnSecrets(next, [], events);
-    const fixed = restartOnlyChanges(b.config, next);
-    if (fixed.length > 0)
-      events.notice('server-reload', '', `SIGHUP: ${fixed.join(', ')} changed: only a restart applies them`);
-  }
-  try {
-    await loader.reload(next);
-    const from = b.configPath === undefined ? '' : ` from ${b.configPath}`;
-    events.notice('server-reload', '', `SIGHUP: monitors reloaded${from} (${loader.loaded().length} loaded)`);
-  } catch (err) {
-    const why = `SIGHUP: reload failed, the running config and monitors are kept: ${errorMessage(err)}`;
-    events.error('server-reload-error', '', why);
-  }
-}
-
-/** The most a graceful stop may take after the first signal. */
-const STOP_DEADLINE_MS = 5_000;
-
-/**
  * After the first signal: exit 0 anyway when the graceful stop takes longer than the
  * deadline (a hung query or sink), and at once on a second SIGTERM or SIGINT. Returns the
  * disarming function for a stop that finished in time.
@@ -866,68 +326,68 @@ function armHardStop(events: Events): () => void {
   };
 }
 
-/** `<n> on time, <m> late`: the level collections of the loaded monitors by timing. */
-function collectionTiming(monitors: readonly LoadedMonitor[]): string {
-  let onTime = 0;
-  let late = 0;
-  for (const m of monitors) {
-    onTime += m.timing?.onTime ?? 0;
-    late += m.timing?.late ?? 0;
-  }
-  return `${onTime} on time, ${late} late`;
+/** The agent the command line asks for: its config, log lines, shard and printing steps. */
+function cliAgent(opts: Options): Agent {
+  return new Agent({
+    ...(opts.config !== undefined ? { config: opts.config } : {}),
+    ...(opts.preset ? { exporter: opts.preset } : {}),
+    ...(opts.shard ? { shard: opts.shard } : {}),
+    ...(opts.check ? { check: true } : {}),
+    log: {
+      log: opts.log,
+      debug: opts.debug,
+      format: opts.logFormat,
+      ...(opts.logLevel ? { level: opts.logLevel } : {}),
+    },
+    ...(opts.printConfig
+      ? { onConfig: (c: Config) => process.stdout.write(`${renderConfigYaml(c)}\n`) }
+      : {}),
+    ...(opts.printPlans ? { onPlans: (p: Plan[]) => process.stdout.write(printPlans(p)) } : {}),
+  });
 }
-/** Run: start the monitors and the API, then stop everything on a signal. */
-async function run(
-  b: Boot,
-  loader: Loader,
-  api: ReturnType<typeof buildApi> | undefined,
-  readiness: Readiness,
-): Promise<void> {
-  const { events, serverStatus, status } = b;
-  reportStrayErrors(events);
-  events.info('server-run', '');
-  serverStatus.set(ServerKey.server, 'starting monitors');
-  const runStart = Date.now();
-  status.setComputed(ServerKey.uptime, () => String(Math.floor((Date.now() - runStart) / 1000)));
-  status.setComputed(ServerKey.collections, () => collectionTiming(loader.loaded()));
 
-  let stopping = false;
-  const bind = b.config.api?.bind ?? DEFAULT_API_BIND;
-  const apiLoop = api
-    ? listenUntilStopped(
-        () => listenApi(api, bind),
-        (msg) => events.error('server-api-error', '', msg),
-        () => stopping,
-      )
-    : Promise.resolve();
-  const probe = runProbe(b, loader, () => stopping);
-  await loader.startAll();
-  readiness.why = undefined;
-  serverStatus.set(ServerKey.server, `running since ${formatTimestamp(new Date())}`);
-
-  const signal = await untilSignal(events, () => reloadOnHup(b, loader));
-  stopping = true;
-  readiness.why = 'shutting down';
-  events.notice('server-stopped', '', `caught ${signal}, stopping`);
-  const disarm = armHardStop(events);
-  await api?.close().catch(() => undefined);
-  await apiLoop;
-  await probe.close().catch(() => undefined);
-  await loader.stopAll(STOP_DEADLINE_MS);
+/** Boot, print the monitors when asked, then run until a signal (unless --run=false). */
+async function bootAndRun(opts: Options): Promise<number> {
+  const agent = cliAgent(opts);
+  await agent.boot();
+  if (opts.printMonitors) {
+    const shard = agent.shardSummary;
+    process.stdout.write(`${shard ? `# ${shard}\n` : ''}${renderMonitorsYaml(agent.monitorConfigs())}\n`);
+  }
+  if (!opts.run) return 0;
+  reportStrayErrors(agent.events);
+  await agent.start();
+  const signal = await untilSignal(agent.events, () => agent.reload());
+  agent.events.notice('server-stopped', '', `caught ${signal}, stopping`);
+  const disarm = armHardStop(agent.events);
+  await agent.stop(STOP_DEADLINE_MS);
   disarm();
+  return 0;
 }
 
-/** The exporter plan of mysqld_exporter's command line, checked against the collectors like any plan. */
-function cliPlan(plan: Plan, collectors: CollectorRegistry): Plan {
-  try {
-    validatePlans([plan], (d) => (collectors.has(d) ? collectors.help(d) : undefined));
-  } catch (err) {
-    throw new BootError(errorMessage(err));
+/**
+ * `--check`: boot without binding, then check every monitor (connect, plans, prepare) a
+ * few at a time; one line each on stdout, sorted by id, `OK <id>: plans …` or
+ * `FAIL <id>: <step>: <cause>`. Exit 1 when any failed or none is configured.
+ */
+async function bootAndCheck(opts: Options): Promise<number> {
+  const agent = cliAgent(opts);
+  await agent.boot();
+  const results = await agent.check();
+  for (const r of results) {
+    process.stdout.write(
+      r.error === ''
+        ? `OK   ${r.monitorId}: plans ${r.plans.join(', ')}\n`
+        : `FAIL ${r.monitorId}: ${r.error}\n`,
+    );
   }
-  return plan;
+  const failed = results.filter((r) => r.error !== '').length;
+  if (agent.shardSummary) process.stdout.write(`${agent.shardSummary}\n`);
+  if (results.length === 0) process.stdout.write('FAIL no monitors configured\n');
+  process.stdout.write(`${results.length - failed} of ${results.length} monitors OK\n`);
+  return failed > 0 || results.length === 0 ? 1 : 0;
 }
 
-/** mysqld_exporter's command line (exporter-cli.ts): help, version, or boot and run. */
 /** The program name mysqld_exporter's command line prints: the name sonde was run as. */
 function exporterProgram(): string {
   return (process.argv[1] ?? 'sonde').split('/').pop()?.replace(/\.js$/, '') ?? 'sonde';
@@ -965,7 +425,7 @@ async function mainExporter(argv: string[]): Promise<number> {
     version: false,
     preset,
   };
-  return bootAndRun(opts, (await import('../collectors/builtin.js')).builtinCollectors());
+  return bootAndRun(opts);
 }
 
 async function main(argv: string[]): Promise<number> {
@@ -973,67 +433,9 @@ async function main(argv: string[]): Promise<number> {
   // --version and --print-domains: answered before the imports (earlyAnswer).
   const opts = parseArgs(sondeArgv(argv));
   logFormat = opts.logFormat;
-  const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
   const shard = shardOption(opts.shardFlag);
   if (shard) opts.shard = shard;
-  return opts.check ? bootAndCheck(opts, collectors) : bootAndRun(opts, collectors);
-}
-
-/**
- * `--check`: boot without binding, then check every monitor (checkMonitor: connect, plans,
- * prepare) a few at a time; one line each on stdout, sorted by id, `OK <id>: plans …` or
- * `FAIL <id>: <step>: <cause>`. Exit 1 when any failed or none is configured.
- */
-async function bootAndCheck(opts: Options, collectors: CollectorRegistry): Promise<number> {
-  const { b, loader } = await boot(opts, collectors);
-  const deps = monitorDeps(b);
-  const monitors = loader.configs().sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-  const { checkMonitor } = await import('../monitor/check.js');
-  const results = await mapLimit(monitors, CHECK_CONCURRENCY, (m) => checkMonitor(m, deps));
-  for (const r of results) {
-    process.stdout.write(
-      r.error === ''
-        ? `OK   ${r.monitorId}: plans ${r.plans.join(', ')}\n`
-        : `FAIL ${r.monitorId}: ${r.error}\n`,
-    );
-  }
-  const failed = results.filter((r) => r.error !== '').length;
-  if (loader.shardSummary) process.stdout.write(`${loader.shardSummary}\n`);
-  if (monitors.length === 0) process.stdout.write('FAIL no monitors configured\n');
-  process.stdout.write(`${monitors.length - failed} of ${monitors.length} monitors OK\n`);
-  return failed > 0 || monitors.length === 0 ? 1 : 0;
-}
-
-/** Monitors checked at once. */
-const CHECK_CONCURRENCY = 4;
-
-/** `fn` over `items`, at most `limit` at a time, results in input order. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array<R>(items.length);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i] as T);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
-/** Boot, then run until a signal (unless --run=false). */
-async function bootAndRun(opts: Options, collectors: CollectorRegistry): Promise<number> {
-  const bootStart = Date.now();
-  const { b, loader } = await boot(opts, collectors);
-  const readiness: Readiness = { why: 'starting monitors' };
-  const api = makeApi(b, loader, readiness);
-  b.events.info(
-    'boot-success',
-    '',
-    `booted in ${formatDuration(Date.now() - bootStart)}, loaded ${loader.size} monitors`,
-  );
-  if (opts.run) await run(b, loader, api, readiness);
-  return 0;
+  return opts.check ? bootAndCheck(opts) : bootAndRun(opts);
 }
 
 /** The log format once the command line is read: the boot failure line is printed in it. */

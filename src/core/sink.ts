@@ -23,7 +23,37 @@ export interface SinkContext {
   events: Events;
   /** http.proxy, for sinks that make outbound HTTP requests */
   httpProxy?: string;
+  /**
+   * The HTTP client this sink posts with, when the embedding program's HTTP client factory
+   * made one for it; else the sinks' own (`httpPost` in sinks/http.ts).
+   */
+  httpClient?: HttpClient;
 }
+
+/** One outbound HTTP POST; the answer has any status (the sink decides what counts as success). */
+export interface HttpPost {
+  url: string;
+  headers?: Record<string, string>;
+  /** `Basic <base64>`, sent as `Authorization`. */
+  authorization?: string;
+  body: Uint8Array | string;
+  /** Aborts the request (the sink's retry deadline). */
+  signal?: AbortSignal;
+  /** Give up after this many milliseconds. */
+  timeoutMs?: number;
+}
+
+/** What came back from an {@link HttpPost}. */
+export interface HttpAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  /** `Content-Type` in lowercase, '' when absent. */
+  contentType: string;
+  body: Uint8Array;
+}
+
+/** An HTTP client for sinks: POST a request, resolve with the answer, reject on a transport error. */
+export type HttpClient = (req: HttpPost) => Promise<HttpAnswer>;
 
 export interface SinkRegistration {
   name: string;

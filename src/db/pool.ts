@@ -114,6 +114,12 @@ export interface CreateDbOptions {
    * when it failed. A connection reused from the pool is not reported.
    */
   onConnect?: (ms: number, error?: string) => void;
+  /**
+   * The embedding program's `modifyDb` hook: given the mysql2 options sonde chose (a copy),
+   * returns the ones to connect with. Called for each pool generation and each KILL
+   * connection; a throw fails that connection like any connect error.
+   */
+  modifyOptions?: (options: ConnectionOptions) => ConnectionOptions;
 }
 
 /** A Db that owns its pool. */
@@ -227,10 +233,16 @@ class MysqlDb implements PooledDb {
     return { dsn: this.#gen.spec.redactedDsn };
   }
 
+  /** The mysql2 options of a spec, through the `modifyOptions` hook when there is one. */
+  #connectionOptions(spec: ConnectionSpec): ConnectionOptions {
+    const o = connectionOptions(spec);
+    return this.#opts.modifyOptions ? this.#opts.modifyOptions({ ...o }) : o;
+  }
+
   #newGeneration(spec: ConnectionSpec): Generation {
     if (spec.password() !== '') this.#secrets.add(spec.password());
     const pool = createPool({
-      ...connectionOptions(spec),
+      ...this.#connectionOptions(spec),
       connectionLimit: POOL_SIZE,
       // One connection stays open between collections. The others are opened only while
       // statements run in parallel, and mysql2 closes them within a second of going idle
@@ -434,7 +446,7 @@ class MysqlDb implements PooledDb {
       try {
         try {
           conn = await createConnection({
-            ...connectionOptions(this.#gen.spec),
+            ...this.#connectionOptions(this.#gen.spec),
             connectTimeout: KILL_CONNECT_TIMEOUT_MS,
           });
         } catch (err) {

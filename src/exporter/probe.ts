@@ -104,6 +104,14 @@ export function agentRegistry(targets: ProbeTargets): Registry {
   return registry;
 }
 
+/** The probe listener's paths, all GET (and HEAD); exported for the documentation test. */
+export const PROBE_PATHS = {
+  probe: '/probe',
+  metrics: '/metrics',
+  targets: '/targets',
+  landing: '/',
+} as const;
+
 const LANDING = Buffer.from(
   [
     '<html>',
@@ -207,18 +215,18 @@ function router(args: StartProbeArgs): (req: IncomingMessage, res: ServerRespons
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return refuseMethod(res, req, 'GET, HEAD', `method ${req.method ?? ''} not allowed`, NOSNIFF);
     switch (url.pathname) {
-      case '/probe':
+      case PROBE_PATHS.probe:
         prober.handle(req, res, url).catch((err: unknown) => failed(req, res, 'probe', err));
         return;
-      case '/metrics':
+      case PROBE_PATHS.metrics:
         registry.metrics().then(
           (text) => send(res, req, 200, registry.contentType, text),
           (err: unknown) => failed(req, res, 'metrics', err),
         );
         return;
-      case '/targets':
+      case PROBE_PATHS.targets:
         return send(res, req, 200, 'application/json', targetsJson(args.targets));
-      case '/':
+      case PROBE_PATHS.landing:
         return send(res, req, 200, 'text/html; charset=utf-8', LANDING);
       default:
         return refuse(req, res, 404, '404 page not found');

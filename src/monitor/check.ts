@@ -55,6 +55,7 @@ export async function checkMonitor(
   try {
     const spec = await deps.buildConnection(cfg);
     const db = deps.createDb(spec, {
+      monitorId: cfg.id,
       reloadCredentials: () => deps.buildConnection(cfg, { reload: true }),
       onPasswordReloadError: () => undefined,
     });

@@ -66,7 +66,19 @@ export interface LevelCollectorContext {
   onClean?(): void;
   /** Called with each collection's values once its run returned, before the sinks get them. */
   onCollected?(m: Metrics): void;
+  /**
+   * The embedding program's `transformMetrics` hook, run by the sink worker on each batch
+   * before the sinks: it may change the records in place or return the ones to send. A
+   * throw drops the batch (event `lco-metrics-fault`).
+   */
+  transformMetrics?: TransformMetrics;
 }
+
+/** Change a batch of metrics before the sinks get it (in place, or return the records to send). */
+export type TransformMetrics = (
+  metrics: Metrics[],
+  ctx: { monitorId: string },
+) => void | Metrics[] | Promise<void | Metrics[]>;
 
 const QUEUE_CAPACITY = 10;
 
@@ -476,9 +488,31 @@ export class LevelCollector {
     }
   }
 
+  /** The batch's records after the `transformMetrics` hook; undefined when it threw (batch dropped). */
+  async #transformed(batch: Batch): Promise<Metrics[] | undefined> {
+    const { status, events, monitorId, transformMetrics } = this.#ctx;
+    if (transformMetrics === undefined) return batch.metrics;
+    status.set(MonitorKey.levelSinks, 'TransformMetrics');
+    try {
+      return (await transformMetrics(batch.metrics, { monitorId })) ?? batch.metrics;
+    } catch (err) {
+      const last = batch.metrics[batch.metrics.length - 1];
+      const where = `${batch.plan}/${batch.level}/${last?.interval ?? 0}`;
+      events.error(
+        'lco-metrics-fault',
+        monitorId,
+        `TransformMetrics: ${errorMessage(err)}, dropping metrics: ${where}`,
+      );
+      status.set(MonitorKey.levelSinks, 'idle');
+      return undefined;
+    }
+  }
+
   async #send(batch: Batch): Promise<void> {
     const { status, events, monitorId, sinks } = this.#ctx;
-    for (const m of batch.metrics) {
+    const metrics = await this.#transformed(batch);
+    if (metrics === undefined) return;
+    for (const m of metrics) {
       for (const sink of sinks) {
         status.set(MonitorKey.levelSinks, `${m.plan}/${m.level}/${m.interval}: sending to ${sink.name}`);
         const t0 = this.#clock.now();

@@ -63,6 +63,19 @@ export interface LoaderDeps {
   listDsn?: (m: FinalMonitorConfig) => string;
   /** `--shard i/n`: keep only the monitors whose id hashes into shard i of n (shard.ts). */
   shard?: Shard;
+  /**
+   * The embedding program's `loadMonitors` hook: when set, the monitors come from it instead
+   * of the config's monitors, files, RDS discovery and local auto-detection. What it returns
+   * goes through the same finalize, validation, shard, diff and stop-loss; a throw fails the
+   * load like an unreadable monitor file.
+   */
+  loadMonitors?: (config: Config) => MonitorConfig[] | Promise<MonitorConfig[]>;
+  /**
+   * The `startMonitor` hook: asked before the loader starts a monitor (boot and reloads;
+   * not `POST /monitors/start`); false leaves it loaded and stopped. A throw counts as false
+   * and is reported (event `monitor-error`).
+   */
+  startMonitor?: (config: FinalMonitorConfig) => boolean | Promise<boolean>;
 }
 
 /** What the loader uses of a monitor; a monitor without `probe` and `tally` cannot be probed. */
@@ -148,8 +161,20 @@ export class Loader implements MonitorControl {
 
   /** Read all sources and finalize; any error fails the whole load. */
   async #read(config: Config): Promise<FinalMonitorConfig[]> {
-    const { status } = this.#deps;
+    const raw = await this.#readRaw(config);
+    const finals = this.#deps.finalize(raw, config);
+    for (const m of finals) this.#deps.validate(m);
+    return this.#keepShard(finals);
+  }
+
+  /** The monitors of every source, before finalize: the hook's, or the config's sources. */
+  async #readRaw(config: Config): Promise<MonitorConfig[]> {
+    const { status, loadMonitors } = this.#deps;
     const serverStatus = status.serverWriter;
+    if (loadMonitors !== undefined) {
+      serverStatus.set(ServerKey.monitorLoader, 'loading from plugin');
+      return [...(await loadMonitors(config))];
+    }
     const raw: MonitorConfig[] = [...(config.monitors ?? [])];
     const ml = config['monitor-loader'] ?? {};
     if ((ml.files ?? []).length > 0) {
@@ -172,9 +197,7 @@ export class Loader implements MonitorControl {
       this.#deps.events.info('monitors-autodetect', local?.id ?? '', why);
       if (local) raw.push(local);
     }
-    const finals = this.#deps.finalize(raw, config);
-    for (const m of finals) this.#deps.validate(m);
-    return this.#keepShard(finals);
+    return raw;
   }
 
   /**
@@ -298,7 +321,7 @@ export class Loader implements MonitorControl {
     for (const [i, l] of todo.entries()) {
       serverStatus.set(ServerKey.monitorLoader, `starting ${l.monitor.id}`);
       this.#started.add(l.monitor.id);
-      if (!l.monitor.running) l.monitor.start();
+      if (!l.monitor.running && (await this.#mayStart(l.monitor.config))) l.monitor.start();
       if (i < todo.length - 1 && pause > 0) await this.#sleep(pause);
     }
     serverStatus.set(
@@ -306,6 +329,18 @@ export class Loader implements MonitorControl {
       `${todo.length} monitors started at ${formatTimestamp(new Date())}`,
     );
     this.#deps.events.info('monitors-started', '', `${todo.length} monitors`);
+  }
+
+  /** The `startMonitor` hook's answer (true without a hook); a throw is reported and counts as false. */
+  async #mayStart(m: FinalMonitorConfig): Promise<boolean> {
+    const hook = this.#deps.startMonitor;
+    if (hook === undefined) return true;
+    try {
+      return (await hook(m)) === true;
+    } catch (err) {
+      this.#deps.events.error('monitor-error', m.id, `startMonitor: ${errorMessage(err)}`);
+      return false;
+    }
   }
 
   /**

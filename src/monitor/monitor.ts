@@ -24,7 +24,7 @@ import { Limiter } from '../engine/limiter.js';
 import { ErrorGate } from './error-gate.js';
 import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
-import type { PlanRuntime } from './level-collector.js';
+import type { PlanRuntime, TransformMetrics } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
 import { HOUR_SLOTS, SeriesBuffer } from './series.js';
 import type { DomainRecord } from '../engine/engine.js';
@@ -46,12 +46,16 @@ export interface MonitorDeps {
   createDb(
     spec: ConnectionSpec,
     opts: {
+      /** The monitor the pool is for (the agent's `modifyDb` hook is told). */
+      monitorId: string;
       reloadCredentials: () => Promise<ConnectionSpec>;
       onPasswordReloadError: (msg: string) => void;
       /** After each attempt to open a new connection: its duration, and its error when it failed. */
       onConnect?: (ms: number, error?: string) => void;
     },
   ): OwnedDb;
+  /** The embedding program's hook on each batch before the sinks (level-collector.ts). */
+  transformMetrics?: TransformMetrics;
   /** Load this monitor's plans; returns the lookup used by plan activation. */
   loadPlans(cfg: FinalMonitorConfig, db: Db): Promise<(name: string) => Plan>;
   buildRuntime(plan: Plan, cfg: FinalMonitorConfig): PlanRuntime;
@@ -382,6 +386,7 @@ export class Monitor {
       const spec = await this.#deps.buildConnection(cfg);
       const dsn = spec.redactedDsn;
       const db = this.#deps.createDb(spec, {
+        monitorId: this.id,
         reloadCredentials: () => this.#deps.buildConnection(cfg, { reload: true }),
         onPasswordReloadError: (msg) => events.info('db-reload-password-error', this.id, msg),
         onConnect: (ms, error) => events.debug(() => connectLine(dsn, ms, error), this.id),
@@ -502,6 +507,7 @@ export class Monitor {
       return { source, timeoutOffsetS, release: async () => undefined };
     }
     const db = this.#deps.createDb(spec, {
+      monitorId: this.id,
       reloadCredentials: () => this.#deps.buildConnection(this.config, { reload: true, authModule }),
       onPasswordReloadError: (msg) => this.#events.info('db-reload-password-error', this.id, msg),
     });
@@ -583,6 +589,7 @@ export class Monitor {
       tally: this.tally.level,
       timing: this.timing,
       onClean: () => this.#events.reset(),
+      ...(this.#deps.transformMetrics ? { transformMetrics: this.#deps.transformMetrics } : {}),
       onCollected: (m) => {
         this.series.add(m);
         // Detected once per pool (no query once known); the page shows it.

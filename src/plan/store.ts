@@ -56,6 +56,15 @@ export class PlanStore {
     this.#shared = plans;
   }
 
+  /**
+   * Use `plans` as the shared plans (the embedding program's `loadPlans` hook) instead of
+   * loading them: validated together like plan files; throws the validation error.
+   */
+  useShared(plans: Plan[], getHelp: HelpLookup): void {
+    validatePlans(plans, getHelp);
+    this.#shared = plans;
+  }
+
   /** Deep copies of the shared plans in load order. */
   sharedPlans(): Plan[] {
     return structuredClone(this.#shared);

@@ -169,8 +169,9 @@ function readyHandler(ready: ApiDeps['ready']): RouteHandler {
 /**
  * Every route. State-changing endpoints take POST only: a link, an image or a prefetch (all
  * GET) must never start, stop, reload or toggle anything; HEAD is answered for GET routes only.
+ * Exported for the documentation test, which checks every endpoint the docs name.
  */
-function routes(deps: ApiDeps): Route[] {
+export function apiRoutes(deps: ApiDeps): Route[] {
   const { control, status, info } = deps;
   const get = (path: string, handler: RouteHandler): Route => ({ method: 'GET', path, handler });
   const post = (path: string, handler: RouteHandler): Route => ({ method: 'POST', path, handler });
@@ -209,7 +210,7 @@ function routes(deps: ApiDeps): Route[] {
       '/status/monitors',
       json(() => status.monitors()),
     ),
-    // Not in Blip's API: toggles debug output and answers the new state.
+    // Toggles debug output and answers the new state (Blip's /debug takes any method).
     post(
       '/debug',
       json(() => ({ debugging: info.toggleDebug() })),
@@ -273,7 +274,7 @@ export function buildApi(deps: ApiDeps): Api {
     const addr = l.server.address();
     return addr !== null && typeof addr === 'object' ? addr.address : '';
   };
-  const router = new Router(routes(deps), {
+  const router = new Router(apiRoutes(deps), {
     bodyLimit: LISTENER_LIMITS.bodyLimit,
     admit: (req, res, path) =>
       admit(req, res, {

@@ -22,11 +22,11 @@ import { compress } from 'snappyjs';
 import type { Events } from '../core/events.js';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
-import type { Sink, SinkRegistration } from '../core/sink.js';
+import type { HttpClient, Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { chronosphereName, isSondePromDomain, translateSonde } from '../prom/translate.js';
 import { formatTimestampMs } from '../util/time.js';
-import { bodyText, httpPost, parseTarget } from './http.js';
+import { bodyText, parseTarget, sinkPoster } from './http.js';
 import type { PostTarget } from './http.js';
 import { ProtoWriter } from './protobuf.js';
 import { monitorKeyOf } from '../core/status-keys.js';
@@ -197,6 +197,7 @@ export interface ChronosphereDeps {
   events: Events;
   /** Output of the `debug` option (tests). */
   out?: TextOutput;
+  httpClient?: HttpClient;
 }
 
 /** Build the unwrapped `chronosphere` sink (the registration wraps it in Retry). */
@@ -204,6 +205,7 @@ export function createChronosphereSink(opts: ChronosphereOptions, deps: Chronosp
   const target: PostTarget = parseTarget(opts.url, 'chronosphere url');
   const { status, monitorId, tags } = deps;
   const out = deps.out ?? process.stdout;
+  const post = sinkPoster(deps.httpClient);
 
   const fail = (text: string): Error => {
     status.set(
@@ -231,7 +233,7 @@ export function createChronosphereSink(opts: ChronosphereOptions, deps: Chronosp
         const body = compress(encodeMetricSet(families, tags, metrics.begin));
         let answer;
         try {
-          answer = await httpPost({
+          answer = await post({
             url: target.url,
             headers: { 'Content-Type': 'application/octet-stream' },
             authorization: target.authorization,

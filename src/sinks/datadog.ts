@@ -36,7 +36,7 @@ import { isYes } from '../util/text.js';
 import type { StatusWriter } from '../core/status.js';
 import { formatTimestampMs } from '../util/time.js';
 import { withDelta } from './delta.js';
-import { httpPost } from './http.js';
+import { sinkPoster } from './http.js';
 import { createRetried } from './retry.js';
 import type { SinkTranslator } from './translators.js';
 import { namingOption, readSecretFile, sinkMetricName, sinkTranslators } from './translators.js';
@@ -403,7 +403,7 @@ class DatadogSink implements Sink {
       const json = JSON.stringify({ series: chunk });
       let res;
       try {
-        res = await httpPost({
+        res = await sinkPoster(this.#ctx.httpClient)({
           url: this.#url,
           headers: {
             'Content-Type': 'application/json',

@@ -15,6 +15,7 @@ import https from 'node:https';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { errorMessage } from '../core/errors.js';
+import type { HttpClient } from '../core/sink.js';
 import { abortReason, withDeadline } from '../util/abort.js';
 
 /** Upper bound for one request when the caller gives no `timeoutMs`. */
@@ -203,6 +204,32 @@ async function route(
   // speaks TLS, so the request itself goes out with the plain http module.
   options.createConnection = () => tunnel;
   return { mod: http, options, tunnel: [tunnel, raw] };
+}
+
+/**
+ * How a sink posts: with the HTTP client the embedding program's factory made for it (see
+ * `httpClient` in SinkContext; it has its own transport, so proxy, agent and CA stay
+ * unused), else with {@link httpPost}.
+ */
+export function sinkPoster(client: HttpClient | undefined): (req: HttpPostRequest) => Promise<HttpResponse> {
+  if (client === undefined) return httpPost;
+  return async ({ url, headers, authorization, body, signal, timeoutMs }) => {
+    const a = await client({
+      url,
+      body,
+      ...(headers ? { headers } : {}),
+      ...(authorization !== undefined ? { authorization } : {}),
+      ...(signal ? { signal } : {}),
+      ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    });
+    const data = Buffer.from(a.body.buffer, a.body.byteOffset, a.body.byteLength);
+    return {
+      status: a.status,
+      headers: a.headers,
+      contentType: a.contentType,
+      body: data.subarray(0, MAX_BODY),
+    };
+  };
 }
 
 /**

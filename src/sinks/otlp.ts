@@ -36,10 +36,10 @@ import protobuf from 'protobufjs';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { Events } from '../core/events.js';
-import type { Sink, SinkRegistration } from '../core/sink.js';
+import type { HttpClient, Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { formatTimestampMs } from '../util/time.js';
-import { bodyText, httpPost, parseTarget } from './http.js';
+import { bodyText, parseTarget, sinkPoster } from './http.js';
 import { createRetried } from './retry.js';
 import type { PostTarget } from './http.js';
 import { monitorKeyOf } from '../core/status-keys.js';
@@ -330,6 +330,7 @@ export interface OtlpSinkDeps {
   tags: Record<string, string>;
   status: StatusWriter;
   events: Events;
+  httpClient?: HttpClient;
 }
 
 /** Build the unwrapped `otlp` sink (the registration wraps it in Retry). */
@@ -361,7 +362,13 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
       const body = opts.compression === 'gzip' ? gzipSync(payload.body) : payload.body;
       let answer;
       try {
-        answer = await httpPost({ url, headers, authorization: target.authorization, body, signal });
+        answer = await sinkPoster(deps.httpClient)({
+          url,
+          headers,
+          authorization: target.authorization,
+          body,
+          signal,
+        });
       } catch (err) {
         fail(err instanceof Error ? err.message : String(err));
         throw err;

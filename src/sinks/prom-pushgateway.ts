@@ -26,14 +26,14 @@
 import { Buffer } from 'node:buffer';
 import type { Events } from '../core/events.js';
 import type { Metrics } from '../core/metrics.js';
-import type { Sink, SinkRegistration } from '../core/sink.js';
+import type { HttpClient, Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { TEXT_CONTENT_TYPE, gather, render } from '../prom/exposition.js';
 import type { PromSample } from '../prom/exposition.js';
 import { hasPromTranslator, translateBlip } from '../prom/translate.js';
 import { SONDE_LABELS } from '../prom/sonde-names.js';
 import { formatTimestampMs } from '../util/time.js';
-import { bodyText, httpPost, parseTarget } from './http.js';
+import { bodyText, parseTarget, sinkPoster } from './http.js';
 import type { PostTarget } from './http.js';
 import { monitorKeyOf } from '../core/status-keys.js';
 import { createRetried } from './retry.js';
@@ -145,6 +145,7 @@ export interface PushgatewayDeps {
   tags: Record<string, string>;
   status: StatusWriter;
   events: Events;
+  httpClient?: HttpClient;
 }
 
 /** Build the unwrapped `prom-pushgateway` sink (the registration wraps it in Retry). */
@@ -173,7 +174,7 @@ export function createPushgatewaySink(opts: PushgatewayOptions, deps: Pushgatewa
       if (body.series > 0) {
         let answer;
         try {
-          answer = await httpPost({
+          answer = await sinkPoster(deps.httpClient)({
             url,
             headers: { 'Content-Type': TEXT_CONTENT_TYPE },
             authorization: target.authorization,

@@ -24,7 +24,7 @@ import type { Metrics } from '../core/metrics.js';
 import { MetricType } from '../core/metrics.js';
 import type { Sink, SinkContext, SinkRegistration } from '../core/sink.js';
 import { formatTimestampMs } from '../util/time.js';
-import { httpPost } from './http.js';
+import { sinkPoster } from './http.js';
 import { ProtoWriter } from './protobuf.js';
 import { createRetried } from './retry.js';
 import type { SinkTranslator } from './translators.js';
@@ -226,7 +226,7 @@ class SignalfxSink implements Sink {
 
   async #post(pb: Uint8Array, signal: AbortSignal | undefined): Promise<void> {
     const gzip = pb.length > SIGNALFX_GZIP_ABOVE;
-    const res = await httpPost({
+    const res = await sinkPoster(this.#ctx.httpClient)({
       url: this.#url,
       headers: {
         'Content-Type': 'application/x-protobuf',

@@ -23,7 +23,7 @@ interface Pkg {
 }
 
 /** Paths that belong to development only. */
-const DEV_ONLY = /(^|\/)(test|tests|bench|fixtures?)\/|\.test\.js$|fixture|test-helpers|\.map$|\.ts$|^src\//;
+const DEV_ONLY = /(^|\/)(test|tests|bench|fixtures?)\/|\.test\.(js|d\.ts)$|fixture|test-helpers|\.map$|(?<!\.d)\.ts$|^src\//;
 
 /** Specifiers of the static and dynamic imports of a compiled module. */
 function importsOf(js: string): string[] {
@@ -67,6 +67,8 @@ describe('npm pack', () => {
       'web/app.js',
       'web/app.css',
       'certs/rds-global-bundle.pem',
+      'dist/src/index.js',
+      'dist/src/index.d.ts',
     ])
       assert.ok(files.includes(f), `${f} packed`);
     assert.ok(files.includes('deploy/sonde.service'), 'deploy/sonde.service packed');

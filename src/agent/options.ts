@@ -1,0 +1,77 @@
+/**
+ * What an embedding program gives `createAgent()` besides the config: hooks that replace or
+ * extend a step of the agent, and factories for its own collectors, sinks, translators and
+ * HTTP clients. Each hook's failure is reported like a failure of the step it replaces.
+ */
+import type { ConnectionOptions } from 'mysql2';
+import type { CollectorRegistration } from '../core/collector.js';
+import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
+import type { HttpClient, SinkRegistration } from '../core/sink.js';
+import type { TransformMetrics } from '../monitor/level-collector.js';
+import type { SinkTranslator } from '../sinks/translators.js';
+
+/** A shared plan from the `loadPlans` hook: its name and its levels, as YAML text or as the parsed document. */
+export interface PlanDocument {
+  name: string;
+  /** The plan file's content: level name → `{ freq, collect: { <domain>: { metrics, options, errors } } }`. */
+  levels: string | Record<string, unknown>;
+}
+
+export interface AgentHooks {
+  /**
+   * Instead of reading a config file: given sonde's built-in defaults, return the config.
+   * It is checked like a file (unknown keys, bad values), and a throw fails the boot.
+   */
+  loadConfig?: (defaults: Config) => Config | Promise<Config>;
+  /**
+   * Instead of the config's monitors, monitor files, RDS discovery and local
+   * auto-detection, at boot and at each reload. The monitors go through the same defaults,
+   * validation, shard, diff and stop-loss; a throw fails the load like an unreadable
+   * monitor file (at boot: the boot; at a reload: that reload, the running monitors kept).
+   */
+  loadMonitors?: (config: Config) => MonitorConfig[] | Promise<MonitorConfig[]>;
+  /**
+   * Instead of the shared plans of `plans.files`, `plans.table` and the built-in defaults.
+   * They are parsed and validated like plan files; an error fails the boot.
+   */
+  loadPlans?: (config: Config) => PlanDocument[] | Promise<PlanDocument[]>;
+  /**
+   * Change the mysql2 connection options of a monitor's pool (e.g. add `connectAttributes`,
+   * a `stream` factory, TLS material from a vault). Given a copy; return the options to use
+   * (or nothing to keep the copy as changed). A throw fails that connection like a connect error.
+   */
+  modifyDb?: (options: ConnectionOptions, ctx: { monitorId: string }) => ConnectionOptions | void;
+  /**
+   * Whether the loader starts this monitor (at boot and on each reload); false leaves it
+   * loaded and stopped, startable by `POST /monitors/start`. A throw is reported
+   * (`monitor-error`) and counts as false.
+   */
+  startMonitor?: (monitor: FinalMonitorConfig) => boolean | Promise<boolean>;
+  /**
+   * Change each batch of metrics before the sinks get it: in place, or return the records
+   * to send. A throw drops the batch (`lco-metrics-fault`).
+   */
+  transformMetrics?: TransformMetrics;
+}
+
+/** What the agent is told when it builds a sink: the same fields a sink factory gets. */
+export interface HttpClientContext {
+  sinkName: string;
+  monitorId: string;
+  options: Record<string, string>;
+  tags: Record<string, string>;
+}
+
+export interface AgentFactories {
+  /** Collectors for more domains; a domain already registered is a boot error. */
+  collectors?: readonly CollectorRegistration[];
+  /** More sinks; a name already registered is a boot error. */
+  sinks?: readonly SinkRegistration[];
+  /** Sink translators (`metric-translator: <name>` of the datadog and signalfx sinks). */
+  translators?: Readonly<Record<string, SinkTranslator>>;
+  /**
+   * The HTTP client of each sink that posts over HTTP (datadog, signalfx, otlp,
+   * chronosphere, prom-pushgateway); undefined keeps the sink's own.
+   */
+  httpClient?: (ctx: HttpClientContext) => HttpClient | undefined;
+}
