@@ -28,8 +28,9 @@ export const LAYERS = {
   server: ['core', 'util'],
   web: ['core', 'util'],
   monitor: BELOW_MONITOR,
-  agent: [...BELOW_MONITOR, 'server', 'web', 'monitor'],
-  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'agent'],
+  plugins: ['core', 'collectors', 'sinks'],
+  agent: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'plugins'],
+  bin: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'agent', 'plugins'],
 };
 
 /** Test code and its fixtures may reach across layers (integration tests wire real pieces). */

@@ -19,6 +19,7 @@ export type { Db } from './core/db.js';
 export { EVENT_NAMES, type AgentEvent, type EventLevel, type EventListener, type EventName } from './core/events.js';
 export { MetricType, type Metrics, type MetricValue } from './core/metrics.js';
 export type { Plan } from './core/plan.js';
+export type { LoadedPlugin, PluginApi, SondePlugin } from './core/plugin.js';
 export type { HttpAnswer, HttpClient, HttpPost, Sink, SinkContext, SinkRegistration } from './core/sink.js';
 export type { TransformMetrics } from './monitor/level-collector.js';
 export type { SinkTranslator } from './sinks/translators.js';

@@ -124,6 +124,7 @@ export function interpolateServerConfig(
     ml['stop-loss'] = e('monitor-loader.stop-loss', ml['stop-loss']);
     ml.files = list('monitor-loader.files', ml.files);
   }
+  c.plugins = list('plugins', c.plugins);
   if (c.aws) {
     c.aws['password-secret'] = e('aws.password-secret', c.aws['password-secret']);
     c.aws.region = e('aws.region', c.aws.region);

@@ -269,6 +269,7 @@ function configObject(c: Config): Out {
           ],
         ]),
       ],
+      ['plugins', list(c.plugins)],
       ['sinks', sinks(c.sinks)],
       ['aws', aws(c.aws)],
       ['exporter', exporter(c.exporter)],

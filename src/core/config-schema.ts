@@ -168,6 +168,8 @@ export const configSchema = z.strictObject({
   http: opt(httpSchema),
   probe: opt(probeSchema),
   'monitor-loader': opt(monitorLoaderSchema),
+  /** ES modules that register collectors, sinks and translators (docs/plugins.md). */
+  plugins: opt(strList),
   sinks: opt(sinksSchema),
   aws: opt(awsSchema),
   exporter: opt(exporterSchema),

@@ -61,3 +61,9 @@ export interface SinkRegistration {
   /** Build the sink; throws with a clear message on bad options. */
   create(ctx: SinkContext): Sink;
 }
+
+/**
+ * A sink metric translator: maps a domain and a metric name to the full metric name the
+ * datadog and signalfx sinks send (their `metric-translator` option names one).
+ */
+export type SinkTranslator = (domain: string, metric: string) => string;

@@ -2,17 +2,20 @@
  * Sink metric translators: a registry name → function mapping a domain and
  * a metric name to the full metric name the datadog and signalfx sinks send (replacing
  * `<domain>.<name>`; `metric-prefix` still applies afterwards). Like Blip, sonde ships no
- * built-in translators; `metric-translator: <name>` must name a registered one.
+ * built-in translators; `metric-translator: <name>` must name a registered one (plugins
+ * register them: docs/plugins.md).
  *
  * (The Prometheus translators of the exporter, chronosphere and prom-pushgateway are a
  * separate, built-in set in src/prom/.)
  */
 
-/** Full metric name for (domain, metric), e.g. `('status.global', 'queries')` → `mysql.queries`. */
 import { readFileSync } from 'node:fs';
-export type SinkTranslator = (domain: string, metric: string) => string;
+import type { SinkTranslator } from '../core/sink.js';
 
-/** Registered translators; empty unless code registers one. */
+/** Full metric name for (domain, metric), e.g. `('status.global', 'queries')` → `mysql.queries`. */
+export type { SinkTranslator };
+
+/** Registered translators; empty unless a plugin (or other code) registers one. */
 export const sinkTranslators = new Map<string, SinkTranslator>();
 
 /** Register a translator; a name can be registered only once. */
