@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { dirname } from 'node:path';
 import { stringify as yamlStringify } from 'yaml';
 import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
@@ -33,6 +34,7 @@ import { probeTargets } from '../monitor/probe-targets.js';
 import { unsupportedFeature } from '../monitor/features.js';
 import { uiSource } from '../monitor/ui-view.js';
 import { parsePlan, validatePlans } from '../plan/parse.js';
+import { loadPlugins } from '../plugins/load.js';
 import { PlanStore, type HelpLookup } from '../plan/store.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
 import { buildApi, type ApiDeps } from '../server/api.js';
@@ -483,6 +485,31 @@ export function makeApi(
   });
 }
 
+/** The config's `plugins`, into the registries; relative entries start from the config file's directory. */
+async function bootPlugins(
+  config: Config,
+  configPath: string | undefined,
+  opts: BootOptions,
+  events: EventLog,
+) {
+  const baseDir = configPath === undefined ? process.cwd() : dirname(configPath);
+  try {
+    const loaded = await loadPlugins(config.plugins ?? [], {
+      baseDir,
+      collectors: opts.collectors,
+      sinks: opts.sinks,
+    });
+    for (const p of loaded)
+      events.info(
+        'boot-plugin-loaded',
+        '',
+        `${p.name}: ${[...p.collectors, ...p.sinks, ...p.translators].join(', ')}`,
+      );
+  } catch (err) {
+    throw new BootError(errorMessage(err));
+  }
+}
+
 /** Boot: config, plans, monitors, in that order. Nothing runs yet. */
 export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Boot; loader: Loader }> {
   const status = new StatusRegistry();
@@ -496,6 +523,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
   const { config, path: configPath } = await bootConfig(opts, events);
   opts.onConfig?.(config);
   const collectors = opts.collectors;
+  await bootPlugins(config, configPath, opts, events);
   const b: Boot = {
     events,
     status,

@@ -47,6 +47,11 @@ export const EVENT_NAMES = {
     description:
       'a boot step failed (e.g. the config file cannot be read); the message is the error. The CLI then exits with status 1; in the JSON log format its last line is this event at level error, `server.Boot failed: <error>`',
   },
+  'boot-plugin-loaded': {
+    level: 'info',
+    sondeOnly: true,
+    description: 'a plugin of the config\'s `plugins` list registered its collectors, sinks and translators; the message names them',
+  },
   'boot-success': {
     level: 'info',
     description: 'boot finished: `booted in <duration>, loaded <n> monitors`',

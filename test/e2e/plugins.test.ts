@@ -13,8 +13,6 @@ import { ROOT, runSonde, startAgent, writeConfig, type Agent } from '../helpers/
 
 const EXAMPLE = join(ROOT, 'examples/plugins/custom-table/index.js');
 const PASSWORD = 'Pw-plugins-e2e-71';
-/** Until boot loads `plugins:` (the integrator wires loadPlugins into the agent's boot). */
-const UNWIRED = { skip: 'wired by integrator' };
 
 const PLAN = `fast:
   freq: 1s
@@ -43,7 +41,7 @@ function readLines(file: string): Line[] {
     .map((l) => JSON.parse(l) as Line);
 }
 
-describe('plugins: the sample plugin in the agent', UNWIRED, () => {
+describe('plugins: the sample plugin in the agent', () => {
   let db: MariaDB;
   let agent: Agent;
 
@@ -119,7 +117,7 @@ monitors:
   });
 });
 
-describe('plugins: a bad plugin fails the boot', UNWIRED, () => {
+describe('plugins: a bad plugin fails the boot', () => {
   it('exits 1 with one line naming the module, resolved from the config file directory', async () => {
     const [dir, path] = writeConfig(`api:
   disable: true
