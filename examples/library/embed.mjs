@@ -12,6 +12,7 @@
  * It runs until SIGTERM or SIGINT (or for EMBED_SECONDS seconds when set), then stops.
  */
 import { readFile } from 'node:fs/promises';
+import { setTimeout } from 'node:timers';
 import { createAgent, MetricType } from 'sonde';
 
 /** @typedef {{ id: string, hostname?: string, socket?: string, username: string, password: string, paused?: boolean }} Server */
