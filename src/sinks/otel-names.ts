@@ -81,7 +81,12 @@ export interface OtelDerivedRule {
 const SG = 'status.global';
 
 /** `prefix + v` → `metric{key=v}` for each value (or `[variable suffix, attribute value]`). */
-function family(metric: string, key: string, prefix: string, values: ReadonlyArray<string | [string, string]>): OtelRule[] {
+function family(
+  metric: string,
+  key: string,
+  prefix: string,
+  values: ReadonlyArray<string | [string, string]>,
+): OtelRule[] {
   return values.map((v) => {
     const [suffix, value] = typeof v === 'string' ? [v, v] : v;
     return { source: `${SG}.${prefix}${suffix}`, metric, attributes: { [key]: value } };
@@ -100,8 +105,16 @@ const IO_OPERATIONS = ['fetch', 'insert', 'update', 'delete'] as const;
 export const OTEL_RULES: readonly OtelRule[] = [
   // InnoDB buffer pool
   ...family('mysql.buffer_pool.pages', 'kind', 'innodb_buffer_pool_pages_', ['data', 'free', 'misc']),
-  { source: `${SG}.innodb_buffer_pool_pages_dirty`, metric: 'mysql.buffer_pool.data_pages', attributes: { status: 'dirty' } },
-  { source: `${SG}.innodb_buffer_pool_bytes_dirty`, metric: 'mysql.buffer_pool.usage', attributes: { status: 'dirty' } },
+  {
+    source: `${SG}.innodb_buffer_pool_pages_dirty`,
+    metric: 'mysql.buffer_pool.data_pages',
+    attributes: { status: 'dirty' },
+  },
+  {
+    source: `${SG}.innodb_buffer_pool_bytes_dirty`,
+    metric: 'mysql.buffer_pool.usage',
+    attributes: { status: 'dirty' },
+  },
   single('innodb_buffer_pool_pages_flushed', 'mysql.buffer_pool.page_flushes'),
   ...family('mysql.buffer_pool.operations', 'operation', 'innodb_buffer_pool_', [
     'read_ahead_rnd',
@@ -114,7 +127,14 @@ export const OTEL_RULES: readonly OtelRule[] = [
   ]),
   { source: 'var.global.innodb_buffer_pool_size', metric: 'mysql.buffer_pool.limit', attributes: {} },
   // Statements
-  ...family('mysql.commands', 'command', 'com_', ['delete', 'delete_multi', 'insert', 'select', 'update', 'update_multi']),
+  ...family('mysql.commands', 'command', 'com_', [
+    'delete',
+    'delete_multi',
+    'insert',
+    'select',
+    'update',
+    'update_multi',
+  ]),
   ...family('mysql.prepared_statements', 'command', 'com_stmt_', [
     'execute',
     'close',
@@ -252,7 +272,10 @@ export function otelValue(rule: OtelRule, value: number): number {
 }
 
 /** Data point attributes of a value under a rule: the rule's, then the (renamed) group. */
-export function otelAttributes(rule: OtelRule, group: Record<string, string> | undefined): Record<string, string> {
+export function otelAttributes(
+  rule: OtelRule,
+  group: Record<string, string> | undefined,
+): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(group ?? {})) out[rule.renameGroups?.[k] ?? k] = v;
   return { ...out, ...rule.attributes };

@@ -49,7 +49,12 @@ function collection(): Metrics {
       'repl.lag': [{ name: 'current', value: 1500, type: g }],
       'wait.io.table': [
         { name: 'count_fetch', value: 31, type: MetricType.DeltaCounter, group: { db: 'app', tbl: 'users' } },
-        { name: 'sum_timer_fetch', value: 2_500_000, type: MetricType.DeltaCounter, group: { db: 'app', tbl: 'users' } },
+        {
+          name: 'sum_timer_fetch',
+          value: 2_500_000,
+          type: MetricType.DeltaCounter,
+          group: { db: 'app', tbl: 'users' },
+        },
         { name: 'count_star', value: 40, type: MetricType.DeltaCounter, group: { db: 'app', tbl: 'users' } },
       ],
     },
@@ -89,19 +94,44 @@ describe('otlp naming: otel, as a local receiver decodes it', () => {
         kind: `${SUM_CUM} monotonic=false`,
         points: [' → double:1.5'],
       },
-      { name: 'mysql.commands', unit: '1', kind: `${SUM_CUM} monotonic=true`, points: ['command=select → int:120', 'command=insert → int:7'] },
-      { name: 'mysql.threads', unit: '1', kind: `${SUM_CUM} monotonic=false`, points: ['kind=running → int:2', 'kind=cached → int:5'] },
-      { name: 'mysql.buffer_pool.pages', unit: '1', kind: `${SUM_CUM} monotonic=false`, points: ['kind=data → int:300', 'kind=free → int:700'] },
+      {
+        name: 'mysql.commands',
+        unit: '1',
+        kind: `${SUM_CUM} monotonic=true`,
+        points: ['command=select → int:120', 'command=insert → int:7'],
+      },
+      {
+        name: 'mysql.threads',
+        unit: '1',
+        kind: `${SUM_CUM} monotonic=false`,
+        points: ['kind=running → int:2', 'kind=cached → int:5'],
+      },
+      {
+        name: 'mysql.buffer_pool.pages',
+        unit: '1',
+        kind: `${SUM_CUM} monotonic=false`,
+        points: ['kind=data → int:300', 'kind=free → int:700'],
+      },
       {
         name: 'mysql.buffer_pool.data_pages',
         unit: '1',
         kind: `${SUM_CUM} monotonic=false`,
         points: ['status=dirty → int:12', 'status=clean → int:288'],
       },
-      { name: 'mysql.handlers', unit: '1', kind: `${SUM_CUM} monotonic=true`, points: ['kind=read_key → int:4242'] },
+      {
+        name: 'mysql.handlers',
+        unit: '1',
+        kind: `${SUM_CUM} monotonic=true`,
+        points: ['kind=read_key → int:4242'],
+      },
       { name: 'mysql.uptime', unit: 's', kind: `${SUM_CUM} monotonic=true`, points: [' → int:3600'] },
       { name: 'sonde.status.global.max_used_connections', unit: '', kind: 'gauge', points: [' → double:9'] },
-      { name: 'mysql.buffer_pool.limit', unit: 'By', kind: `${SUM_CUM} monotonic=false`, points: [' → int:134217728'] },
+      {
+        name: 'mysql.buffer_pool.limit',
+        unit: 'By',
+        kind: `${SUM_CUM} monotonic=false`,
+        points: [' → int:134217728'],
+      },
       { name: 'sonde.var.global.max_connections', unit: '', kind: 'gauge', points: [' → double:151'] },
       {
         name: 'mysql.table.io.wait.count',
@@ -129,7 +159,9 @@ describe('otlp naming: otel, as a local receiver decodes it', () => {
   it('keeps a -1 lag sentinel and other group keys, and the instance-endpoint option wins over the monitor address', async () => {
     rx.requests.length = 0;
     const m = collection();
-    m.values = { 'repl.lag': [{ name: 'current', value: -1, type: MetricType.Gauge, group: { channel: 'c1' } }] };
+    m.values = {
+      'repl.lag': [{ name: 'current', value: -1, type: MetricType.Gauge, group: { channel: 'c1' } }],
+    };
     const opts = parseOtlpOptions({ endpoint: rx.base, naming: 'otel', 'instance-endpoint': 'primary:3306' });
     const sink = createOtlpSink(opts, { ...recorder(), monitorAddress: 'unix:///tmp/x.sock' });
     await sink.send(m);
@@ -148,7 +180,10 @@ describe('otlp naming: otel, as a local receiver decodes it', () => {
   it('sends sonde names and no instance endpoint under the default naming', async () => {
     rx.requests.length = 0;
     const r = recorder();
-    const sink = createOtlpSink(parseOtlpOptions({ endpoint: rx.base }), { ...r, monitorAddress: 'db1:3306' });
+    const sink = createOtlpSink(parseOtlpOptions({ endpoint: rx.base }), {
+      ...r,
+      monitorAddress: 'db1:3306',
+    });
     await sink.send(collection());
     const d = decode(rx.requests[0]?.body ?? new Uint8Array());
     assert.deepEqual(resourceOf(d), { 'service.name': 'sonde', 'sonde.monitor.id': 'db1' });
@@ -175,7 +210,8 @@ describe('otlp and the OTEL_* environment', () => {
       OTEL_EXPORTER_OTLP_ENDPOINT: `${rx.base}/collector/`,
       OTEL_EXPORTER_OTLP_HEADERS: 'x-api-key=env%2Dkey, x-tenant = t1',
       OTEL_EXPORTER_OTLP_COMPRESSION: 'gzip',
-      OTEL_RESOURCE_ATTRIBUTES: 'deployment.environment=prod,service.name=ignored,team=db%20ops,sonde.monitor.id=nope',
+      OTEL_RESOURCE_ATTRIBUTES:
+        'deployment.environment=prod,service.name=ignored,team=db%20ops,sonde.monitor.id=nope',
       OTEL_SERVICE_NAME: 'mysql-fleet',
     };
     const r = recorder({ tags: { team: 'dba' } });
@@ -256,22 +292,40 @@ describe('otlp and the OTEL_* environment', () => {
 
   it('refuses a protocol, timeout, compression or list it cannot use, naming the variable and no header value', () => {
     const bad: Array<[Record<string, string>, string]> = [
-      [{ OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }, 'invalid OTEL_EXPORTER_OTLP_PROTOCOL: grpc: the otlp sink sends http/protobuf only'],
+      [
+        { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
+        'invalid OTEL_EXPORTER_OTLP_PROTOCOL: grpc: the otlp sink sends http/protobuf only',
+      ],
       [
         { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' },
         'invalid OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: http/json: the otlp sink sends http/protobuf only',
       ],
-      [{ OTEL_EXPORTER_OTLP_TIMEOUT: '10s' }, 'invalid OTEL_EXPORTER_OTLP_TIMEOUT: 10s: want a positive number of milliseconds'],
-      [{ OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: 'zstd' }, 'invalid OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: zstd: valid values: none, gzip'],
-      [{ OTEL_EXPORTER_OTLP_HEADERS: 'a=1,secret-without-equals' }, 'invalid OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not name=value'],
+      [
+        { OTEL_EXPORTER_OTLP_TIMEOUT: '10s' },
+        'invalid OTEL_EXPORTER_OTLP_TIMEOUT: 10s: want a positive number of milliseconds',
+      ],
+      [
+        { OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: 'zstd' },
+        'invalid OTEL_EXPORTER_OTLP_METRICS_COMPRESSION: zstd: valid values: none, gzip',
+      ],
+      [
+        { OTEL_EXPORTER_OTLP_HEADERS: 'a=1,secret-without-equals' },
+        'invalid OTEL_EXPORTER_OTLP_HEADERS: entry 2 is not name=value',
+      ],
       [{ OTEL_RESOURCE_ATTRIBUTES: 'a=1,=x' }, 'invalid OTEL_RESOURCE_ATTRIBUTES: entry 2 is not name=value'],
-      [{ OTEL_EXPORTER_OTLP_HEADERS: 'Content-Type=text/plain' }, 'invalid otlp header Content-Type: the sink sets it'],
+      [
+        { OTEL_EXPORTER_OTLP_HEADERS: 'Content-Type=text/plain' },
+        'invalid otlp header Content-Type: the sink sets it',
+      ],
     ];
     for (const [env, message] of bad) assert.throws(() => parseOtlpOptions({}, env), { message });
     assert.throws(() => parseOtlpOptions({ protocol: 'grpc' }), {
       message: 'invalid otlp option protocol: grpc: valid values: http/protobuf',
     });
     // Empty variables count as unset.
-    assert.equal(parseOtlpOptions({}, { OTEL_EXPORTER_OTLP_ENDPOINT: ' ', OTEL_EXPORTER_OTLP_PROTOCOL: '' }).url, 'http://127.0.0.1:4318/v1/metrics');
+    assert.equal(
+      parseOtlpOptions({}, { OTEL_EXPORTER_OTLP_ENDPOINT: ' ', OTEL_EXPORTER_OTLP_PROTOCOL: '' }).url,
+      'http://127.0.0.1:4318/v1/metrics',
+    );
   });
 });

@@ -79,7 +79,6 @@ export function attrs(list: Attr[]): string[] {
   return list.map((a) => `${a.key}=${a.value.stringValue ?? '<not a string>'}`);
 }
 
-
 /** One decoded metric in short: name, unit, shape, and each point as `attrs → value`. */
 export interface MetricSummary {
   name: string;

@@ -12,7 +12,7 @@ import {
   parseOtlpOptions,
 } from './otlp.js';
 import { captureServerPerSuite, recorder, until } from './receivers.fixture.js';
-import { Request, Response, RpcStatus, attrs, decode } from './otlp.fixture.js';
+import { Response, RpcStatus, attrs, decode } from './otlp.fixture.js';
 import { RetrySink } from './retry.js';
 
 const BEGIN = new Date('2024-05-01T12:00:05.123Z');

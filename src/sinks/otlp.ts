@@ -44,7 +44,13 @@ import { createRetried } from './retry.js';
 import type { PostTarget } from './http.js';
 import { monitorKeyOf } from '../core/status-keys.js';
 import { ProtoWriter } from './protobuf.js';
-import { envResourceAttributes, metricsUrlOf, OTLP_PROTOCOL, otlpEnvSettings, parseKeyValueList } from './otel-env.js';
+import {
+  envResourceAttributes,
+  metricsUrlOf,
+  OTLP_PROTOCOL,
+  otlpEnvSettings,
+  parseKeyValueList,
+} from './otel-env.js';
 import type { Env } from './otel-env.js';
 import { OTEL_DERIVED, OTEL_METRICS, otelAttributes, otelRule, otelValue } from './otel-names.js';
 
@@ -99,7 +105,8 @@ export function parseHeaderList(text: string): Record<string, string> {
 function oneOf<const T extends string>(key: string, value: string, valid: readonly T[]): T {
   const v = value.trim().toLowerCase();
   const found = valid.find((x) => x === v);
-  if (found === undefined) throw new Error(`invalid otlp option ${key}: ${value}: valid values: ${valid.join(', ')}`);
+  if (found === undefined)
+    throw new Error(`invalid otlp option ${key}: ${value}: valid values: ${valid.join(', ')}`);
   return found;
 }
 
@@ -164,14 +171,20 @@ function checkHeaders(headers: Record<string, string>): void {
 export function parseOtlpOptions(options: Record<string, string>, env: Env = {}): OtlpOptions {
   const o = explicitOptions(options);
   const fromEnv = otlpEnvSettings(env);
-  if (o.protocol === undefined && fromEnv.protocol && fromEnv.protocol.value.toLowerCase() !== OTLP_PROTOCOL) {
+  if (
+    o.protocol === undefined &&
+    fromEnv.protocol &&
+    fromEnv.protocol.value.toLowerCase() !== OTLP_PROTOCOL
+  ) {
     const { value, from } = fromEnv.protocol;
     throw new Error(`invalid ${from}: ${value}: the otlp sink sends ${OTLP_PROTOCOL} only`);
   }
   const headers = o.headers ?? fromEnv.headers ?? {};
   checkHeaders(headers);
   const url =
-    o.endpoint !== undefined ? metricsUrlOf(o.endpoint) : (fromEnv.url ?? metricsUrlOf(OTLP_DEFAULT_ENDPOINT));
+    o.endpoint !== undefined
+      ? metricsUrlOf(o.endpoint)
+      : (fromEnv.url ?? metricsUrlOf(OTLP_DEFAULT_ENDPOINT));
   return {
     url,
     headers,
@@ -272,7 +285,14 @@ class SeriesSet {
 const isInt = (v: number): boolean => Number.isSafeInteger(v);
 
 /** Add one value: under its receiver name when naming is otel and a rule exists. */
-function addValue(set: SeriesSet, domain: string, v: MetricValue, time: bigint, kind: Kind, o: EncodeOptions): void {
+function addValue(
+  set: SeriesSet,
+  domain: string,
+  v: MetricValue,
+  time: bigint,
+  kind: Kind,
+  o: EncodeOptions,
+): void {
   const rule = o.naming === 'otel' ? otelRule(domain, v.name) : undefined;
   if (rule === undefined) {
     const monotonic = kind !== 'gauge';
@@ -283,7 +303,12 @@ function addValue(set: SeriesSet, domain: string, v: MetricValue, time: bigint, 
   const spec = OTEL_METRICS[rule.metric] ?? { unit: '', monotonic: false };
   const value = otelValue(rule, v.value);
   set.add(
-    { name: rule.metric, unit: spec.unit, kind: kind === 'delta' ? 'delta' : 'cumulative', monotonic: spec.monotonic },
+    {
+      name: rule.metric,
+      unit: spec.unit,
+      kind: kind === 'delta' ? 'delta' : 'cumulative',
+      monotonic: spec.monotonic,
+    },
     { time, value, int: isInt(value), attributes: otelAttributes(rule, v.group) },
   );
 }
@@ -292,8 +317,12 @@ function addValue(set: SeriesSet, domain: string, v: MetricValue, time: bigint, 
 function addDerived(set: SeriesSet, domain: string, values: readonly MetricValue[], begin: Date): void {
   for (const d of OTEL_DERIVED) {
     if (d.domain !== domain) continue;
-    const a = values.find((v) => v.name === d.minuend && v.group === undefined && kindOf(v.type) !== undefined);
-    const b = values.find((v) => v.name === d.subtrahend && v.group === undefined && kindOf(v.type) !== undefined);
+    const a = values.find(
+      (v) => v.name === d.minuend && v.group === undefined && kindOf(v.type) !== undefined,
+    );
+    const b = values.find(
+      (v) => v.name === d.subtrahend && v.group === undefined && kindOf(v.type) !== undefined,
+    );
     const time = a === undefined ? undefined : pointTime(a, begin);
     if (a === undefined || b === undefined || time === undefined) continue;
     const spec = OTEL_METRICS[d.metric] ?? { unit: '', monotonic: false };
