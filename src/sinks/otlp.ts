@@ -26,6 +26,12 @@
  * `start_time_unix_nano` is left 0 ("unknown" in OTLP): sonde does not know when a MySQL
  * counter started counting, and receivers treat a decreasing cumulative value as a reset.
  *
+ * `naming: otel` sends the values listed in `otel-names.ts` under the OpenTelemetry MySQL
+ * receiver's names, units, attributes and sum kinds (integers as `as_int`) and adds the
+ * resource attribute `mysql.instance.endpoint`; other values keep the table above. The
+ * OTEL_EXPORTER_OTLP_* variables fill what the options leave unset (`otel-env.ts`), and
+ * OTEL_RESOURCE_ATTRIBUTES / OTEL_SERVICE_NAME add resource attributes below the tags.
+ *
  * Errors: HTTP 429, 502, 503 and 504 (the retryable codes of the OTLP/HTTP protocol
  * specification) and transport failures reject, so the Retry wrapper sends again. Any other
  * non-2xx answer must not be retried (same specification): the sink emits `sink-send-error`
