@@ -20,7 +20,7 @@ import type { CollectorRegistry } from '../collectors/registry.js';
 import { loadConfig, parseConfig } from '../config/load.js';
 import { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } from '../config/monitor.js';
 import { readMonitorFiles } from '../config/monitor-files.js';
-import { buildConnection } from '../config/connection.js';
+import { buildConnection, monitorAddress } from '../config/connection.js';
 import { renderConfigJson, renderConfigYaml } from '../config/render.js';
 import { createDb, type CreateDbOptions } from '../db/pool.js';
 import type { ProbeHandle } from '../exporter/probe.js';
@@ -307,6 +307,7 @@ async function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): 
         events: b.events,
         ...(b.config.http?.proxy ? { httpProxy: b.config.http.proxy } : {}),
         ...(httpClient ? { httpClient } : {}),
+        monitorAddress: monitorAddress(m),
       }),
     );
   }

@@ -23,6 +23,8 @@ export interface SinkContext {
   events: Events;
   /** http.proxy, for sinks that make outbound HTTP requests */
   httpProxy?: string;
+  /** The monitor's address (`host:port` or `unix://<path>`), e.g. otlp's `mysql.instance.endpoint`. */
+  monitorAddress?: string;
   /**
    * The HTTP client this sink posts with, when the embedding program's HTTP client factory
    * made one for it; else the sinks' own (`httpPost` in sinks/http.ts).

@@ -1,7 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { gunzipSync } from 'node:zlib';
-import protobuf from 'protobufjs';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics } from '../core/metrics.js';
 import type { CaptureServer } from '../../test/helpers/capture-http.js';
@@ -13,80 +12,8 @@ import {
   parseOtlpOptions,
 } from './otlp.js';
 import { captureServerPerSuite, recorder, until } from './receivers.fixture.js';
+import { Response, RpcStatus, attrs, decode } from './otlp.fixture.js';
 import { RetrySink } from './retry.js';
-
-// The OTLP messages the receiver decodes, written here from opentelemetry-proto
-// (collector/metrics/v1, metrics/v1, resource/v1, common/v1) and independent of the encoder.
-const OTLP_PROTO = `
-syntax = "proto3";
-package otlp;
-message ExportMetricsServiceRequest { repeated ResourceMetrics resource_metrics = 1; }
-message ExportMetricsServiceResponse { ExportMetricsPartialSuccess partial_success = 1; }
-message ExportMetricsPartialSuccess { int64 rejected_data_points = 1; string error_message = 2; }
-message RpcStatus { int32 code = 1; string message = 2; }
-message ResourceMetrics { Resource resource = 1; repeated ScopeMetrics scope_metrics = 2; string schema_url = 3; }
-message Resource { repeated KeyValue attributes = 1; uint32 dropped_attributes_count = 2; }
-message AnyValue {
-  oneof value { string string_value = 1; bool bool_value = 2; int64 int_value = 3; double double_value = 4; bytes bytes_value = 7; }
-}
-message KeyValue { string key = 1; AnyValue value = 2; }
-message InstrumentationScope { string name = 1; string version = 2; }
-message ScopeMetrics { InstrumentationScope scope = 1; repeated Metric metrics = 2; string schema_url = 3; }
-message Metric {
-  string name = 1; string description = 2; string unit = 3;
-  oneof data { Gauge gauge = 5; Sum sum = 7; }
-}
-message Gauge { repeated NumberDataPoint data_points = 1; }
-message Sum { repeated NumberDataPoint data_points = 1; AggregationTemporality aggregation_temporality = 2; bool is_monotonic = 3; }
-enum AggregationTemporality {
-  AGGREGATION_TEMPORALITY_UNSPECIFIED = 0; AGGREGATION_TEMPORALITY_DELTA = 1; AGGREGATION_TEMPORALITY_CUMULATIVE = 2;
-}
-message NumberDataPoint {
-  repeated KeyValue attributes = 7; fixed64 start_time_unix_nano = 2; fixed64 time_unix_nano = 3;
-  oneof value { double as_double = 4; sfixed64 as_int = 6; }
-  uint32 flags = 8;
-}
-`;
-const root = protobuf.parse(OTLP_PROTO).root;
-const Request = root.lookupType('otlp.ExportMetricsServiceRequest');
-const Response = root.lookupType('otlp.ExportMetricsServiceResponse');
-const RpcStatus = root.lookupType('otlp.RpcStatus');
-
-interface Attr {
-  key: string;
-  value: { stringValue?: string };
-}
-interface Point {
-  attributes: Attr[];
-  startTimeUnixNano: string;
-  timeUnixNano: string;
-  asDouble?: number;
-}
-interface DecodedMetric {
-  name: string;
-  gauge?: { dataPoints: Point[] };
-  sum?: { dataPoints: Point[]; aggregationTemporality: string; isMonotonic: boolean };
-}
-interface Decoded {
-  resourceMetrics: Array<{
-    resource: { attributes: Attr[] };
-    scopeMetrics: Array<{ scope: { name: string }; metrics: DecodedMetric[] }>;
-  }>;
-}
-
-function decode(body: Uint8Array): Decoded {
-  return Request.toObject(Request.decode(body), {
-    longs: String,
-    enums: String,
-    defaults: true,
-    arrays: true,
-  }) as Decoded;
-}
-
-/** `key=value` strings of decoded attributes, in wire order. */
-function attrs(list: Attr[]): string[] {
-  return list.map((a) => `${a.key}=${a.value.stringValue ?? '<not a string>'}`);
-}
 
 const BEGIN = new Date('2024-05-01T12:00:05.123Z');
 const BEGIN_NS = '1714564805123000000';
@@ -193,7 +120,7 @@ describe('otlp encoding', () => {
         { name: 'frac', value: 0.1, type: MetricType.Gauge },
       ],
     };
-    const d = decode(encodeOtlpMetrics(m, {}, 'mysql.').body);
+    const d = decode(encodeOtlpMetrics(m, {}, { prefix: 'mysql.' }).body);
     const metrics = d.resourceMetrics[0]?.scopeMetrics[0]?.metrics ?? [];
     assert.deepEqual(
       metrics.map((x) => [x.name, (x.gauge ?? x.sum)?.dataPoints[0]?.asDouble]),
@@ -222,10 +149,12 @@ describe('otlp options', () => {
 
   it('takes header.<name> keys over the headers list, and defaults', () => {
     assert.deepEqual(parseOtlpOptions({}), {
-      endpoint: 'http://127.0.0.1:4318',
+      url: 'http://127.0.0.1:4318/v1/metrics',
       headers: {},
       compression: 'none',
       metricPrefix: '',
+      naming: 'sonde',
+      resource: {},
     });
     assert.deepEqual(
       parseOtlpOptions({
@@ -237,10 +166,12 @@ describe('otlp options', () => {
         'metric-prefix': 'mysql.',
       }),
       {
-        endpoint: 'https://otel.example:4318/',
+        url: 'https://otel.example:4318/v1/metrics',
         headers: { a: '1', b: 'two', Authorization: 'Bearer x' },
         compression: 'gzip',
         metricPrefix: 'mysql.',
+        naming: 'sonde',
+        resource: {},
       },
     );
   });

@@ -26,6 +26,12 @@
  * `start_time_unix_nano` is left 0 ("unknown" in OTLP): sonde does not know when a MySQL
  * counter started counting, and receivers treat a decreasing cumulative value as a reset.
  *
+ * `naming: otel` sends the values listed in `otel-names.ts` under the OpenTelemetry MySQL
+ * receiver's names, units, attributes and sum kinds (integers as `as_int`) and adds the
+ * resource attribute `mysql.instance.endpoint`; other values keep the table above. The
+ * OTEL_EXPORTER_OTLP_* variables fill what the options leave unset (`otel-env.ts`), and
+ * OTEL_RESOURCE_ATTRIBUTES / OTEL_SERVICE_NAME add resource attributes below the tags.
+ *
  * Errors: HTTP 429, 502, 503 and 504 (the retryable codes of the OTLP/HTTP protocol
  * specification) and transport failures reject, so the Retry wrapper sends again. Any other
  * non-2xx answer must not be retried (same specification): the sink emits `sink-send-error`
@@ -44,6 +50,15 @@ import { createRetried } from './retry.js';
 import type { PostTarget } from './http.js';
 import { monitorKeyOf } from '../core/status-keys.js';
 import { ProtoWriter } from './protobuf.js';
+import {
+  envResourceAttributes,
+  metricsUrlOf,
+  OTLP_PROTOCOL,
+  otlpEnvSettings,
+  parseKeyValueList,
+} from './otel-env.js';
+import type { Env } from './otel-env.js';
+import { OTEL_DERIVED, OTEL_METRICS, otelAttributes, otelRule, otelValue } from './otel-names.js';
 
 /** The sink's name: its registration, its `Sink.name` and its status key. */
 const SINK_NAME = 'otlp';
@@ -64,15 +79,23 @@ const RESERVED_HEADERS = new Set([
 /** An HTTP header name (RFC 9110 token). */
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
-/** Parsed `otlp` options. */
+/** Metric naming: sonde's `<domain>.<metric>`, or the OpenTelemetry MySQL receiver's names. */
+export type OtlpNaming = 'sonde' | 'otel';
+
+/** Parsed `otlp` options, with the environment's settings filled in where an option is absent. */
 export interface OtlpOptions {
-  /** Base URL; requests go to `<endpoint>/v1/metrics`. */
-  endpoint: string;
+  /** Full URL the sink POSTs to (`<endpoint>/v1/metrics`, or the metrics endpoint as given). */
+  url: string;
   /** Extra request headers (authentication, tenant). */
   headers: Record<string, string>;
   compression: 'none' | 'gzip';
-  /** Literal prefix of every metric name (no dot added). */
+  /** Literal prefix of every sonde-named metric (no dot added). */
   metricPrefix: string;
+  naming: OtlpNaming;
+  /** `mysql.instance.endpoint` under otel naming; else the monitor's address when known. */
+  instanceEndpoint?: string;
+  /** Resource attributes from OTEL_RESOURCE_ATTRIBUTES and OTEL_SERVICE_NAME. */
+  resource: Record<string, string>;
 }
 
 /**
@@ -81,47 +104,48 @@ export interface OtlpOptions {
  * never echo a value (headers carry API keys).
  */
 export function parseHeaderList(text: string): Record<string, string> {
-  const out: Record<string, string> = {};
-  let n = 0;
-  for (const entry of text.split(',')) {
-    n++;
-    if (entry.trim() === '') continue;
-    const eq = entry.indexOf('=');
-    const key = eq < 0 ? '' : entry.slice(0, eq).trim();
-    if (key === '') throw new Error(`invalid otlp option headers: entry ${n} is not name=value`);
-    const raw = entry.slice(eq + 1).trim();
-    let value: string;
-    try {
-      value = decodeURIComponent(raw);
-    } catch {
-      value = raw;
-    }
-    out[key] = value;
-  }
-  return out;
+  return parseKeyValueList(text, 'otlp option headers');
 }
 
-/** Read and validate the option map (retry options already removed). */
-export function parseOtlpOptions(options: Record<string, string>): OtlpOptions {
-  const out: OtlpOptions = {
-    endpoint: OTLP_DEFAULT_ENDPOINT,
-    headers: {},
-    compression: 'none',
-    metricPrefix: '',
-  };
+/** `value` lowercased if it is one of `valid`, else the one-line error naming the option. */
+function oneOf<const T extends string>(key: string, value: string, valid: readonly T[]): T {
+  const v = value.trim().toLowerCase();
+  const found = valid.find((x) => x === v);
+  if (found === undefined)
+    throw new Error(`invalid otlp option ${key}: ${value}: valid values: ${valid.join(', ')}`);
+  return found;
+}
+
+/** Options the sink reads from its map, before the environment fills the gaps. */
+interface ExplicitOptions {
+  endpoint?: string;
+  headers?: Record<string, string>;
+  compression?: 'none' | 'gzip';
+  protocol?: string;
+  metricPrefix: string;
+  naming: OtlpNaming;
+  instanceEndpoint?: string;
+}
+
+/** Read the option map (retry options already removed); unknown keys are errors. */
+function explicitOptions(options: Record<string, string>): ExplicitOptions {
+  const out: ExplicitOptions = { metricPrefix: '', naming: 'sonde' };
   const single: Record<string, string> = {};
   for (const [key, value] of Object.entries(options)) {
     if (key === 'endpoint') {
       if (value.trim() !== '') out.endpoint = value.trim();
     } else if (key === 'headers') {
-      Object.assign(out.headers, parseHeaderList(value));
+      out.headers = { ...out.headers, ...parseHeaderList(value) };
     } else if (key.startsWith('header.')) {
       single[key.slice('header.'.length)] = value;
     } else if (key === 'compression') {
-      const v = value.trim().toLowerCase();
-      if (v === 'gzip') out.compression = 'gzip';
-      else if (v === 'none' || v === '') out.compression = 'none';
-      else throw new Error(`invalid otlp option compression: ${value}: valid values: none, gzip`);
+      out.compression = value.trim() === '' ? 'none' : oneOf(key, value, ['none', 'gzip']);
+    } else if (key === 'protocol') {
+      out.protocol = oneOf(key, value, [OTLP_PROTOCOL]);
+    } else if (key === 'naming') {
+      out.naming = oneOf(key, value, ['sonde', 'otel']);
+    } else if (key === 'instance-endpoint') {
+      if (value.trim() !== '') out.instanceEndpoint = value.trim();
     } else if (key === 'metric-prefix') {
       out.metricPrefix = value;
     } else {
@@ -129,15 +153,53 @@ export function parseOtlpOptions(options: Record<string, string>): OtlpOptions {
     }
   }
   // `header.<name>` keys win over the same name in `headers`.
-  Object.assign(out.headers, single);
-  for (const [name, value] of Object.entries(out.headers)) {
+  if (Object.keys(single).length > 0) out.headers = { ...out.headers, ...single };
+  return out;
+}
+
+function checkHeaders(headers: Record<string, string>): void {
+  for (const [name, value] of Object.entries(headers)) {
     if (!HEADER_NAME.test(name)) throw new Error(`invalid otlp header name: ${JSON.stringify(name)}`);
     if (RESERVED_HEADERS.has(name.toLowerCase())) {
       throw new Error(`invalid otlp header ${name}: the sink sets it`);
     }
     if (/[\r\n\0]/.test(value)) throw new Error(`invalid otlp header ${name}: value has a control character`);
   }
-  return out;
+}
+
+/**
+ * Read and validate the option map (retry options already removed), then fill what it
+ * leaves unset from the OTEL_EXPORTER_OTLP_* variables of `env`: an explicit option always
+ * wins. Headers are one setting: the env headers apply only when no `headers` or
+ * `header.<name>` option is given. A protocol other than http/protobuf in the environment is
+ * refused unless the `protocol` option says http/protobuf.
+ */
+export function parseOtlpOptions(options: Record<string, string>, env: Env = {}): OtlpOptions {
+  const o = explicitOptions(options);
+  const fromEnv = otlpEnvSettings(env);
+  if (
+    o.protocol === undefined &&
+    fromEnv.protocol &&
+    fromEnv.protocol.value.toLowerCase() !== OTLP_PROTOCOL
+  ) {
+    const { value, from } = fromEnv.protocol;
+    throw new Error(`invalid ${from}: ${value}: the otlp sink sends ${OTLP_PROTOCOL} only`);
+  }
+  const headers = o.headers ?? fromEnv.headers ?? {};
+  checkHeaders(headers);
+  const url =
+    o.endpoint !== undefined
+      ? metricsUrlOf(o.endpoint)
+      : (fromEnv.url ?? metricsUrlOf(OTLP_DEFAULT_ENDPOINT));
+  return {
+    url,
+    headers,
+    compression: o.compression ?? fromEnv.compression ?? 'none',
+    metricPrefix: o.metricPrefix,
+    naming: o.naming,
+    ...(o.instanceEndpoint !== undefined ? { instanceEndpoint: o.instanceEndpoint } : {}),
+    resource: envResourceAttributes(env),
+  };
 }
 
 /** `AggregationTemporality` of opentelemetry/proto/metrics/v1/metrics.proto. */
@@ -172,7 +234,19 @@ function pointTime(v: MetricValue, begin: Date): bigint | undefined {
 interface Point {
   time: bigint;
   value: number;
-  group: Record<string, string> | undefined;
+  /** Sent as `as_int` (the receiver's integer points) rather than `as_double`. */
+  int: boolean;
+  attributes: Record<string, string> | undefined;
+}
+
+/** One OTLP Metric being built: its name, unit and data shape. */
+interface Series {
+  name: string;
+  unit: string;
+  /** `gauge`, or a Sum with this temporality. */
+  kind: Kind;
+  monotonic: boolean;
+  points: Point[];
 }
 
 /** `KeyValue{key, value: AnyValue{string_value}}` */
@@ -189,41 +263,142 @@ export interface OtlpPayload {
   points: number;
 }
 
-/**
- * Encode one `Metrics` as an OTLP `ExportMetricsServiceRequest`
- * (opentelemetry/proto/collector/metrics/v1). `resource` = resource attributes in order.
- */
-export function encodeOtlpMetrics(m: Metrics, resource: Record<string, string>, prefix = ''): OtlpPayload {
-  // name+kind → points, in first-seen order (domains ascending, values in collector order).
-  const series = new Map<string, { name: string; kind: Kind; points: Point[] }>();
-  let points = 0;
+/** How {@link encodeOtlpMetrics} names metrics. */
+export interface EncodeOptions {
+  /** Literal prefix of sonde-named metrics. */
+  prefix?: string;
+  naming?: OtlpNaming;
+}
+
+/** Series in first-seen order, keyed by name and shape. */
+class SeriesSet {
+  readonly list = new Map<string, Series>();
+  points = 0;
+
+  add(shape: Omit<Series, 'points'>, p: Point): void {
+    const key = `${shape.name}\0${shape.kind}\0${String(shape.monotonic)}`;
+    let s = this.list.get(key);
+    if (!s) {
+      s = { ...shape, points: [] };
+      this.list.set(key, s);
+    }
+    s.points.push(p);
+    this.points++;
+  }
+}
+
+/** An integer the receiver would send as an int; anything else stays a double. */
+const isInt = (v: number): boolean => Number.isSafeInteger(v);
+
+/** Add one value: under its receiver name when naming is otel and a rule exists. */
+function addValue(
+  set: SeriesSet,
+  domain: string,
+  v: MetricValue,
+  time: bigint,
+  kind: Kind,
+  o: EncodeOptions,
+): void {
+  const rule = o.naming === 'otel' ? otelRule(domain, v.name) : undefined;
+  if (rule === undefined) {
+    const monotonic = kind !== 'gauge';
+    const shape = { name: `${o.prefix ?? ''}${domain}.${v.name}`, unit: '', kind, monotonic };
+    set.add(shape, { time, value: v.value, int: false, attributes: v.group });
+    return;
+  }
+  const spec = OTEL_METRICS[rule.metric] ?? { unit: '', monotonic: false };
+  const value = otelValue(rule, v.value);
+  set.add(
+    {
+      name: rule.metric,
+      unit: spec.unit,
+      kind: kind === 'delta' ? 'delta' : 'cumulative',
+      monotonic: spec.monotonic,
+    },
+    { time, value, int: isInt(value), attributes: otelAttributes(rule, v.group) },
+  );
+}
+
+/** The receiver's derived values (clean = data − dirty) of one domain, when both inputs are there. */
+function addDerived(set: SeriesSet, domain: string, values: readonly MetricValue[], begin: Date): void {
+  for (const d of OTEL_DERIVED) {
+    if (d.domain !== domain) continue;
+    const a = values.find(
+      (v) => v.name === d.minuend && v.group === undefined && kindOf(v.type) !== undefined,
+    );
+    const b = values.find(
+      (v) => v.name === d.subtrahend && v.group === undefined && kindOf(v.type) !== undefined,
+    );
+    const time = a === undefined ? undefined : pointTime(a, begin);
+    if (a === undefined || b === undefined || time === undefined) continue;
+    const spec = OTEL_METRICS[d.metric] ?? { unit: '', monotonic: false };
+    const value = a.value - b.value;
+    set.add(
+      { name: d.metric, unit: spec.unit, kind: 'cumulative', monotonic: spec.monotonic },
+      { time, value, int: isInt(value), attributes: { ...d.attributes } },
+    );
+  }
+}
+
+/** Collect the series of one `Metrics`: domains ascending, values in collector order. */
+function collectSeries(m: Metrics, o: EncodeOptions): SeriesSet {
+  const set = new SeriesSet();
   for (const domain of Object.keys(m.values).sort()) {
-    for (const v of m.values[domain] ?? []) {
+    const values = m.values[domain] ?? [];
+    for (const v of values) {
       const kind = kindOf(v.type);
       if (kind === undefined) continue;
       const time = pointTime(v, m.begin);
       if (time === undefined) continue;
-      const name = `${prefix}${domain}.${v.name}`;
-      const key = `${kind}\0${name}`;
-      let s = series.get(key);
-      if (!s) {
-        s = { name, kind, points: [] };
-        series.set(key, s);
-      }
-      s.points.push({ time, value: v.value, group: v.group });
-      points++;
+      addValue(set, domain, v, time, kind, o);
     }
+    if (o.naming === 'otel') addDerived(set, domain, values, m.begin);
   }
+  return set;
+}
 
-  const writePoint = (w: ProtoWriter, p: Point): void => {
-    // NumberDataPoint: 3 time_unix_nano (fixed64), 4 as_double, 7 attributes.
-    w.message(1, (dp) => {
-      dp.fixed64(3, p.time);
-      dp.double(4, p.value);
-      for (const k of Object.keys(p.group ?? {}).sort()) writeAttribute(dp, 7, k, p.group?.[k] ?? '');
-    });
-  };
+/** NumberDataPoint: 3 time_unix_nano (fixed64), 4 as_double or 6 as_int, 7 attributes. */
+function writePoint(w: ProtoWriter, p: Point): void {
+  w.message(1, (dp) => {
+    dp.fixed64(3, p.time);
+    if (p.int) dp.fixed64(6, BigInt(p.value));
+    else dp.double(4, p.value);
+    const attrs = p.attributes ?? {};
+    for (const k of Object.keys(attrs).sort()) writeAttribute(dp, 7, k, attrs[k] ?? '');
+  });
+}
 
+/** Metric{name 1, unit 3, gauge 5 | sum 7}. */
+function writeMetric(w: ProtoWriter, s: Series): void {
+  w.message(2, (metric) => {
+    metric.string(1, s.name);
+    if (s.unit !== '') metric.string(3, s.unit);
+    if (s.kind === 'gauge') {
+      // Metric.gauge (5) → Gauge.data_points (1).
+      metric.message(5, (g) => {
+        for (const p of s.points) writePoint(g, p);
+      });
+    } else {
+      // Metric.sum (7) → Sum{data_points 1, aggregation_temporality 2, is_monotonic 3}.
+      metric.message(7, (sum) => {
+        for (const p of s.points) writePoint(sum, p);
+        sum.varint(2, s.kind === 'cumulative' ? TEMPORALITY_CUMULATIVE : TEMPORALITY_DELTA);
+        if (s.monotonic) sum.bool(3, true);
+      });
+    }
+  });
+}
+
+/**
+ * Encode one `Metrics` as an OTLP `ExportMetricsServiceRequest`
+ * (opentelemetry/proto/collector/metrics/v1). `resource` = resource attributes in order.
+ */
+export function encodeOtlpMetrics(
+  m: Metrics,
+  resource: Record<string, string>,
+  o: EncodeOptions = {},
+): OtlpPayload {
+  const set = collectSeries(m, o);
   const req = new ProtoWriter();
   req.message(1, (rm) => {
     // ResourceMetrics.resource (1) → Resource.attributes (1).
@@ -233,27 +408,10 @@ export function encodeOtlpMetrics(m: Metrics, resource: Record<string, string>, 
     // ResourceMetrics.scope_metrics (2) → ScopeMetrics{scope (1), metrics (2)}.
     rm.message(2, (sm) => {
       sm.message(1, (scope) => scope.string(1, 'sonde'));
-      for (const s of series.values()) {
-        sm.message(2, (metric) => {
-          metric.string(1, s.name);
-          if (s.kind === 'gauge') {
-            // Metric.gauge (5) → Gauge.data_points (1).
-            metric.message(5, (g) => {
-              for (const p of s.points) writePoint(g, p);
-            });
-          } else {
-            // Metric.sum (7) → Sum{data_points 1, aggregation_temporality 2, is_monotonic 3}.
-            metric.message(7, (sum) => {
-              for (const p of s.points) writePoint(sum, p);
-              sum.varint(2, s.kind === 'cumulative' ? TEMPORALITY_CUMULATIVE : TEMPORALITY_DELTA);
-              sum.bool(3, true);
-            });
-          }
-        });
-      }
+      for (const s of set.list.values()) writeMetric(sm, s);
     });
   });
-  return { body: req.finish(), points };
+  return { body: req.finish(), points: set.points };
 }
 
 /** Status codes an OTLP/HTTP client may retry ("Retryable Response Codes" of the protocol). */
@@ -331,17 +489,37 @@ export interface OtlpSinkDeps {
   status: StatusWriter;
   events: Events;
   httpClient?: HttpClient;
+  /** The monitor's address (`host:port` or `unix://<path>`), for `mysql.instance.endpoint`. */
+  monitorAddress?: string;
+}
+
+/** Per-monitor resource keys the environment cannot override. */
+const MONITOR_KEYS = new Set(['sonde.monitor.id', 'mysql.instance.endpoint']);
+
+/**
+ * Resource attributes, in this order and precedence (later wins): `service.name=sonde`,
+ * `sonde.monitor.id`, `mysql.instance.endpoint` (otel naming, when known); then the
+ * environment's attributes (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME), which cannot
+ * replace the two per-monitor keys; then the monitor's tags, which win over everything.
+ */
+export function otlpResource(opts: OtlpOptions, deps: OtlpSinkDeps): Record<string, string> {
+  const resource: Record<string, string> = { 'service.name': 'sonde', 'sonde.monitor.id': deps.monitorId };
+  const endpoint = opts.instanceEndpoint ?? deps.monitorAddress;
+  if (opts.naming === 'otel' && endpoint !== undefined && endpoint !== '') {
+    resource['mysql.instance.endpoint'] = endpoint;
+  }
+  for (const [k, v] of Object.entries(opts.resource)) {
+    if (!(MONITOR_KEYS.has(k) && k in resource)) resource[k] = v;
+  }
+  return { ...resource, ...deps.tags };
 }
 
 /** Build the unwrapped `otlp` sink (the registration wraps it in Retry). */
 export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
-  const target: PostTarget = parseTarget(opts.endpoint, 'otlp endpoint');
-  const url = `${target.url.replace(/\/+$/, '')}/v1/metrics`;
-  const resource: Record<string, string> = {
-    'service.name': 'sonde',
-    'sonde.monitor.id': deps.monitorId,
-    ...deps.tags,
-  };
+  const target: PostTarget = parseTarget(opts.url, 'otlp endpoint');
+  const url = target.url;
+  const resource = otlpResource(opts, deps);
+  const encode: EncodeOptions = { prefix: opts.metricPrefix, naming: opts.naming };
   const headers: Record<string, string> = { ...opts.headers, 'Content-Type': 'application/x-protobuf' };
   if (opts.compression === 'gzip') headers['Content-Encoding'] = 'gzip';
   const { status, events, monitorId } = deps;
@@ -356,7 +534,7 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
   return {
     name: SINK_NAME,
     async send(metrics: Metrics, signal?: AbortSignal): Promise<void> {
-      const payload = encodeOtlpMetrics(metrics, resource, opts.metricPrefix);
+      const payload = encodeOtlpMetrics(metrics, resource, encode);
       if (payload.points === 0) return; // nothing this sink can express: nothing to send
       status.set(monitorKeyOf.sink(SINK_NAME), 'sending metrics');
       const body = opts.compression === 'gzip' ? gzipSync(payload.body) : payload.body;
@@ -397,11 +575,28 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
   };
 }
 
-/** Registration of `otlp`: Retry → OTLP (retry options stripped before the inner sink). */
-export function otlpSinkRegistration(): SinkRegistration {
+/**
+ * Registration of `otlp`: Retry → OTLP (retry options stripped before the inner sink).
+ * `env` is where the OTEL_* variables are read (the process environment by default);
+ * OTEL_EXPORTER_OTLP_(METRICS_)TIMEOUT becomes the Retry wrapper's `send-timeout` unless
+ * that option is set.
+ */
+export function otlpSinkRegistration(env: Env = process.env): SinkRegistration {
   return {
     name: SINK_NAME,
     description: 'Sends metrics to an OpenTelemetry collector or backend (OTLP/HTTP, protobuf)',
-    create: (ctx) => createRetried(ctx, (c) => createOtlpSink(parseOtlpOptions(c.options), c)),
+    create: (ctx) => {
+      const timeoutMs = otlpEnvSettings(env).timeoutMs;
+      const options =
+        timeoutMs !== undefined && ctx.options['send-timeout'] === undefined
+          ? { ...ctx.options, 'send-timeout': `${timeoutMs}ms` }
+          : ctx.options;
+      return createRetried({ ...ctx, options }, (c) =>
+        createOtlpSink(parseOtlpOptions(c.options, env), {
+          ...c,
+          ...(ctx.monitorAddress !== undefined ? { monitorAddress: ctx.monitorAddress } : {}),
+        }),
+      );
+    },
   };
 }
