@@ -90,7 +90,7 @@ export const STATUS_KEYS: readonly StatusKeyDoc[] = [
   monitor(MonitorKey.planChanger, 'plan changer: what it is doing'),
   monitor(MonitorKey.planChangerError, 'plan changer: why its last check failed'),
   monitor(MonitorKey.ha, 'HA hook: this agent active or standby, and since when (only with an HA hook)'),
-  monitor(MonitorKey.haError, "HA hook: why its last answer failed (the previous one is kept)"),
+  monitor(MonitorKey.haError, 'HA hook: why its last answer failed (the previous one is kept)'),
   monitor(MonitorKey.levelCollector, 'level collector: running, paused or idle, and since when'),
   monitor(MonitorKey.levelChangePlan, 'level collector: a plan change in progress or being retried'),
   monitor(MonitorKey.levelState, 'level collector: the active state'),

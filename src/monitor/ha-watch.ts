@@ -30,9 +30,7 @@ export interface HaWatchOptions {
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return (
-    typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function'
-  );
+  return typeof v === 'object' && v !== null && typeof (v as { then?: unknown }).then === 'function';
 }
 
 export class HaWatch {

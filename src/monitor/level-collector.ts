@@ -347,7 +347,12 @@ export class LevelCollector {
    * Swap engines while paused; the clock restarts at s=0 (highest level first). False when
    * the activation was cancelled meanwhile (a newer one, or a pause): then it stays paused.
    */
-  async #swap(engine: Engine, runtime: PlanRuntime, state: LevelState, signal: AbortSignal): Promise<boolean> {
+  async #swap(
+    engine: Engine,
+    runtime: PlanRuntime,
+    state: LevelState,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const { status, events, monitorId } = this.#ctx;
     this.#pauseNow();
     await this.#collecting;

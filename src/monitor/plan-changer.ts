@@ -129,11 +129,11 @@ export class PlanChanger {
 
   /** The HA hook's answer, synchronously when it gives one; the last answer when it throws. */
   #haActive(): boolean | Promise<boolean> {
-    const ask = this.#ctx.isActive;
-    if (ask === undefined) return true;
+    const ctx = this.#ctx;
+    if (ctx.isActive === undefined) return true;
     const keep = (v: unknown): boolean => (typeof v === 'boolean' ? (this.#haLast = v) : this.#haLast);
     try {
-      const r = ask.call(this.#ctx);
+      const r = ctx.isActive();
       return typeof r === 'boolean' ? keep(r) : Promise.resolve(r).then(keep, () => this.#haLast);
     } catch {
       return this.#haLast;
