@@ -157,6 +157,7 @@ describe('Monitor and the HA hook', () => {
     assert.match(st().ha ?? '', /^standby since /);
     assert.equal(sink.got.length, 0, 'no batch while standby');
     assert.equal(heartbeat.runs, 0, 'no heartbeat writer while standby');
+    assert.equal(st()['heartbeat-writer'], 'standby: not writing');
     ha.active = true;
     await clock.advance(2000);
     assert.equal(st()['level-state'], 'active');

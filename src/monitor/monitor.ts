@@ -466,11 +466,13 @@ export class Monitor {
    */
   async #stopHeartbeat(standby: boolean): Promise<void> {
     const hb = this.#heartbeat;
-    if (hb === undefined) return;
     this.#heartbeat = undefined;
-    hb.stop.abort();
-    await hb.done.catch(() => undefined);
-    if (standby && this.#heartbeat === undefined && !this.#haActive)
+    if (hb !== undefined) {
+      hb.stop.abort();
+      await hb.done.catch(() => undefined);
+    }
+    const configured = this.config.heartbeat?.freq && this.#deps.heartbeatWriter;
+    if (standby && configured && this.#heartbeat === undefined && !this.#haActive)
       this.#status.set(MonitorKey.heartbeatWriter, 'standby: not writing');
   }
 
