@@ -471,7 +471,7 @@ export class Monitor {
       hb.stop.abort();
       await hb.done.catch(() => undefined);
     }
-    const configured = this.config.heartbeat?.freq && this.#deps.heartbeatWriter;
+    const configured = Boolean(this.config.heartbeat?.freq) && this.#deps.heartbeatWriter !== undefined;
     if (standby && configured && this.#heartbeat === undefined && !this.#haActive)
       this.#status.set(MonitorKey.heartbeatWriter, 'standby: not writing');
   }
