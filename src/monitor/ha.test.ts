@@ -164,6 +164,7 @@ describe('Monitor and the HA hook', () => {
     assert.equal(st()['level-plan'], 'p');
     assert.ok(sink.got.length > 0, 'collecting once active');
     assert.equal(heartbeat.running, 1);
+    assert.match(st().monitor ?? '', /^running since /, 'the heartbeat restart leaves `monitor` alone');
     ha.active = false;
     await clock.advance(1000);
     const sent = sink.got.length;

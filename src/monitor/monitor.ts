@@ -392,7 +392,7 @@ export class Monitor {
     this.#haFirst = true;
     this.#heartbeatArgs = { db, signal: subsystems.signal };
     // With an HA hook, the heartbeat writer starts at its first `active` answer.
-    if (this.#ha === undefined) this.#startHeartbeat();
+    if (this.#ha === undefined) this.#startHeartbeat(true);
     const ex = this.config.exporter;
     if (ex?.mode && this.#deps.exporter) {
       const failed = await this.#startExporter(db, lookup, limiter, ex.mode === 'legacy');
@@ -434,13 +434,16 @@ export class Monitor {
     }
   }
 
-  /** Start the heartbeat writer (when configured and not running). */
-  #startHeartbeat(): void {
+  /**
+   * Start the heartbeat writer (when configured and not running); `startup`: as a step of
+   * the monitor's start-up (shown in `monitor`), else because the HA hook said active.
+   */
+  #startHeartbeat(startup: boolean): void {
     const hb = this.config.heartbeat;
     const args = this.#heartbeatArgs;
     if (!hb?.freq || !this.#deps.heartbeatWriter || args === undefined || this.#heartbeat) return;
     if (args.signal.aborted) return;
-    this.#status.set(MonitorKey.monitor, 'starting heartbeat');
+    if (startup) this.#status.set(MonitorKey.monitor, 'starting heartbeat');
     const stop = new AbortController();
     const onAbort = (): void => stop.abort();
     args.signal.addEventListener('abort', onAbort, { once: true });
@@ -500,7 +503,7 @@ export class Monitor {
     const first = this.#haFirst;
     this.#haFirst = false;
     this.#haActive = active;
-    if (active) this.#startHeartbeat();
+    if (active) this.#startHeartbeat(false);
     else void this.#stopHeartbeat(true);
     const lco = this.#lco;
     if (!this.#haDrivesLco || lco === undefined) return;
