@@ -50,7 +50,8 @@ export const EVENT_NAMES = {
   'boot-plugin-loaded': {
     level: 'info',
     sondeOnly: true,
-    description: 'a plugin of the config\'s `plugins` list registered its collectors, sinks and translators; the message names them',
+    description:
+      "a plugin of the config's `plugins` list registered its collectors, sinks and translators; the message names them",
   },
   'boot-success': {
     level: 'info',
@@ -199,15 +200,23 @@ export const EVENT_NAMES = {
   },
   'state-change-begin': {
     level: 'info',
-    description: 'the plan changer saw a new server state; waiting to confirm it',
+    description:
+      'the plan changer saw a new state (`standby` when the HA hook says so); waiting to confirm it. Also `standby` / `active` when the HA hook changes its answer while plan changing is off',
   },
   'state-change-end': {
     level: 'info',
-    description: 'the new state (or the first one observed) is confirmed and its plan is activated',
+    description:
+      'the new state (or the first one observed) is confirmed and its plan is activated (or collection paused: `offline` or `standby` without a plan)',
   },
   'state-change-abort': {
     level: 'info',
     description: 'the server went back to the current state before the change',
+  },
+  'ha-error': {
+    level: 'error',
+    sondeOnly: true,
+    description:
+      'the HA hook threw, rejected or answered something else than a boolean: `HA isActive failed, staying <active|standby>: <error>`; the last answer is kept (standby before the first); once per run of failures',
   },
   'repl-soruce-change': {
     level: 'info',

@@ -196,8 +196,21 @@ export class LevelCollector {
     return this.#activationDone;
   }
 
-  /** Stop collecting (ticks reset the clock) until the next activation. */
-  pause(): void {
+  /**
+   * Stop collecting (ticks reset the clock) until the next activation; an activation still
+   * in progress is cancelled, so nothing starts collecting behind the pause. With `state`
+   * (`standby`: the HA hook says this agent is standby) that state becomes the level state.
+   */
+  pause(state?: LevelState): void {
+    this.#activation?.abort();
+    if (state !== undefined) {
+      this.#state = state;
+      this.#ctx.status.set(MonitorKey.levelState, state);
+    }
+    this.#pauseNow();
+  }
+
+  #pauseNow(): void {
     this.#paused = true;
     this.#ctx.status.set(MonitorKey.levelCollector, `paused at ${formatTimestamp(this.#now())}`);
     this.#ctx.events.info('lco-paused', this.#ctx.monitorId);
@@ -236,7 +249,7 @@ export class LevelCollector {
       await engine.close();
       return;
     }
-    await this.#swap(engine, runtime, state);
+    if (!(await this.#swap(engine, runtime, state, signal))) return;
     events.info('change-plan-success', monitorId, change);
     const levels = Object.keys(plan.levels).join(', ');
     events.debug(
@@ -330,11 +343,23 @@ export class LevelCollector {
     };
   }
 
-  /** Swap engines while paused; the clock restarts at s=0 (highest level first). */
-  async #swap(engine: Engine, runtime: PlanRuntime, state: LevelState): Promise<void> {
+  /**
+   * Swap engines while paused; the clock restarts at s=0 (highest level first). False when
+   * the activation was cancelled meanwhile (a newer one, or a pause): then it stays paused.
+   */
+  async #swap(
+    engine: Engine,
+    runtime: PlanRuntime,
+    state: LevelState,
+    signal: AbortSignal,
+  ): Promise<boolean> {
     const { status, events, monitorId } = this.#ctx;
-    this.pause();
+    this.#pauseNow();
     await this.#collecting;
+    if (signal.aborted) {
+      await engine.close();
+      return false;
+    }
     const old = this.#engine;
     this.#engine = engine;
     this.#runtime = runtime;
@@ -344,6 +369,7 @@ export class LevelCollector {
     status.set(MonitorKey.enginePlan, name);
     status.delete(MonitorKey.enginePrepareError);
     events.info('engine-prepare-success', monitorId, name);
+    if (signal.aborted) return false;
     this.#state = state;
     this.#planName = name;
     status.set(MonitorKey.levelState, state);
@@ -353,6 +379,7 @@ export class LevelCollector {
     this.#s = 0;
     this.#interval = 0;
     this.#paused = false;
+    return true;
   }
 
   #onTick(dueAt: number): void {

@@ -7,6 +7,7 @@ import type { AwsTarget, Collector, CollectorContext, CollectorHelp } from '../c
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db, ServerInfo } from '../core/db.js';
 import type { Events } from '../core/events.js';
+import { ALWAYS_ACTIVE, type HighAvailability } from '../core/ha.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
 import { defaultPlan } from '../plan/defaults.js';
@@ -29,6 +30,7 @@ import { LevelCollector } from './level-collector.js';
 import { HOUR_SLOTS, SeriesBuffer } from './series.js';
 import type { DomainRecord } from '../engine/engine.js';
 import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.js';
+import { HaWatch } from './ha-watch.js';
 
 /** A database handle the monitor owns and closes. */
 export type OwnedDb = Db & { close(): Promise<void> };
@@ -118,6 +120,15 @@ export interface MonitorDeps {
   planCheckMs?: number;
   /** Keep the web page's chart history (`api.ui-history`); default true. */
   uiHistory?: boolean;
+  /**
+   * The agent's HA hook (docs/ha.md); default (or ALWAYS_ACTIVE) always active, and then
+   * nothing asks. While it says standby the monitor stays loaded but does not collect: the
+   * plan changer runs the standby plan or pauses, or (plan changing off) the level collector
+   * pauses; the heartbeat writer does not write. Scrapes and probes are answered as usual.
+   */
+  ha?: HighAvailability;
+  /** HA ask period override for tests (1 s). */
+  haCheckMs?: number;
 }
 
 /** Cap of the startup backoff */
@@ -196,6 +207,17 @@ export class Monitor {
   readonly series: SeriesBuffer;
   /** The server's flavor and version, learnt after the first collection of each run. */
   #serverInfo: ServerInfo | undefined;
+  /** This run's view of the HA hook; none when always active. */
+  #ha: HaWatch | undefined;
+  /** The HA hook's last answer this run (true without a hook). */
+  #haActive = true;
+  /** No HA answer yet this run. */
+  #haFirst = true;
+  /** The level collector follows the HA answers itself (plan changing off). */
+  #haDrivesLco = false;
+  /** The heartbeat writer while it runs, with what restarts it after a standby. */
+  #heartbeat: { stop: AbortController; done: Promise<void> } | undefined;
+  #heartbeatArgs: { db: Db; signal: AbortSignal } | undefined;
 
   constructor(config: FinalMonitorConfig, sinks: readonly Sink[], status: StatusWriter, deps: MonitorDeps) {
     this.id = config.id;
@@ -318,8 +340,13 @@ export class Monitor {
     this.#probeSource = undefined;
     this.#running = undefined;
     await Promise.all(sources.map(async (s) => s?.close?.().catch(() => undefined)));
+    this.#ha?.stop();
+    this.#ha = undefined;
+    this.#haDrivesLco = false;
     this.#subsystems?.abort();
     this.#subsystems = undefined;
+    await this.#stopHeartbeat(false);
+    this.#heartbeatArgs = undefined;
     await Promise.allSettled(this.#subsystemDone);
     this.#subsystemDone = [];
     const lco = this.#lco;
@@ -360,19 +387,26 @@ export class Monitor {
     const subsystems = new AbortController();
     this.#subsystems = subsystems;
     const limiter = new Limiter();
-    this.#startHeartbeat(db, subsystems.signal);
+    this.#ha = this.#makeHaWatch();
+    this.#haActive = this.#ha === undefined;
+    this.#haFirst = true;
+    this.#heartbeatArgs = { db, signal: subsystems.signal };
+    // With an HA hook, the heartbeat writer starts at its first `active` answer.
+    if (this.#ha === undefined) this.#startHeartbeat(true);
     const ex = this.config.exporter;
     if (ex?.mode && this.#deps.exporter) {
       const failed = await this.#startExporter(db, lookup, limiter, ex.mode === 'legacy');
       if (failed !== undefined) return this.#fail('error starting exporter', failed);
       this.#running = { db, limiter, lookup };
       if (ex.mode === 'legacy') {
+        this.#ha?.start();
         this.#deps.events.info('monitor-started', this.id, this.#dsn);
         return 'legacy';
       }
     }
     this.#running = { db, limiter, lookup };
     this.#startLevelCollector(db, lookup, limiter, subsystems.signal);
+    this.#ha?.start();
     this.#deps.events.info('monitor-started', this.id, this.#dsn);
     return true;
   }
@@ -400,23 +434,85 @@ export class Monitor {
     }
   }
 
-  #startHeartbeat(db: Db, signal: AbortSignal): void {
+  /**
+   * Start the heartbeat writer (when configured and not running); `startup`: as a step of
+   * the monitor's start-up (shown in `monitor`), else because the HA hook said active.
+   */
+  #startHeartbeat(startup: boolean): void {
     const hb = this.config.heartbeat;
-    if (!hb?.freq || !this.#deps.heartbeatWriter) return;
-    this.#status.set(MonitorKey.monitor, 'starting heartbeat');
-    this.#subsystemDone.push(
-      this.#deps.heartbeatWriter({
+    const args = this.#heartbeatArgs;
+    if (!hb?.freq || !this.#deps.heartbeatWriter || args === undefined || this.#heartbeat) return;
+    if (args.signal.aborted) return;
+    if (startup) this.#status.set(MonitorKey.monitor, 'starting heartbeat');
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort();
+    args.signal.addEventListener('abort', onAbort, { once: true });
+    const done = this.#deps
+      .heartbeatWriter({
         monitorId: this.id,
-        db,
+        db: args.db,
         status: this.#status,
         events: this.#events,
         freq: hb.freq,
         ...(hb.table ? { table: hb.table } : {}),
         ...(hb['source-id'] ? { sourceId: hb['source-id'] } : {}),
         ...(hb.role ? { role: hb.role } : {}),
-        signal,
-      }),
-    );
+        signal: stop.signal,
+      })
+      .finally(() => args.signal.removeEventListener('abort', onAbort));
+    this.#heartbeat = { stop, done };
+  }
+
+  /**
+   * Stop the heartbeat writer and wait for it; `standby`: because the HA hook says standby
+   * (then `heartbeat-writer` says so, unless it was started again meanwhile).
+   */
+  async #stopHeartbeat(standby: boolean): Promise<void> {
+    const hb = this.#heartbeat;
+    this.#heartbeat = undefined;
+    if (hb !== undefined) {
+      hb.stop.abort();
+      await hb.done.catch(() => undefined);
+    }
+    const configured = Boolean(this.config.heartbeat?.freq) && this.#deps.heartbeatWriter !== undefined;
+    if (standby && configured && this.#heartbeat === undefined && !this.#haActive)
+      this.#status.set(MonitorKey.heartbeatWriter, 'standby: not writing');
+  }
+
+  /** A watch on the HA hook, unless the agent is always active. */
+  #makeHaWatch(): HaWatch | undefined {
+    const ha = this.#deps.ha;
+    if (ha === undefined || ha === ALWAYS_ACTIVE) return undefined;
+    return new HaWatch({
+      monitorId: this.id,
+      ha,
+      status: this.#status,
+      events: this.#events,
+      onChange: (active) => this.#onHa(active),
+      ...(this.#deps.haCheckMs === undefined ? {} : { checkMs: this.#deps.haCheckMs }),
+      clock: this.#clock,
+    });
+  }
+
+  /**
+   * The HA hook's answer changed (or came first): heartbeats only while active; with plan
+   * changing off, the level collector runs the monitor's plan while active and pauses (level
+   * state `standby`) while standby. With plan changing on, the plan changer does that part.
+   */
+  #onHa(active: boolean): void {
+    const first = this.#haFirst;
+    this.#haFirst = false;
+    this.#haActive = active;
+    if (active) this.#startHeartbeat(false);
+    else void this.#stopHeartbeat(true);
+    const lco = this.#lco;
+    if (!this.#haDrivesLco || lco === undefined) return;
+    const state = active ? 'active' : 'standby';
+    const announce = !(first && active);
+    if (announce) this.#events.info('state-change-begin', this.id, state);
+    if (active) void lco.changePlan('active', this.config.plan ?? '', 'HA: active, plan changing off');
+    else lco.pause('standby');
+    if (announce) this.#events.info('state-change-end', this.id, state);
   }
 
   /**
@@ -563,6 +659,11 @@ export class Monitor {
     });
   }
 
+  /** What the plan changer asks: the watch's last answer. */
+  #haAnswer(watch: HaWatch): () => boolean | Promise<boolean> {
+    return () => watch.answer();
+  }
+
   /** Start the level collector, then the plan changer or the monitor's plan. */
   #startLevelCollector(db: Db, lookup: (name: string) => Plan, limiter: Limiter, signal: AbortSignal): void {
     const cfg = this.config;
@@ -616,10 +717,15 @@ export class Monitor {
         change,
         monitorPlan: planName,
         observe: (s) => observeState(db, s),
+        ...(this.#ha === undefined ? {} : { isActive: this.#haAnswer(this.#ha) }),
         ...(this.#deps.planCheckMs === undefined ? {} : { checkMs: this.#deps.planCheckMs }),
         clock: this.#clock,
       });
       this.#subsystemDone.push(pch.run(signal));
+    } else if (this.#ha !== undefined) {
+      // The HA hook's first answer starts the plan or pauses (standby).
+      this.#status.set(MonitorKey.monitor, `starting plan ${planName}`);
+      this.#haDrivesLco = true;
     } else {
       this.#status.set(MonitorKey.monitor, `starting plan ${planName}`);
       // Runs in the background, retrying until it succeeds or Stop.

@@ -110,3 +110,149 @@ describe('PlanChanger', () => {
     assert.equal(r.status.state, 'offline  0001-01-01T00:00:00+00:00');
   });
 });
+
+/** One check of driveHa: the HA hook's answer, and the server's state when it is asked. */
+interface HaStep {
+  /** A function: its promise is the answer (made when asked). */
+  ha: boolean | Error | (() => Promise<boolean>);
+  db?: LevelState | Error;
+}
+
+/**
+ * Drive the plan changer with a scripted HA hook: step i answers the i-th check. Records the
+ * target's calls, the events, the `plan-changer` text seen while the hook is asked, and how
+ * many times the server was queried.
+ */
+async function driveHa(steps: HaStep[], change: ConstructorParameters<typeof PlanChanger>[0]['change']) {
+  const calls: string[] = [];
+  const events: string[] = [];
+  const seenWhileAsking: string[] = [];
+  const registry = new StatusRegistry();
+  const status = registry.monitor('m');
+  const ac = new AbortController();
+  let i = 0;
+  let queries = 0;
+  const pch = new PlanChanger({
+    monitorId: 'm',
+    status,
+    events: {
+      info: (e, _m, msg) => events.push(`${e} ${msg ?? ''}`),
+      error: () => undefined,
+      debug: () => undefined,
+    },
+    target: {
+      changePlan: async (state, plan) => void calls.push(`plan ${state} ${plan}`),
+      pause: (state) => void calls.push(`pause ${state ?? ''}`.trim()),
+    },
+    change,
+    monitorPlan: 'main.yaml',
+    checkMs: 5,
+    offlineCapMs: 5,
+    isActive: () => {
+      seenWhileAsking.push(registry.monitorStatus('m')?.['plan-changer'] ?? '');
+      const step = steps[i];
+      if (step === undefined) {
+        ac.abort(); // every step was checked
+        return true;
+      }
+      if (step.ha instanceof Error) throw step.ha;
+      return typeof step.ha === 'function' ? step.ha() : step.ha;
+    },
+    observe: async () => {
+      queries++;
+      const next = steps[i]?.db ?? 'active';
+      if (next instanceof Error) throw next;
+      return next;
+    },
+  });
+  const run = pch.run(ac.signal);
+  // Move to the next step after each check: the step index advances once the state applied.
+  const origSet = status.set.bind(status);
+  status.set = (key, value) => {
+    origSet(key, value);
+    if (key === 'state') i++;
+  };
+  await run;
+  return { calls, events, seenWhileAsking, queries, status: registry.monitorStatus('m') ?? {} };
+}
+
+describe('PlanChanger and the HA hook', () => {
+  it('runs the standby plan while the HA hook says standby, without querying the server', async () => {
+    const r = await driveHa(
+      [{ ha: false }, { ha: false }, { ha: true }, { ha: true }, { ha: false }, { ha: false }],
+      { standby: { plan: 'light.yaml' }, active: { plan: 'rw.yaml' } },
+    );
+    assert.deepEqual(r.calls, ['plan standby light.yaml', 'plan active rw.yaml', 'plan standby light.yaml']);
+    assert.equal(r.queries, 2, 'the server is queried only at the two active checks');
+    assert.deepEqual(
+      r.events.filter((e) => e.startsWith('state-change')),
+      [
+        'state-change-end standby',
+        'state-change-begin active',
+        'state-change-end active',
+        'state-change-begin standby',
+        'state-change-end standby',
+      ],
+    );
+    assert.ok(
+      r.seenWhileAsking.slice(1).every((t) => t === 'checking HA standby'),
+      r.seenWhileAsking.join(),
+    );
+    assert.match(r.status.state ?? '', /^standby light\.yaml \d{4}-/);
+  });
+
+  it('pauses with level state standby when no standby plan is set, and resumes the active plan', async () => {
+    const r = await driveHa([{ ha: true }, { ha: false }, { ha: false }, { ha: true }, { ha: true }], {
+      active: { plan: 'rw.yaml' },
+    });
+    assert.deepEqual(r.calls, ['plan active rw.yaml', 'pause standby', 'plan active rw.yaml']);
+  });
+
+  it('checks standby before the server: a standby agent with its server down stays standby', async () => {
+    const down = new Error('connect ECONNREFUSED');
+    const r = await driveHa(
+      [
+        { ha: true, db: 'read-only' },
+        { ha: false, db: down },
+        { ha: false, db: down },
+      ],
+      { 'read-only': { plan: 'ro.yaml' }, standby: { plan: 'light.yaml' } },
+    );
+    assert.deepEqual(r.calls, ['plan read-only ro.yaml', 'plan standby light.yaml']);
+    assert.equal(r.queries, 1);
+    assert.equal(r.status['error:plan-changer'], undefined);
+  });
+
+  it('waits for standby.after before applying standby', async () => {
+    const r = await driveHa([{ ha: true }, ...Array<HaStep>(6).fill({ ha: false })], {
+      active: { plan: 'rw.yaml' },
+      standby: { plan: 'light.yaml', after: '1h' },
+    });
+    assert.deepEqual(r.calls, ['plan active rw.yaml']);
+    assert.match(r.status['state-pending'] ?? '', /^standby light\.yaml /);
+  });
+
+  it('keeps the last answer when the hook throws or rejects, and takes a promised answer', async () => {
+    const r = await driveHa(
+      [
+        { ha: async () => true },
+        { ha: new Error('lease API down') },
+        { ha: () => Promise.reject(new Error('timeout')) },
+        { ha: true },
+        { ha: async () => false },
+        { ha: new Error('lease API down') },
+        { ha: false },
+      ],
+      { active: { plan: 'rw.yaml' }, standby: { plan: 'light.yaml' } },
+    );
+    assert.deepEqual(r.calls, ['plan active rw.yaml', 'plan standby light.yaml']);
+    assert.equal(r.events.filter((e) => e.startsWith('state-change-begin')).length, 1);
+  });
+
+  it('a hook that throws before any answer counts as standby', async () => {
+    const r = await driveHa([{ ha: new Error('not elected yet') }, { ha: true }, { ha: true }], {
+      active: { plan: 'rw.yaml' },
+    });
+    assert.deepEqual(r.calls, ['pause standby', 'plan active rw.yaml']);
+  });
+});

@@ -1,11 +1,13 @@
 /**
- * The plan changer (PCH): watches the server's state (offline / read-only /
+ * The plan changer (PCH): watches the monitor's state (standby / offline / read-only /
  * active) and switches the level collector's plan when a new state has lasted its `after`
  * duration. Enabled when any `plans.change.<state>.plan` is set.
  *
- * One check per second while the server answers; while it is offline, checks back off
- * (0.5 s ×1.5, ±50 %, ≤ 60 s). The very first time the server answers, its state applies at
- * once; later changes wait for `after`.
+ * Each check asks, in this order: the HA hook (not active → `standby`, and MySQL is not
+ * queried); the server's `@@read_only` (the query fails → `offline`, 1 → `read-only`, else
+ * `active`). One check per second while the server answers; while it is offline, checks back
+ * off (0.5 s ×1.5, ±50 %, ≤ 60 s). The very first state found applies at once; later changes
+ * wait for `after`.
  */
 import type { PlanChangeConfig } from '../core/config.js';
 import type { Db } from '../core/db.js';
@@ -23,7 +25,8 @@ import { formatTimestamp } from '../util/time.js';
 export interface PlanTarget {
   /** `why` says what caused the change (for the debug line). */
   changePlan(state: LevelState, planName: string, why?: string): Promise<void>;
-  pause(): void;
+  /** Stop collecting; `state` (standby) is shown as the level state while paused. */
+  pause(state?: LevelState): void;
 }
 
 export interface PlanChangerContext {
@@ -36,6 +39,13 @@ export interface PlanChangerContext {
   monitorPlan: string;
   /** Observe the server's state; rejects when it cannot be read. */
   observe(signal: AbortSignal): Promise<LevelState>;
+  /**
+   * The HA hook's answer: false = this agent is on standby. Asked first at each check, once,
+   * without a promise when it answers synchronously. Meant not to throw (the monitor passes
+   * its HaWatch, which reports the hook's failures); a throw anyway keeps the last answer.
+   * Default: always active.
+   */
+  isActive?(): boolean | Promise<boolean>;
   /** Check period while online; 1000 ms except in tests. */
   checkMs?: number;
   /** Backoff cap while offline; 60 s except in tests. */
@@ -74,6 +84,8 @@ interface StateRecord {
 
 export class PlanChanger {
   readonly #ctx: PlanChangerContext;
+  /** The HA hook's last answer (kept when it throws; standby until it first answers). */
+  #haLast = false;
 
   constructor(ctx: PlanChangerContext) {
     this.#ctx = ctx;
@@ -97,18 +109,55 @@ export class PlanChanger {
     return `${r.state} ${r.plan} ${r.since ? formatTimestamp(r.since) : NEVER}`;
   }
 
-  /** Apply a state: its plan, else pause (offline) or the monitor's plan (other states). */
+  /**
+   * Apply a state: its plan, else pause (offline, standby) or the monitor's plan (read-only,
+   * active).
+   */
   #apply(state: LevelState, plan: string, why: string): void {
     const { status, target, monitorPlan, events, monitorId } = this.#ctx;
-    if (plan === '' && state === 'offline') {
+    if (plan === '' && (state === 'offline' || state === 'standby')) {
       events.debug(() => `plan changer: ${why}: pausing the level collector`, monitorId);
       status.set(MonitorKey.planChanger, `calling LevelCollector.Pause: ${state}`);
-      target.pause();
+      if (state === 'standby') target.pause(state);
+      else target.pause();
       return;
     }
     const name = plan === '' ? monitorPlan : plan;
     status.set(MonitorKey.planChanger, `calling LevelCollector.ChangePlan: ${state} ${name}`);
     void target.changePlan(state, name, `plan changer: ${why}`); // runs in the background, retrying by itself
+  }
+
+  /** The HA hook's answer, synchronously when it gives one; the last answer when it throws. */
+  #haActive(): boolean | Promise<boolean> {
+    const ctx = this.#ctx;
+    if (ctx.isActive === undefined) return true;
+    const keep = (v: unknown): boolean => (typeof v === 'boolean' ? (this.#haLast = v) : this.#haLast);
+    try {
+      const r = ctx.isActive();
+      return typeof r === 'boolean' ? keep(r) : Promise.resolve(r).then(keep, () => this.#haLast);
+    } catch {
+      return this.#haLast;
+    }
+  }
+
+  /** One check: standby, else the server's state; undefined when `signal` aborted. */
+  async #observe(signal: AbortSignal): Promise<LevelState | undefined> {
+    const { status } = this.#ctx;
+    status.set(MonitorKey.planChanger, 'checking HA standby');
+    const ha = this.#haActive();
+    const active = typeof ha === 'boolean' ? ha : await ha;
+    if (signal.aborted) return undefined;
+    if (!active) return 'standby';
+    status.set(MonitorKey.planChanger, 'checking MySQL read-only');
+    try {
+      const observed = await this.#ctx.observe(signal);
+      status.delete(MonitorKey.planChangerError);
+      return observed;
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      status.set(MonitorKey.planChangerError, errorMessage(err));
+      return 'offline';
+    }
   }
 
   /** Run until `signal` aborts. Never throws. */
@@ -123,16 +172,8 @@ export class PlanChanger {
     status.set(MonitorKey.planChanger, 'running');
     try {
       while (!signal.aborted) {
-        status.set(MonitorKey.planChanger, 'checking MySQL read-only');
-        let observed: LevelState;
-        try {
-          observed = await this.#ctx.observe(signal);
-          status.delete(MonitorKey.planChangerError);
-        } catch (err) {
-          if (signal.aborted) break;
-          observed = 'offline';
-          status.set(MonitorKey.planChangerError, errorMessage(err));
-        }
+        const observed = await this.#observe(signal);
+        if (observed === undefined) break;
         const now = new Date(clock.now());
 
         if (observed === current.state) {
@@ -143,7 +184,8 @@ export class PlanChanger {
           }
         } else if (pending && observed === pending.state) {
           if (now.getTime() - (pending.since?.getTime() ?? 0) >= this.#afterMs(pending.state)) {
-            const why = `server ${pending.state} for ${this.#ctx.change[pending.state]?.after || '0s'}`;
+            const who = pending.state === 'standby' ? 'HA' : 'server';
+            const why = `${who} ${pending.state} for ${this.#ctx.change[pending.state]?.after || '0s'}`;
             this.#apply(pending.state, pending.plan, why);
             current = pending;
             pending = undefined;
