@@ -17,7 +17,13 @@ export type {
 export type { Config, FinalMonitorConfig, MonitorConfig } from './core/config.js';
 export type { Db } from './core/db.js';
 export { ALWAYS_ACTIVE, type HighAvailability } from './core/ha.js';
-export { EVENT_NAMES, type AgentEvent, type EventLevel, type EventListener, type EventName } from './core/events.js';
+export {
+  EVENT_NAMES,
+  type AgentEvent,
+  type EventLevel,
+  type EventListener,
+  type EventName,
+} from './core/events.js';
 export { MetricType, type Metrics, type MetricValue } from './core/metrics.js';
 export type { Plan } from './core/plan.js';
 export type { LoadedPlugin, PluginApi, SondePlugin } from './core/plugin.js';

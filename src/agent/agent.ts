@@ -10,6 +10,7 @@
  *     await agent.stop();
  */
 import type { Config, FinalMonitorConfig } from '../core/config.js';
+import type { HighAvailability } from '../core/ha.js';
 import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
 import { ServerKey } from '../core/status-keys.js';
@@ -48,6 +49,8 @@ export interface AgentOptions {
   config?: string | Config;
   hooks?: AgentHooks;
   factories?: AgentFactories;
+  /** Whether this agent is the active one of a group (docs/ha.md); default always active. */
+  ha?: HighAvailability;
   /** Output and levels of the agent's event lines (default: error events on stderr, as the CLI). */
   log?: EventLogOptions;
   /** Keep only this shard of the monitors (`--shard i/n`). */
@@ -153,6 +156,7 @@ export class Agent {
       ...(o.shard ? { shard: o.shard } : {}),
       ...(o.hooks ? { hooks: o.hooks } : {}),
       ...(o.factories ? { factories: o.factories } : {}),
+      ...(o.ha ? { ha: o.ha } : {}),
       ...(o.onConfig ? { onConfig: o.onConfig } : {}),
       ...(o.onPlans ? { onPlans: o.onPlans } : {}),
       collectors,

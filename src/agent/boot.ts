@@ -12,6 +12,7 @@ import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.j
 import { errorMessage } from '../core/errors.js';
 import type { Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
+import type { HighAvailability } from '../core/ha.js';
 import type { Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
@@ -73,6 +74,7 @@ export interface BootOptions {
   sinks: SinkRegistry;
   hooks?: AgentHooks;
   factories?: AgentFactories;
+  ha?: HighAvailability;
   /** Told the config once loaded, and the shared plans once loaded (`--print-config`, `--print-plans`). */
   onConfig?: (config: Config) => void;
   onPlans?: (plans: Plan[]) => void;
@@ -159,6 +161,8 @@ export interface Boot {
   exporterPlan?: Plan;
   hooks: AgentHooks;
   factories: AgentFactories;
+  /** The HA hook; undefined: always active. */
+  ha?: HighAvailability;
 }
 
 /** Options of a database handle made by the CLI: password reload failures become events. */
@@ -272,6 +276,7 @@ export function monitorDeps(b: Boot): MonitorDeps {
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, withModifyDb(b.hooks, o)),
     ...(b.hooks.transformMetrics ? { transformMetrics: b.hooks.transformMetrics } : {}),
+    ...(b.ha ? { ha: b.ha } : {}),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {
       events.info('plans-load-monitor', cfg.id);
       const fixed = b.exporterPlan;
@@ -539,6 +544,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     ...(opts.exporter ? { exporterPlan: cliPlan(opts.exporter.plan, collectors) } : {}),
     hooks: opts.hooks ?? {},
     factories: opts.factories ?? {},
+    ...(opts.ha ? { ha: opts.ha } : {}),
   };
 
   serverStatus.set(ServerKey.server, 'boot: loading plans');

@@ -493,8 +493,11 @@ export interface OtlpSinkDeps {
   monitorAddress?: string;
 }
 
-/** Per-monitor resource keys the environment cannot override. */
-const MONITOR_KEYS = new Set(['sonde.monitor.id', 'mysql.instance.endpoint']);
+/** The resource attributes sonde sets for each monitor; the environment cannot override them. */
+export const OTLP_MONITOR_KEYS: ReadonlySet<string> = new Set([
+  'sonde.monitor.id',
+  'mysql.instance.endpoint',
+]);
 
 /**
  * Resource attributes, in this order and precedence (later wins): `service.name=sonde`,
@@ -509,7 +512,7 @@ export function otlpResource(opts: OtlpOptions, deps: OtlpSinkDeps): Record<stri
     resource['mysql.instance.endpoint'] = endpoint;
   }
   for (const [k, v] of Object.entries(opts.resource)) {
-    if (!(MONITOR_KEYS.has(k) && k in resource)) resource[k] = v;
+    if (!(OTLP_MONITOR_KEYS.has(k) && k in resource)) resource[k] = v;
   }
   return { ...resource, ...deps.tags };
 }

@@ -56,6 +56,8 @@ export interface Known {
   routes: readonly Route[];
   /** The status catalogue: literal keys and patterns with `<domain>` / `<sink>`. */
   statusKeys: ReadonlySet<string>;
+  /** Other dotted names the code emits: the otlp sink's OpenTelemetry metric and resource names. */
+  emittedNames: ReadonlySet<string>;
 }
 
 export type Kind = 'config key' | 'endpoint' | 'status key' | 'domain';
@@ -162,7 +164,8 @@ function dottedProblem(name: string, k: Known): { kind: Kind; why: string } | un
   if (k.configKey(path) || k.configKeyAnywhere(path)) return undefined;
   // `config.api.bind`: a key named the way error messages name it.
   if (path[0] === 'config' && path.length > 1 && k.configKey(path.slice(1))) return undefined;
-  if (isDomainName(name, k) || matchesAny(name, k.exporterFlags)) return undefined;
+  if (isDomainName(name, k) || matchesAny(name, k.exporterFlags) || k.emittedNames.has(name))
+    return undefined;
   // `mysql.status.global.queries`: a metric name behind a sink's prefix.
   if (path.length > 2 && isDomainName(path.slice(1).join('.'), k)) return undefined;
   const head = path[0] ?? '';

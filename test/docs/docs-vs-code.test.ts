@@ -21,6 +21,8 @@ import { DEFAULT_PATH, RELOAD_PATH } from '../../src/exporter/server.js';
 import { apiRoutes, type ApiDeps } from '../../src/server/api.js';
 import { BUILTIN_SINKS } from '../../src/sinks/builtin.js';
 import { uiRoutes } from '../../src/web/ui.js';
+import { OTEL_METRICS } from '../../src/sinks/otel-names.js';
+import { OTLP_MONITOR_KEYS } from '../../src/sinks/otlp.js';
 import type { UiSource } from '../../src/core/ui.js';
 import { findUnknown, type Finding, type Kind, type Known, type Route } from './doc-refs.js';
 
@@ -80,6 +82,7 @@ export function knownFromCode(): Known {
     sinks: new Set(BUILTIN_SINKS.map((s) => s.name)),
     routes: routes(),
     statusKeys: new Set(STATUS_KEYS.map((s) => s.key)),
+    emittedNames: new Set([...Object.keys(OTEL_METRICS), ...OTLP_MONITOR_KEYS]),
   };
 }
 

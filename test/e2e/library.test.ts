@@ -9,7 +9,13 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createAgent, MetricType, type AgentOptions, type Metrics, type SinkRegistration } from '../../src/index.js';
+import {
+  createAgent,
+  MetricType,
+  type AgentOptions,
+  type Metrics,
+  type SinkRegistration,
+} from '../../src/index.js';
 import { ROOT } from '../helpers/agent.js';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 
@@ -43,7 +49,13 @@ describe('the embedding example (examples/library/embed.mjs)', { timeout: 60_000
   it('collects its own plan and domain into its own sink, honours its hooks, and stops on SIGTERM', async () => {
     const inventory = join(dir, 'inventory.json');
     const server = { socket: db.socket, username: 'sonde', password: PASSWORD };
-    writeFileSync(inventory, JSON.stringify([{ id: 'db1', ...server }, { id: 'db2', ...server, paused: true }]));
+    writeFileSync(
+      inventory,
+      JSON.stringify([
+        { id: 'db1', ...server },
+        { id: 'db2', ...server, paused: true },
+      ]),
+    );
     const proc = spawn(process.execPath, [join(ROOT, 'examples/library/embed.mjs')], {
       cwd: ROOT,
       env: { ...process.env, SONDE_INVENTORY: inventory },
@@ -87,11 +99,17 @@ describe('the embedding example (examples/library/embed.mjs)', { timeout: 60_000
 
 /** A sink that keeps what it is sent. */
 function keepingSink(name: string, kept: Metrics[]): SinkRegistration {
-  return { name, description: 'keeps batches (test)', create: () => ({ name, send: async (m) => void kept.push(m) }) };
+  return {
+    name,
+    description: 'keeps batches (test)',
+    create: () => ({ name, send: async (m) => void kept.push(m) }),
+  };
 }
 
 /** Options of an in-process agent with one monitor on the test server, the API off. */
-function options(extra: Partial<AgentOptions> & { sinks?: Record<string, Record<string, string>> } = {}): AgentOptions {
+function options(
+  extra: Partial<AgentOptions> & { sinks?: Record<string, Record<string, string>> } = {},
+): AgentOptions {
   const { sinks, ...rest } = extra;
   return {
     config: {
@@ -106,7 +124,12 @@ function options(extra: Partial<AgentOptions> & { sinks?: Record<string, Record<
 }
 
 /** One level every second: threads_connected only. */
-const PLAN = [{ name: 'lib', levels: { l1: { freq: '1s', collect: { 'status.global': { metrics: ['threads_connected'] } } } } }];
+const PLAN = [
+  {
+    name: 'lib',
+    levels: { l1: { freq: '1s', collect: { 'status.global': { metrics: ['threads_connected'] } } } },
+  },
+];
 
 describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
   it('loadConfig: its config is checked like a file, and a bad key fails the boot naming it', async () => {
@@ -117,7 +140,10 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
     const events: string[] = [];
     agent.events.subscribe((e) => events.push(`${e.name} ${e.message}`));
     await assert.rejects(agent.boot(), /<loadConfig hook>.*bogus/);
-    assert.ok(events.some((e) => /^boot-error .*bogus/.test(e)), events.join('\n'));
+    assert.ok(
+      events.some((e) => /^boot-error .*bogus/.test(e)),
+      events.join('\n'),
+    );
   });
 
   it('loadMonitors and loadPlans replace the sources; a custom sink gets the batches', async () => {
@@ -149,7 +175,10 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
 
   it('a throwing loadMonitors fails the boot like an unreadable monitor file, and a reload keeps the monitors', async () => {
     await assert.rejects(
-      createAgent({ ...options(), hooks: { loadMonitors: () => Promise.reject(new Error('inventory down')) } }).boot(),
+      createAgent({
+        ...options(),
+        hooks: { loadMonitors: () => Promise.reject(new Error('inventory down')) },
+      }).boot(),
       /inventory down/,
     );
     let fail = false;
@@ -171,7 +200,10 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
     try {
       fail = true;
       await agent.reload();
-      assert.ok(events.some((e) => /^server-reload-error .*inventory down/.test(e)), events.join('\n'));
+      assert.ok(
+        events.some((e) => /^server-reload-error .*inventory down/.test(e)),
+        events.join('\n'),
+      );
       assert.deepEqual(
         agent.monitors().map((m) => m.id),
         ['kept'],
@@ -239,7 +271,13 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
       ...options(),
       hooks: {
         loadPlans: () => PLAN,
-        loadMonitors: () => ['go', 'veto', 'oops'].map((id) => ({ id, socket: db.socket, username: 'sonde', password: PASSWORD })),
+        loadMonitors: () =>
+          ['go', 'veto', 'oops'].map((id) => ({
+            id,
+            socket: db.socket,
+            username: 'sonde',
+            password: PASSWORD,
+          })),
         startMonitor: (m) => {
           if (m.id === 'oops') throw new Error('policy service down');
           return m.id === 'go';
@@ -284,7 +322,9 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
       assert.deepEqual(Object.keys(m.values), ['lib.renamed']);
       assert.equal(kept.length, calls - 1, 'the first batch was dropped, every later one delivered');
       assert.ok(
-        events.some((e) => /^lco-metrics-fault TransformMetrics: transform failed, dropping metrics: lib\/l1\//.test(e)),
+        events.some((e) =>
+          /^lco-metrics-fault TransformMetrics: transform failed, dropping metrics: lib\/l1\//.test(e),
+        ),
         events.join('\n'),
       );
     } finally {
@@ -298,7 +338,10 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
       ...options(),
       hooks: {
         loadPlans: () => [
-          { name: 'p', levels: { l1: { freq: '1s', collect: { 'status.global': { metrics: ['threads_connected'] } } } } },
+          {
+            name: 'p',
+            levels: { l1: { freq: '1s', collect: { 'status.global': { metrics: ['threads_connected'] } } } },
+          },
         ],
         modifyDb: (o, { monitorId }) => ({ ...o, connectAttributes: { program_name: `lib-${monitorId}` } }),
       },
@@ -336,16 +379,52 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
     }
   });
 
+  it('ha: a standby agent loads its monitors without collecting, and collects once active', async () => {
+    const kept: Metrics[] = [];
+    let active = false;
+    const agent = createAgent({
+      ...options(),
+      hooks: { loadPlans: () => PLAN },
+      factories: { sinks: [keepingSink('keep', kept)] },
+      ha: { isActive: () => active },
+    });
+    await agent.boot();
+    await agent.start();
+    try {
+      const st = (): Record<string, string> => agent.status.monitorStatus('lib') ?? {};
+      await until('standby', () =>
+        /^standby since /.test(st().ha ?? '') && st()['level-state'] === 'standby' ? true : undefined,
+      );
+      assert.equal(kept.length, 0, 'nothing collected while standby');
+      assert.deepEqual(
+        agent.monitors().map((m) => [m.id, m.running]),
+        [['lib', true]],
+        'loaded and started',
+      );
+      active = true;
+      await until('a batch once active', () => kept[0]);
+      assert.match(st().ha ?? '', /^active since /);
+    } finally {
+      await agent.stop();
+    }
+  });
+
   it('factories.httpClient: the HTTP sinks post through the client it makes', async () => {
     const posts: { url: string; body: string; sink: string }[] = [];
     const agent = createAgent({
       ...options({ sinks: { 'prom-pushgateway': { addr: 'http://pushgateway.invalid:9091' } } }),
       hooks: { loadPlans: () => PLAN },
       factories: {
-        httpClient: ({ sinkName }) => async (req) => {
-          posts.push({ url: req.url, body: String(req.body instanceof Uint8Array ? Buffer.from(req.body) : req.body), sink: sinkName });
-          return { status: 200, headers: {}, contentType: 'text/plain', body: new Uint8Array() };
-        },
+        httpClient:
+          ({ sinkName }) =>
+          async (req) => {
+            posts.push({
+              url: req.url,
+              body: String(req.body instanceof Uint8Array ? Buffer.from(req.body) : req.body),
+              sink: sinkName,
+            });
+            return { status: 200, headers: {}, contentType: 'text/plain', body: new Uint8Array() };
+          },
       },
     });
     await agent.boot();

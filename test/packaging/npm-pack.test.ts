@@ -23,7 +23,8 @@ interface Pkg {
 }
 
 /** Paths that belong to development only. */
-const DEV_ONLY = /(^|\/)(test|tests|bench|fixtures?)\/|\.test\.(js|d\.ts)$|fixture|test-helpers|\.map$|(?<!\.d)\.ts$|^src\//;
+const DEV_ONLY =
+  /(^|\/)(test|tests|bench|fixtures?)\/|\.test\.(js|d\.ts)$|fixture|test-helpers|\.map$|(?<!\.d)\.ts$|^src\//;
 
 /** Specifiers of the static and dynamic imports of a compiled module. */
 function importsOf(js: string): string[] {
