@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import {
   createAgent,
   MetricType,
@@ -404,6 +405,33 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
       active = true;
       await until('a batch once active', () => kept[0]);
       assert.match(st().ha ?? '', /^active since /);
+    } finally {
+      await agent.stop();
+    }
+  });
+
+  it('factories.translators: a datadog sink names its metrics with the registered translator', async () => {
+    const bodies: string[] = [];
+    const agent = createAgent({
+      ...options({
+        sinks: {
+          datadog: { 'api-key-auth': 'k-1', 'app-key-auth': 'a-1', 'metric-translator': 'lib-names' },
+        },
+      }),
+      hooks: { loadPlans: () => PLAN },
+      factories: {
+        translators: { 'lib-names': (domain, metric) => `app.${domain.replace('.', '_')}.${metric}` },
+        httpClient: () => async (req) => {
+          bodies.push(gunzipSync(Buffer.from(req.body)).toString()); // the datadog sink gzips
+          return { status: 202, headers: {}, contentType: 'application/json', body: new Uint8Array() };
+        },
+      },
+    });
+    await agent.boot();
+    await agent.start();
+    try {
+      const body = await until('a datadog post', () => bodies[0]);
+      assert.match(body, /"metric":"app\.status_global\.threads_connected"/);
     } finally {
       await agent.stop();
     }
