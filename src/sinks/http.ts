@@ -15,24 +15,18 @@ import https from 'node:https';
 import tls from 'node:tls';
 import type { Duplex } from 'node:stream';
 import { errorMessage } from '../core/errors.js';
-import type { HttpClient } from '../core/sink.js';
+import type { HttpClient, HttpPost } from '../core/sink.js';
 import { abortReason, withDeadline } from '../util/abort.js';
 
 /** Upper bound for one request when the caller gives no `timeoutMs`. */
 export const DEFAULT_POST_TIMEOUT_MS = 30_000;
 
-/** One POST. */
-export interface HttpPostRequest {
-  /** Absolute `http://` or `https://` URL without user info (see {@link parseTarget}). */
-  url: string;
-  headers?: Record<string, string>;
-  /** `Basic <base64>` from {@link parseTarget}; sent as `Authorization`. */
-  authorization?: string;
-  body: Uint8Array | string;
-  /** Aborts the request (the retry deadline); the error text includes the abort reason. */
-  signal?: AbortSignal;
-  /** Give up after this many milliseconds; default {@link DEFAULT_POST_TIMEOUT_MS}. */
-  timeoutMs?: number;
+/**
+ * One POST: the request an embedding program's HTTP client gets too (url without user
+ * info, see {@link parseTarget}; `timeoutMs` default {@link DEFAULT_POST_TIMEOUT_MS}), plus
+ * the transport settings of sonde's own client.
+ */
+export interface HttpPostRequest extends HttpPost {
   /** `http.proxy`: `http://[user:password@]host:port` (or `https://`). Empty = direct. */
   proxy?: string;
   /** Connection reuse for direct requests (keep-alive agent of the sink). */
