@@ -233,6 +233,19 @@ describe('loadPlugins: boot errors naming the module', () => {
     );
   });
 
+  it('register() that never returns fails the boot after the timeout', async () => {
+    const baseDir = writeModule(
+      'slow.js',
+      'export default { register() { return new Promise(() => {}); } };',
+    );
+    const err = await loadPlugins(['./slow.js'], { baseDir, ...registries(), registerTimeoutMs: 50 }).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    assert.ok(err instanceof PluginError);
+    assert.equal(err.message, 'plugins: ./slow.js: register failed: did not return within 0.05s');
+  });
+
   it('collector registrations of a bad shape', async () => {
     const bad = async (reg: string) => problem(plugin(`api.collector(${reg});`));
     const h = help('custom.q');

@@ -33,6 +33,8 @@ export interface LoadPluginsOptions {
   sinks: SinkRegistry;
   /** Sink metric translators; default the map the datadog and signalfx sinks read. */
   translators?: Map<string, SinkTranslator>;
+  /** How long `register()` may take; default {@link REGISTER_TIMEOUT_MS}. */
+  registerTimeoutMs?: number;
 }
 
 const oneLine = (s: string): string => s.replace(/\s*[\r\n]+\s*/g, ' ').trim();
@@ -64,7 +66,7 @@ export async function loadPlugins(
     if (other !== undefined) throw new PluginError(spec, `listed twice (also as ${other})`);
     urls.set(url, spec);
     const plugin = await importPlugin(spec, url);
-    const pending = await runRegister(spec, plugin);
+    const pending = await runRegister(spec, plugin, opts.registerTimeoutMs ?? REGISTER_TIMEOUT_MS);
     checkNames(spec, pending, opts, owners);
     loaded.push(apply(spec, url, plugin, pending, opts, owners));
   }
@@ -78,6 +80,22 @@ function resolveEntry(spec: string, baseDir: string): string {
   } catch (err) {
     if (err instanceof ResolveError) throw new PluginError(spec, err.message);
     throw new PluginError(spec, `cannot resolve: ${errorMessage(err)}`, { cause: err });
+  }
+}
+
+/** How long a plugin's `register()` may take before the boot fails naming it. */
+export const REGISTER_TIMEOUT_MS = 10_000;
+
+/** `register()`'s result, or a rejection when it has not settled within `ms`. */
+async function withinRegisterTime(result: unknown, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`did not return within ${ms / 1000}s`)), ms);
+  });
+  try {
+    await Promise.race([Promise.resolve(result), late]);
+  } finally {
+    clearTimeout(timer);
   }
 }
 
@@ -110,7 +128,7 @@ async function importPlugin(spec: string, url: string): Promise<SondePlugin> {
 }
 
 /** Call `register` with an API that records (and shape-checks) every registration. */
-async function runRegister(spec: string, plugin: SondePlugin): Promise<Pending> {
+async function runRegister(spec: string, plugin: SondePlugin, registerTimeoutMs: number): Promise<Pending> {
   const pending: Pending = { collectors: [], sinks: [], translators: [], problems: [] };
   let open = true;
   const record = (problem: string | undefined): void => {
@@ -136,7 +154,7 @@ async function runRegister(spec: string, plugin: SondePlugin): Promise<Pending> 
     CollectError,
   };
   try {
-    await plugin.register(api);
+    await withinRegisterTime(plugin.register(api), registerTimeoutMs);
   } catch (err) {
     if (pending.problems.length === 0) throw new PluginError(spec, `register failed: ${errorMessage(err)}`);
   } finally {
