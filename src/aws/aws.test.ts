@@ -200,7 +200,7 @@ describe('IAM auth token', () => {
 });
 
 describe('Amazon RDS CA bundle', () => {
-  it('ships CA certificates of Amazon RDS, each parsable', async () => {
+  it('ships CA certificates of Amazon RDS, each parsable and none expired', async () => {
     const pem = await rdsCaBundle();
     const blocks = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
     assert.ok(blocks.length > 10);
@@ -208,6 +208,8 @@ describe('Amazon RDS CA bundle', () => {
       const c = new X509Certificate(b);
       assert.ok(c.ca, c.subject);
       assert.match(c.subject, /OU=Amazon RDS/);
+      // An expired CA in the bundle means it is an outdated copy: refresh it (docs/aws.md).
+      assert.ok(Date.parse(c.validTo) > Date.now(), `expired: ${c.subject} (${c.validTo})`);
     }
     assert.equal(pem, await readFile(RDS_CA_FILE, 'utf8'));
   });
