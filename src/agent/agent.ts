@@ -20,7 +20,7 @@ import type { Loader, LoadedMonitor } from '../monitor/loader.js';
 import type { Shard } from '../monitor/shard.js';
 import { listenApi } from '../server/api.js';
 import type { SinkRegistry } from '../sinks/registry.js';
-import { registerSinkTranslator } from '../sinks/translators.js';
+import { sinkTranslators, type SinkTranslator } from '../sinks/translators.js';
 import type { StatusRegistry } from '../status/registry.js';
 import { EventLog, type EventLogOptions } from '../util/events.js';
 import { formatDuration } from '../util/duration.js';
@@ -133,8 +133,8 @@ export class Agent {
     if (this.#booted !== undefined) throw new Error('the agent is already booted');
     const start = Date.now();
     try {
-      const { collectors, sinks } = await registries(this.#opts.factories);
-      const { b, loader } = await boot(this.#bootOptions(collectors, sinks), this.events);
+      const regs = await registries(this.#opts.factories);
+      const { b, loader } = await boot(this.#bootOptions(regs), this.events);
       const readiness: Readiness = { why: 'starting monitors' };
       const api = this.#opts.check === true ? undefined : makeApi(b, loader, readiness);
       this.#booted = { b, loader, api, readiness };
@@ -146,7 +146,7 @@ export class Agent {
     }
   }
 
-  #bootOptions(collectors: CollectorRegistry, sinks: SinkRegistry): Parameters<typeof boot>[0] {
+  #bootOptions(regs: Awaited<ReturnType<typeof registries>>): Parameters<typeof boot>[0] {
     const o = this.#opts;
     return {
       ...(typeof o.config === 'string' ? { config: o.config } : {}),
@@ -159,8 +159,7 @@ export class Agent {
       ...(o.ha ? { ha: o.ha } : {}),
       ...(o.onConfig ? { onConfig: o.onConfig } : {}),
       ...(o.onPlans ? { onPlans: o.onPlans } : {}),
-      collectors,
-      sinks,
+      ...regs,
     };
   }
 
@@ -236,17 +235,22 @@ export function createAgent(options: AgentOptions = {}): Agent {
 /** The built-in collectors and sinks, plus the factories' own; a name taken twice is a boot error. */
 async function registries(
   factories: AgentFactories | undefined,
-): Promise<{ collectors: CollectorRegistry; sinks: SinkRegistry }> {
+): Promise<{ collectors: CollectorRegistry; sinks: SinkRegistry; translators: Map<string, SinkTranslator> }> {
   const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
   const sinks = (await import('../sinks/builtin.js')).builtinSinks();
+  // This agent's own translators: two agents in one process may register the same name.
+  const translators = new Map(sinkTranslators);
   try {
     for (const c of factories?.collectors ?? []) collectors.register(c);
     for (const s of factories?.sinks ?? []) sinks.register(s);
-    for (const [name, t] of Object.entries(factories?.translators ?? {})) registerSinkTranslator(name, t);
+    for (const [name, t] of Object.entries(factories?.translators ?? {})) {
+      if (translators.has(name)) throw new Error(`sink translator ${name} already registered`);
+      translators.set(name, t);
+    }
   } catch (err) {
     throw new BootError(`factories: ${errorMessage(err)}`);
   }
-  return { collectors, sinks };
+  return { collectors, sinks, translators };
 }
 
 /** `fn` over `items`, at most `limit` at a time, results in input order. */

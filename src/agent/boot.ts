@@ -40,6 +40,7 @@ import { PlanStore, type HelpLookup } from '../plan/store.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
 import { buildApi, type ApiDeps } from '../server/api.js';
 import type { SinkRegistry } from '../sinks/registry.js';
+import type { SinkTranslator } from '../sinks/translators.js';
 import { StatusRegistry } from '../status/registry.js';
 import { sleep } from '../util/backoff.js';
 import type { EventLog } from '../util/events.js';
@@ -72,6 +73,8 @@ export interface BootOptions {
   shard?: Shard;
   collectors: CollectorRegistry;
   sinks: SinkRegistry;
+  /** This agent's sink translators (built-in, factories'; plugins add theirs at boot). */
+  translators: Map<string, SinkTranslator>;
   hooks?: AgentHooks;
   factories?: AgentFactories;
   ha?: HighAvailability;
@@ -163,6 +166,7 @@ export interface Boot {
   factories: AgentFactories;
   /** The HA hook; undefined: always active. */
   ha?: HighAvailability;
+  translators: ReadonlyMap<string, SinkTranslator>;
 }
 
 /** Options of a database handle made by the CLI: password reload failures become events. */
@@ -313,6 +317,7 @@ async function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): 
         ...(b.config.http?.proxy ? { httpProxy: b.config.http.proxy } : {}),
         ...(httpClient ? { httpClient } : {}),
         monitorAddress: monitorAddress(m),
+        translators: b.translators,
       }),
     );
   }
@@ -504,6 +509,7 @@ async function bootPlugins(
       baseDir,
       collectors: opts.collectors,
       sinks: opts.sinks,
+      translators: opts.translators,
     });
     for (const p of loaded)
       events.info(
@@ -545,6 +551,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     hooks: opts.hooks ?? {},
     factories: opts.factories ?? {},
     ...(opts.ha ? { ha: opts.ha } : {}),
+    translators: opts.translators,
   };
 
   serverStatus.set(ServerKey.server, 'boot: loading plans');

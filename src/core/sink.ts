@@ -26,6 +26,11 @@ export interface SinkContext {
   /** The monitor's address (`host:port` or `unix://<path>`), e.g. otlp's `mysql.instance.endpoint`. */
   monitorAddress?: string;
   /**
+   * The agent's sink translators (`metric-translator`: built-in, plugins' and the embedding
+   * program's); absent: the process-wide registry.
+   */
+  translators?: ReadonlyMap<string, SinkTranslator>;
+  /**
    * The HTTP client this sink posts with, when the embedding program's HTTP client factory
    * made one for it; else the sinks' own (`httpPost` in sinks/http.ts).
    */

@@ -489,7 +489,7 @@ export function createDatadogSink(
   ctx: SinkContext,
   deps: DatadogDeps = {},
 ): Sink & { readonly maxPerRequest: number } {
-  const cfg = parseDatadogOptions(ctx.options, deps.translators);
+  const cfg = parseDatadogOptions(ctx.options, deps.translators ?? ctx.translators);
   return new DatadogSink(ctx, cfg, deps);
 }
 

@@ -274,7 +274,7 @@ class SignalfxSink implements Sink {
 
 /** Build the unwrapped sink from already-stripped options. */
 export function createSignalfxSink(ctx: SinkContext, deps: SignalfxDeps = {}): Sink {
-  return new SignalfxSink(ctx, parseSignalfxOptions(ctx.options, deps.translators), deps);
+  return new SignalfxSink(ctx, parseSignalfxOptions(ctx.options, deps.translators ?? ctx.translators), deps);
 }
 
 /** Registration of `signalfx`: Retry → SignalFx. */

@@ -432,6 +432,13 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
     try {
       const body = await until('a datadog post', () => bodies[0]);
       assert.match(body, /"metric":"app\.status_global\.threads_connected"/);
+      // Translators are the agent's own: a second agent in this process registers the same name.
+      const second = createAgent({
+        ...options(),
+        hooks: { loadPlans: () => PLAN },
+        factories: { sinks: [keepingSink('keep', [])], translators: { 'lib-names': (d, m) => `${d}.${m}` } },
+      });
+      await second.boot();
     } finally {
       await agent.stop();
     }
