@@ -88,6 +88,7 @@ export class Agent {
   readonly #opts: AgentOptions;
   #booted: Booted | undefined;
   #running: Running | undefined;
+  #stopped = false;
 
   constructor(opts: AgentOptions = {}) {
     this.#opts = opts;
@@ -169,7 +170,8 @@ export class Agent {
    */
   async start(): Promise<void> {
     const { b, loader, api, readiness } = this.#get();
-    if (this.#running !== undefined) throw new Error('the agent is already started');
+    if (this.#running !== undefined || this.#stopped)
+      throw new Error('the agent is already started or stopped');
     const { events, serverStatus, status } = b;
     events.info('server-run', '');
     serverStatus.set(ServerKey.server, 'starting monitors');
@@ -207,13 +209,17 @@ export class Agent {
    */
   async stop(deadlineMs = STOP_DEADLINE_MS): Promise<void> {
     const booted = this.#booted;
-    const running = this.#running;
-    if (booted === undefined || running === undefined || running.state.stopping) return;
-    running.state.stopping = true;
+    if (booted === undefined || this.#stopped) return;
+    this.#stopped = true;
     booted.readiness.why = 'shutting down';
-    await booted.api?.close().catch(() => undefined);
-    await running.apiLoop;
-    await running.probe.close().catch(() => undefined);
+    const running = this.#running;
+    if (running !== undefined) {
+      running.state.stopping = true;
+      await booted.api?.close().catch(() => undefined);
+      await running.apiLoop;
+      await running.probe.close().catch(() => undefined);
+    }
+    // Booted but never started: no monitor runs, but the loaded monitors' sinks are open.
     await booted.loader.stopAll(deadlineMs);
   }
 

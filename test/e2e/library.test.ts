@@ -98,12 +98,12 @@ describe('the embedding example (examples/library/embed.mjs)', { timeout: 60_000
   });
 });
 
-/** A sink that keeps what it is sent. */
-function keepingSink(name: string, kept: Metrics[]): SinkRegistration {
+/** A sink that keeps what it is sent, and counts its closes. */
+function keepingSink(name: string, kept: Metrics[], closed = { n: 0 }): SinkRegistration {
   return {
     name,
     description: 'keeps batches (test)',
-    create: () => ({ name, send: async (m) => void kept.push(m) }),
+    create: () => ({ name, send: async (m) => void kept.push(m), close: async () => void closed.n++ }),
   };
 }
 
@@ -172,6 +172,19 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
     } finally {
       await agent.stop();
     }
+  });
+
+  it("stop() after boot() alone closes the loaded monitors' sinks; start() after stop() is refused", async () => {
+    const closed = { n: 0 };
+    const agent = createAgent({
+      ...options(),
+      hooks: { loadPlans: () => PLAN },
+      factories: { sinks: [keepingSink('keep', [], closed)] },
+    });
+    await agent.boot();
+    await agent.stop();
+    assert.equal(closed.n, 1);
+    await assert.rejects(agent.start(), /already started or stopped/);
   });
 
   it('a throwing loadMonitors fails the boot like an unreadable monitor file, and a reload keeps the monitors', async () => {
