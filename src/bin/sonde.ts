@@ -243,6 +243,7 @@ const { printPlans } = await import('../plan/store.js');
 const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
 const { EventLog } = await import('../util/events.js');
 type EventLog = InstanceType<typeof EventLog>;
+const { guardedStderr, onOutputClosed } = await import('../util/std-streams.js');
 
 /** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */
 function shardOption(flag: string | undefined): Shard | undefined {
@@ -270,6 +271,18 @@ function reportStrayErrors(events: Events): void {
 }
 
 /**
+ * A closed stdout or stderr (its reader went away) is reported once, on the other stream:
+ * errors print on stderr, notices on stdout. The guard drops every later write to it.
+ */
+function reportClosedOutputs(events: EventLog): void {
+  onOutputClosed((name, cause) => {
+    const text = `${name} is closed (${cause}): what sonde prints there is dropped from now on`;
+    if (name === 'stdout') events.error('server-output-closed', '', text);
+    else events.notice('server-output-closed', '', text);
+  });
+}
+
+/**
  * Resolves with the first SIGTERM or SIGINT; meanwhile SIGUSR1 toggles debugging and SIGHUP
  * calls `reload` (one at a time: a SIGHUP during a reload is noted and ignored).
  */
@@ -278,7 +291,7 @@ function untilSignal(events: EventLog, reload: () => Promise<void>): Promise<Nod
     events.setDebug(!events.debugging);
     const line = `SIGUSR1 has set sonde.Debugging to ${String(events.debugging)}`;
     if (events.format === 'json') events.notice('server-debug', '', line);
-    else process.stderr.write(`${line}\n`);
+    else guardedStderr().write(`${line}\n`);
   });
   let reloading = false;
   process.on('SIGHUP', () => {
@@ -349,6 +362,7 @@ function cliAgent(opts: Options): Agent {
 /** Boot, print the monitors when asked, then run until a signal (unless --run=false). */
 async function bootAndRun(opts: Options): Promise<number> {
   const agent = cliAgent(opts);
+  reportClosedOutputs(agent.events);
   await agent.boot();
   if (opts.printMonitors) {
     const shard = agent.shardSummary;

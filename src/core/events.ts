@@ -82,6 +82,13 @@ export const EVENT_NAMES = {
     sondeOnly: true,
     description: 'an exception or promise rejection no part of sonde caught; sonde keeps running',
   },
+  'server-output-closed': {
+    level: 'error',
+    alsoAt: ['notice'],
+    sondeOnly: true,
+    description:
+      'stdout or stderr failed (its reader went away, e.g. `write EPIPE`): from then on sonde drops what it would print there. Reported once per stream on the other one: an error on stderr when stdout closed, a notice on stdout when stderr closed',
+  },
   'server-probe': {
     level: 'info',
     sondeOnly: true,

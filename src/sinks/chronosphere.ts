@@ -31,6 +31,7 @@ import type { PostTarget } from './http.js';
 import { ProtoWriter } from './protobuf.js';
 import { monitorKeyOf } from '../core/status-keys.js';
 import { isYes } from '../util/text.js';
+import { guardedStdout } from '../util/std-streams.js';
 import { createRetried } from './retry.js';
 
 /** The sink's name: its registration, its `Sink.name` and its status key. */
@@ -204,7 +205,7 @@ export interface ChronosphereDeps {
 export function createChronosphereSink(opts: ChronosphereOptions, deps: ChronosphereDeps): Sink {
   const target: PostTarget = parseTarget(opts.url, 'chronosphere url');
   const { status, monitorId, tags } = deps;
-  const out = deps.out ?? process.stdout;
+  const out = deps.out ?? guardedStdout();
   const post = sinkPoster(deps.httpClient);
 
   const fail = (text: string): Error => {

@@ -1,6 +1,8 @@
 /**
  * The `log` sink: prints every collection to stdout as a block of text.
- * No options (any are ignored), never fails, not wrapped by retry.
+ * No options (any are ignored), not wrapped by retry. It fails once, when stdout has closed
+ * (its reader went away): that send reports the failure, the sink's status (`log`) says so
+ * from then on, and later blocks are dropped without another error.
  *
  * ```
  * # monitor:  db1
@@ -15,7 +17,10 @@
  */
 import type { Metrics } from '../core/metrics.js';
 import type { Sink, SinkRegistration } from '../core/sink.js';
-import { formatRfc3339Nano } from '../util/time.js';
+import type { StatusWriter } from '../core/status.js';
+import { monitorKeyOf } from '../core/status-keys.js';
+import { guardedStdout, outputClosed } from '../util/std-streams.js';
+import { formatRfc3339Nano, formatTimestamp } from '../util/time.js';
 
 /** Where the block goes: process.stdout by default, a collector in tests. */
 export interface TextOutput {
@@ -63,12 +68,26 @@ export function formatLogBlock(m: Metrics): string {
   return lines.join('\n') + '\n';
 }
 
-/** A log sink writing to `out`; each block is one write so monitors never interleave. */
-export function createLogSink(out: TextOutput = process.stdout): Sink {
+/**
+ * A log sink writing to `out`; each block is one write so monitors never interleave. Once
+ * `out` (the guarded stdout) is closed, the first send fails and sets `status`; later sends
+ * drop their block quietly.
+ */
+export function createLogSink(out: TextOutput = guardedStdout(), status?: StatusWriter): Sink {
+  let reported = false;
   return {
     name: 'log',
     send: async (metrics) => {
-      out.write(formatLogBlock(metrics));
+      const closed = outputClosed(out);
+      if (closed === undefined) {
+        out.write(formatLogBlock(metrics));
+        return;
+      }
+      if (reported) return;
+      reported = true;
+      const text = `stdout is closed (${closed}): metrics are dropped`;
+      status?.set(monitorKeyOf.sink('log'), `${text} since ${formatTimestamp(metrics.begin)}`);
+      throw new Error(text);
     },
   };
 }
@@ -78,6 +97,6 @@ export function logSinkRegistration(out?: TextOutput): SinkRegistration {
   return {
     name: 'log',
     description: 'Prints metrics to stdout (the default sink when none is configured)',
-    create: () => createLogSink(out),
+    create: (ctx) => createLogSink(out, ctx.status),
   };
 }

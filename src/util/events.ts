@@ -31,6 +31,7 @@ import type {
   Events,
   EventStream,
 } from '../core/events.js';
+import { guardedStderr, guardedStdout } from './std-streams.js';
 import { formatEventTime, formatTimestampMs } from './time.js';
 
 /** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
@@ -47,9 +48,9 @@ export type LogFormat = 'text' | 'json';
 export const LOG_FORMATS: readonly LogFormat[] = ['text', 'json'];
 
 export interface EventLogOptions {
-  /** Info and warn events, notices, in the text format (default process.stdout). */
+  /** Info and warn events, notices, in the text format (default the guarded process.stdout). */
   stdout?: TextOutput;
-  /** Error events and debug lines; every JSON line (default fd 2). */
+  /** Error events and debug lines; every JSON line (default the guarded process.stderr). */
   stderr?: TextOutput;
   /** `--log.level`; wins over `log`. `debug` = level info with debugging on. */
   level?: LogLevel;
@@ -130,7 +131,9 @@ export function parseLogFormat(text: string): LogFormat | undefined {
 
 /** The JSON writer: pino, level filtering left to EventLog, fields named as documented. */
 function jsonLogger(out: TextOutput | undefined, now: () => Date): Logger<'notice'> {
-  const dest = out ?? pino.destination({ dest: 2, sync: true });
+  // process.stderr is written synchronously for files, pipes and terminals on Linux; the
+  // guard drops lines once the reader is gone instead of failing on each.
+  const dest = out ?? guardedStderr();
   return pino<'notice'>(
     {
       level: 'debug',
@@ -168,8 +171,8 @@ export class EventLog implements Events, EventStream {
   #listeners: readonly Subscriber[] = [];
 
   constructor(opts: EventLogOptions = {}) {
-    this.#stdout = opts.stdout ?? process.stdout;
-    this.#stderr = opts.stderr ?? process.stderr;
+    this.#stdout = opts.stdout ?? guardedStdout();
+    this.#stderr = opts.stderr ?? guardedStderr();
     this.#now = opts.now ?? (() => new Date());
     const level = opts.level ?? (opts.log === true ? 'info' : 'error');
     this.#rank = RANK[level === 'debug' ? 'info' : level];
