@@ -13,7 +13,7 @@ import type { Shard } from '../monitor/shard.js';
 import { enableCompileCache } from '../util/compile-cache.js';
 import { tuneHeapGrowth } from '../util/heap.js';
 import type { LogFormat, LogLevel } from '../util/events.js';
-import { parseGoBool } from '../util/text.js';
+import { oneLine, parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
 import {
   ExporterCliError,
@@ -458,7 +458,7 @@ let logFormat: LogFormat = 'text';
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
+    const text = oneLine(errorMessage(err).replace(/\n+$/, ''));
     if (logFormat === 'json')
       new EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
     else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);

@@ -14,6 +14,7 @@ import type { MonitorTallies, ProbeOpen, ProbeTarget, ProbeTargets } from '../co
 import { ConfigError } from '../config/errors.js';
 import { monitorAddress } from '../config/connection.js';
 import { splitHostPort } from '../util/net.js';
+import { oneLine } from '../util/text.js';
 import type { LoadedMonitor } from './loader.js';
 import { MonitorNotRunning } from './monitor.js';
 
@@ -117,7 +118,7 @@ class Targets implements ProbeTargets {
       return {
         ok: false,
         status: 500,
-        reason: `monitor ${m.id}: ${errorMessage(err).replace(/[\r\n]+/g, ' ')}`,
+        reason: `monitor ${m.id}: ${oneLine(errorMessage(err))}`,
       };
     }
   }

@@ -20,6 +20,7 @@ import type { Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { monitorKeyOf } from '../core/status-keys.js';
 import { guardedStdout, outputClosed } from '../util/std-streams.js';
+import { oneLine } from '../util/text.js';
 import { formatRfc3339Nano, formatTimestamp } from '../util/time.js';
 
 /** Where the block goes: process.stdout by default, a collector in tests. */
@@ -44,15 +45,19 @@ function pairs(label: string, m: Record<string, string> | undefined): string {
   if (!m) return '';
   const keys = Object.keys(m).sort();
   if (keys.length === 0) return '';
-  return ` (${label}: ${keys.map((k) => `${k}=${m[k] ?? ''}`).join(',')})`;
+  return ` (${label}: ${keys.map((k) => `${oneLine(k)}=${oneLine(m[k] ?? '')}`).join(',')})`;
 }
 
-/** The full text block for one `Metrics`, ending with the empty line. */
+/**
+ * The full text block for one `Metrics`, ending with the empty line. Names and labels come
+ * from the database and the config: their control characters are escaped (`oneLine`), so
+ * each header and each metric is one line.
+ */
 export function formatLogBlock(m: Metrics): string {
   const lines = [
-    `# monitor:  ${m.monitorId}`,
-    `# plan:     ${m.plan}`,
-    `# level:    ${m.level}`,
+    `# monitor:  ${oneLine(m.monitorId)}`,
+    `# plan:     ${oneLine(m.plan)}`,
+    `# level:    ${oneLine(m.level)}`,
     `# ts:       ${formatRfc3339Nano(m.begin)}`,
     `# duration: ${Math.trunc(m.end.getTime() - m.begin.getTime())} ms`,
   ];
@@ -60,7 +65,7 @@ export function formatLogBlock(m: Metrics): string {
   for (const domain of Object.keys(m.values).sort()) {
     for (const v of m.values[domain] ?? []) {
       lines.push(
-        `${domain}.${v.name} = ${intText(v.value)}${pairs('group', v.group)}${pairs('meta', v.meta)}`,
+        `${oneLine(`${domain}.${v.name}`)} = ${intText(v.value)}${pairs('group', v.group)}${pairs('meta', v.meta)}`,
       );
     }
   }

@@ -1,8 +1,11 @@
 /**
  * Status registry behind GET /status and GET /status/monitors (keys: core/status-keys.ts,
  * documented in docs/api.md). Flat string maps; a monitor's map is dropped entirely on unload.
+ * Every value is kept on one line: control characters in it (a server's error message, a
+ * table name) are escaped as they are set.
  */
 import type { StatusReader, StatusWriter } from '../core/status.js';
+import { oneLine } from '../util/text.js';
 
 function sorted(m: Map<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
@@ -18,7 +21,7 @@ export class StatusRegistry implements StatusReader {
 
   /** Writer for server keys. */
   readonly serverWriter: StatusWriter = {
-    set: (k, v) => void this.#server.set(k, v),
+    set: (k, v) => void this.#server.set(k, oneLine(v)),
     delete: (k) => void this.#server.delete(k),
   };
 
@@ -35,7 +38,7 @@ export class StatusRegistry implements StatusReader {
           m = new Map();
           this.#monitors.set(id, m);
         }
-        m.set(k, v);
+        m.set(k, oneLine(v));
       },
       delete: (k) => void this.#monitors.get(id)?.delete(k),
     };
@@ -53,7 +56,7 @@ export class StatusRegistry implements StatusReader {
 
   server(): Record<string, string> {
     const m = new Map(this.#server);
-    for (const [k, fn] of this.#computed) m.set(k, fn());
+    for (const [k, fn] of this.#computed) m.set(k, oneLine(fn()));
     return sorted(m);
   }
 

@@ -32,6 +32,7 @@ import type {
   EventStream,
 } from '../core/events.js';
 import { guardedStderr, guardedStdout } from './std-streams.js';
+import { oneLine } from './text.js';
 import { formatEventTime, formatTimestampMs } from './time.js';
 
 /** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
@@ -91,7 +92,9 @@ export function redact(text: string, secrets: readonly string[]): string {
 /**
  * One event line, without the trailing newline:
  * `<time> [<event padded to 25>] [<monitor id>] [ERROR: ]<message>`. Longer event names are
- * not cut (Go's `%-25s`); an empty message leaves the trailing space, as Blip does.
+ * not cut (Go's `%-25s`); an empty message leaves the trailing space, as Blip does. Trailing
+ * newlines of the message are dropped and every other control character in the monitor id
+ * or the message is escaped (`oneLine`), so the event is one line whatever text it carries.
  */
 export function formatEventLine(
   time: Date,
@@ -100,7 +103,8 @@ export function formatEventLine(
   message: string,
   isError: boolean,
 ): string {
-  return `${formatEventTime(time)} [${event.padEnd(25)}] [${monitorId}] ${isError ? 'ERROR: ' : ''}${message}`;
+  const text = oneLine(message.replace(/\n+$/, ''));
+  return `${formatEventTime(time)} [${event.padEnd(25)}] [${oneLine(monitorId)}] ${isError ? 'ERROR: ' : ''}${text}`;
 }
 
 /**
@@ -299,8 +303,8 @@ export class EventLog implements Events, EventStream {
       this.#writeJson('debug', 'debug', monitorId, text, where);
       return;
     }
-    const id = monitorId === '' ? '' : `[${monitorId}] `;
-    const line = `${formatEventTime(this.#now())} DEBUG ${where === '' ? '' : where + ' '}${id}${text}`;
+    const id = monitorId === '' ? '' : `[${oneLine(monitorId)}] `;
+    const line = `${formatEventTime(this.#now())} DEBUG ${where === '' ? '' : where + ' '}${id}${oneLine(text.replace(/\n+$/, ''))}`;
     this.#print(this.#stderr, line);
   }
 
@@ -323,9 +327,8 @@ export class EventLog implements Events, EventStream {
     this.#json?.[level](fields, scrub(message.replace(/\n+$/, '')));
   }
 
-  /** One write per line; like Go's log, a newline is added unless the text ends with one. */
+  /** One write per line (its control characters already escaped), ending with a newline. */
   #print(out: TextOutput, line: string): void {
-    const text = redact(line, this.#secrets);
-    out.write(text.endsWith('\n') ? text : text + '\n');
+    out.write(`${redact(line, this.#secrets)}\n`);
   }
 }

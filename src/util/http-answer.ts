@@ -4,6 +4,7 @@
  * the 405 refusal with its `Allow` header. A HEAD request gets the headers, never the body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { oneLine } from './text.js';
 
 /** The content type of every text answer and error reason. */
 export const TEXT_PLAIN = 'text/plain; charset=utf-8';
@@ -31,12 +32,7 @@ export function sendEmpty(res: ServerResponse, status: number, headers: AnswerHe
   res.end();
 }
 
-/** Text reasons are one line: any line break inside becomes a space. */
-export function oneLine(text: string): string {
-  return text.replace(/\r\n|[\r\n]/g, ' ');
-}
-
-/** Answer `status` with one line of text (line breaks made spaces) and a final `\n`. */
+/** Answer `status` with one line of text (control characters escaped) and a final `\n`. */
 export function sendText(
   res: ServerResponse,
   req: IncomingMessage,

@@ -34,3 +34,28 @@ const HTML_ENTITIES: Readonly<Record<string, string>> = {
 export function escapeHtml(s: string): string {
   return s.replace(/[&'<>"]/g, (c) => HTML_ENTITIES[c] ?? c);
 }
+
+/** What {@link oneLine} escapes: C0 controls but tab, DEL, C1 controls, U+2028 and U+2029. */
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u0008\u000a-\u001f\u007f-\u009f\u2028\u2029]/g;
+
+const NAMED: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\u001b': '\\e' };
+
+/**
+ * Text from outside sonde (the database, the network, a config value) made safe for a
+ * one-line text output: every control character but tab, and the Unicode line and paragraph
+ * separators, become visible escapes (`\n`, `\r`, `\e` for ESC, `\x07`, `\u2028`), so one
+ * event is always one line and no terminal escape sequence reaches whoever reads it.
+ * Backslashes are kept as they are. The one escaping function of every text output: event
+ * lines, the log sink, status values and error messages.
+ */
+export function oneLine(text: string): string {
+  CONTROLS.lastIndex = 0;
+  if (!CONTROLS.test(text)) return text;
+  return text.replace(CONTROLS, (c) => {
+    const named = NAMED[c];
+    if (named !== undefined) return named;
+    const code = c.charCodeAt(0);
+    return code > 0xff ? `\\u${code.toString(16)}` : `\\x${code.toString(16).padStart(2, '0')}`;
+  });
+}
