@@ -50,6 +50,7 @@ import { formatTimestamp } from '../util/time.js';
 import { loadWebConfig } from '../util/web-config.js';
 import { isPublicUiPath, uiRoutes } from '../web/ui.js';
 import type { AgentFactories, AgentHooks, PlanDocument } from './options.js';
+import { fileErrorText, readRegularFileSync } from '../util/read-file.js';
 
 const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -382,10 +383,9 @@ function makeLoader(b: Boot, shard: Shard | undefined): Loader {
 /** A file named by a config key, read at boot; an error names the key and the file. */
 function readKeyFile(key: string, path: string): Buffer {
   try {
-    return readFileSync(path);
+    return readRegularFileSync(path);
   } catch (err) {
-    const code = err instanceof Error && 'code' in err ? String(err.code) : errorMessage(err);
-    throw new BootError(`${key}: cannot read ${path}: ${code}`);
+    throw new BootError(`${key}: cannot read ${path}: ${fileErrorText(err)}`);
   }
 }
 

@@ -4,8 +4,8 @@
  * Amazon's global bundle of RDS root CAs for every region. Read on first use only.
  * `scripts/refresh-rds-ca.sh` downloads a new copy.
  */
-import { readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
+import { readRegularText } from '../util/read-file.js';
 
 /** Where Amazon publishes the bundle. */
 export const RDS_CA_URL = 'https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem';
@@ -23,7 +23,7 @@ export async function rdsCaBundle(file = RDS_CA_FILE): Promise<string> {
   if (bundle !== undefined && file === RDS_CA_FILE) return bundle;
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readRegularText(file);
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'is missing' : 'cannot be read';
     throw new Error(

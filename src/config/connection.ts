@@ -4,7 +4,6 @@
  *
  * No error thrown here contains a password: messages name paths, keys and line numbers only.
  */
-import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { FinalMonitorConfig } from '../core/config.js';
 import { ConnectionSpec } from '../core/db.js';
@@ -16,6 +15,7 @@ import type { HostPort } from '../util/net.js';
 import { ConfigError, osErrorText } from './errors.js';
 import { myCnfHostname, readMyCnf, readMyCnfModule, readMyCnfSync } from './mycnf.js';
 import type { MyCnf } from './mycnf.js';
+import { MAX_SECRET_FILE_BYTES, readRegularText } from '../util/read-file.js';
 
 /** MySQL's port when none is given. */
 export const DEFAULT_MYSQL_PORT = 3306;
@@ -88,7 +88,7 @@ export function redactDsn(p: RedactDsnInput): string {
 export async function readPasswordFile(path: string): Promise<string> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readRegularText(path, { maxBytes: MAX_SECRET_FILE_BYTES });
   } catch (err) {
     throw new ConfigError(`cannot read password-file: ${osErrorText(err, path)}`, { key: 'password-file' });
   }
@@ -99,7 +99,7 @@ export async function readPasswordFile(path: string): Promise<string> {
 
 async function readTlsFile(key: string, path: string, cwd: string): Promise<string> {
   try {
-    return await readFile(resolve(cwd, path), 'utf8');
+    return await readRegularText(resolve(cwd, path));
   } catch (err) {
     throw new ConfigError(`cannot read tls.${key}: ${osErrorText(err, path)}`, { key: `tls.${key}` });
   }

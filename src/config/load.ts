@@ -2,7 +2,7 @@
  * Locate, read, strictly decode, merge over defaults, `${ENV}`-interpolate and validate the
  * config file.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { Config } from '../core/config.js';
 import { LEVEL_STATES } from '../core/plan.js';
@@ -21,6 +21,7 @@ import {
   checkStopLoss,
   checkTls,
 } from './validate.js';
+import { readRegularText } from '../util/read-file.js';
 
 export { ConfigError } from './errors.js';
 export type { ConfigErrorKind } from './errors.js';
@@ -310,7 +311,7 @@ export async function loadConfig(
   }
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readRegularText(path);
   } catch (err) {
     throw new ConfigError(`cannot read config file: ${osErrorText(err, path)}`, {
       kind: 'load',

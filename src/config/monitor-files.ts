@@ -5,13 +5,14 @@
  * monitor object (sonde's choice; Blip only knows the second form). Decoding is strict like the
  * main file: an unknown or duplicate key fails the load. An empty file holds no monitor.
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { MonitorConfig } from '../core/config.js';
 import { decodeYaml, DecodeFailure, MAX_YAML_BYTES, tooLarge, validateDecoded } from './decode.js';
 import { ConfigError, osErrorText } from './errors.js';
 import { noteMonitorSource } from './monitor.js';
 import { monitorListFileSchema, monitorSchema } from '../core/config-schema.js';
+import { readRegularText } from '../util/read-file.js';
 
 function hasMonitorsKey(v: unknown): boolean {
   return v !== null && typeof v === 'object' && !Array.isArray(v) && Object.hasOwn(v, 'monitors');
@@ -64,7 +65,7 @@ export async function readMonitorFiles(
     }
     let text: string;
     try {
-      text = await readFile(path, 'utf8');
+      text = await readRegularText(path);
     } catch (err) {
       throw new ConfigError(osErrorText(err, file), { kind: 'load', file, cause: err });
     }

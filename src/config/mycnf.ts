@@ -8,8 +8,7 @@
  * value is kept (only whole comment lines are comments), so passwords may contain it.
  * Errors never quote a line's content: a key line may hold a password.
  */
-import { readFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { readRegularText, readRegularTextSync } from '../util/read-file.js';
 import { osErrorText } from './errors.js';
 
 /** The `[client]` values that matter; absent keys are "". */
@@ -108,7 +107,7 @@ function wrapParse(path: string, text: string): MyCnf {
 export async function readMyCnf(path: string): Promise<MyCnf> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readRegularText(path);
   } catch (err) {
     throw new Error(osErrorText(err, path), { cause: err });
   }
@@ -122,7 +121,7 @@ export async function readMyCnf(path: string): Promise<MyCnf> {
 export async function readMyCnfModule(path: string, name: string): Promise<MyCnf | undefined> {
   let text: string;
   try {
-    text = await readFile(path, 'utf8');
+    text = await readRegularText(path);
   } catch (err) {
     throw new Error(osErrorText(err, path), { cause: err });
   }
@@ -137,7 +136,7 @@ export async function readMyCnfModule(path: string, name: string): Promise<MyCnf
 export function readMyCnfSync(path: string): MyCnf {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readRegularTextSync(path);
   } catch (err) {
     throw new Error(osErrorText(err, path), { cause: err });
   }

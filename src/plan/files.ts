@@ -7,11 +7,12 @@
  * Matches come back in lexical order per directory and joined like Go's filepath.Join
  * (so `./plans/*.yaml` yields `plans/a.yaml`). The match path is the plan name.
  */
-import { lstat, readdir, readFile, stat } from 'node:fs/promises';
+import { lstat, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CollectorHelp } from '../core/collector.js';
 import type { Plan } from '../core/plan.js';
 import { PLAN_LIMITS, PlanError, parsePlan, tooBig, validatePlans } from './parse.js';
+import { readRegularText } from '../util/read-file.js';
 
 type Token =
   | { kind: 'lit'; ch: string }
@@ -204,7 +205,7 @@ export async function readPlanFile(file: string): Promise<Plan> {
   if (size > PLAN_LIMITS.bytes) throw new PlanError(`cannot decode YAML in ${file}: ${tooBig(size)}`);
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text = await readRegularText(file);
   } catch (err) {
     throw new PlanError(`cannot read plan file ${file}: ${(err as Error).message}`, { cause: err });
   }

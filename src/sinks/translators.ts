@@ -9,8 +9,8 @@
  * separate, built-in set in src/prom/.)
  */
 
-import { readFileSync } from 'node:fs';
 import type { SinkTranslator } from '../core/sink.js';
+import { MAX_SECRET_FILE_BYTES, readRegularTextSync } from '../util/read-file.js';
 
 /** Full metric name for (domain, metric), e.g. `('status.global', 'queries')` → `mysql.queries`. */
 export type { SinkTranslator };
@@ -77,5 +77,5 @@ export function namingOption(
 
 /** A key or token file's content, trimmed (Blip keeps a trailing newline; sonde trims). */
 export function readSecretFile(path: string): string {
-  return readFileSync(path, 'utf8').trim();
+  return readRegularTextSync(path, { maxBytes: MAX_SECRET_FILE_BYTES }).trim();
 }

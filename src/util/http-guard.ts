@@ -5,7 +5,7 @@
  * which apply them to a request in one fixed order and answer the refusals.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
@@ -13,6 +13,7 @@ import { errorMessage } from '../core/errors.js';
 import { sendText } from './http-answer.js';
 import { http } from './node-http.js';
 import { splitHostPort } from './net.js';
+import { fileErrorText, MAX_SECRET_FILE_BYTES, readRegularTextSync } from './read-file.js';
 
 /** Limits every listener applies; a slow or idle client cannot hold a connection for long. */
 export const LISTENER_LIMITS = {
@@ -230,8 +231,7 @@ function tokenText(text: string, path: string, key: string): string {
 
 /** The file error's code only: its message would be the same, and never holds the content. */
 function readError(err: unknown, path: string, key: string): Error {
-  const code = err instanceof Error && 'code' in err ? String(err.code) : errorMessage(err);
-  return new Error(`${key}: cannot read token file ${path}: ${code}`);
+  return new Error(`${key}: cannot read token file ${path}: ${fileErrorText(err)}`);
 }
 
 /**
@@ -276,7 +276,7 @@ export class TokenFile {
   #read(): string {
     let text: string;
     try {
-      text = readFileSync(this.path, 'utf8');
+      text = readRegularTextSync(this.path, { maxBytes: MAX_SECRET_FILE_BYTES });
     } catch (err) {
       throw readError(err, this.path, this.key);
     }

@@ -12,7 +12,6 @@
  * parseWebConfig() checks the text alone; loadWebConfig() reads the file and the
  * certificate, key and CA files it names and proves they load.
  */
-import { readFileSync } from 'node:fs';
 import { dirname, isAbsolute, join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
 import { createSecureContext, type SecureVersion } from 'node:tls';
@@ -20,6 +19,7 @@ import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yam
 import type { Document, Node as YamlNode } from 'yaml';
 import { errorMessage } from '../core/errors.js';
 import { parseDuration } from './duration.js';
+import { fileErrorText, readRegularTextSync } from './read-file.js';
 
 /** Who must show a client certificate, and whether it is verified. */
 export const CLIENT_AUTH_TYPES = [
@@ -508,13 +508,13 @@ export function parseWebConfig(text: string, file: string, key = 'web.config.fil
 
 /** The code of a file error (ENOENT…), never the file's content. */
 function fileCode(err: unknown): string {
-  return err instanceof Error && 'code' in err ? String(err.code) : errorMessage(err);
+  return fileErrorText(err);
 }
 
 /** Read one PEM file named by `path` (a key of the file). */
 function readPem(file: string, path: string, name: string, key: string): string {
   try {
-    return readFileSync(name, 'utf8');
+    return readRegularTextSync(name);
   } catch (err) {
     throw new WebConfigError(file, path, `cannot read ${name}: ${fileCode(err)}`, key);
   }
@@ -568,7 +568,7 @@ function loadTls(tls: WebTlsConfig, file: string, key: string): WebTlsConfig {
 export function loadWebConfig(file: string, key = 'web.config.file'): WebConfig {
   let text: string;
   try {
-    text = readFileSync(file, 'utf8');
+    text = readRegularTextSync(file);
   } catch (err) {
     throw new WebConfigError(file, '', `cannot read: ${fileCode(err)}`, key);
   }
