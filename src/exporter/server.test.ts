@@ -513,6 +513,11 @@ describe('exporter helpers', () => {
     assert.equal(scrapeTimeoutMs('10', 1.5), 8500);
     assert.equal(scrapeTimeoutMs('10', 0), 10_000);
     assert.equal(scrapeTimeoutMs('1', 2), 1000);
+    // Clamped to 300 s: a value past what a timer holds never becomes an instant timeout.
+    assert.equal(scrapeTimeoutMs('300'), 299_750);
+    assert.equal(scrapeTimeoutMs('2147484'), 299_750);
+    assert.equal(scrapeTimeoutMs('Infinity'), 299_750);
+    assert.equal(scrapeTimeoutMs('1e308'), 299_750);
   });
 
   it('names collectors and filters like mysqld_exporter', () => {

@@ -6,8 +6,9 @@
  * - `GET <telemetry path>` (any method): one scrape of the monitor through the
  *   ExporterSource, rendered as text format 0.0.4 (gzip when the client accepts it);
  *   `collect[]=global_status` etc. restricts the collectors like mysqld_exporter's filter;
- *   `X-Prometheus-Scrape-Timeout-Seconds` (minus mysqld_exporter's 0.25 s offset) is the
- *   scrape deadline, 10 s without it; a client that goes away cancels the scrape.
+ *   `X-Prometheus-Scrape-Timeout-Seconds` (at most 300 s, minus mysqld_exporter's 0.25 s
+ *   offset) is the scrape deadline, 10 s without it; a client that goes away cancels the
+ *   scrape.
  * - `/`: a small HTML landing page linking the telemetry path. Anything else: 404.
  * - Always 200 for a scrape, even when MySQL is down (`mysql_up 0`); 500 only when the
  *   samples cannot be exposed (duplicate series…), as promhttp does.
@@ -41,6 +42,12 @@ export const DEFAULT_PATH = '/metrics';
 
 /** Scrape deadline without `X-Prometheus-Scrape-Timeout-Seconds` (Blip's fixed 10 s). */
 export const DEFAULT_SCRAPE_TIMEOUT_MS = 10_000;
+/**
+ * The longest scrape deadline a header can ask for: 300 s. Prometheus' scrape timeout is
+ * at most its scrape interval, and a longer wait only holds a connection and a scrape slot;
+ * a larger (or absurd) header value is read as this.
+ */
+export const MAX_SCRAPE_TIMEOUT_S = 300;
 /** mysqld_exporter's `--timeout-offset` default, subtracted from Prometheus' timeout. */
 export const TIMEOUT_OFFSET_S = 0.25;
 
@@ -62,14 +69,16 @@ export function collectFilter(params: readonly string[], available: readonly str
 }
 
 /**
- * The scrape deadline from `X-Prometheus-Scrape-Timeout-Seconds`, in ms: the header minus
- * the offset (`timeout-offset`, 0.25 s by default; the header is kept whole when the offset
- * would leave nothing), or the default when the header is missing or not a positive number.
+ * The scrape deadline from `X-Prometheus-Scrape-Timeout-Seconds`, in ms: the header (at
+ * most {@link MAX_SCRAPE_TIMEOUT_S}) minus the offset (`timeout-offset`, 0.25 s by default;
+ * the header is kept whole when the offset would leave nothing), or the default when the
+ * header is missing or not a positive number.
  */
 export function scrapeTimeoutMs(header: string | undefined, offsetS = TIMEOUT_OFFSET_S): number {
   if (header === undefined || header.trim() === '') return DEFAULT_SCRAPE_TIMEOUT_MS;
-  const s = Number(header.trim());
-  if (!Number.isFinite(s) || s <= 0) return DEFAULT_SCRAPE_TIMEOUT_MS;
+  const given = Number(header.trim());
+  if (Number.isNaN(given) || given <= 0) return DEFAULT_SCRAPE_TIMEOUT_MS;
+  const s = Math.min(given, MAX_SCRAPE_TIMEOUT_S);
   return Math.round((s > offsetS ? s - offsetS : s) * 1e6) / 1e3;
 }
 

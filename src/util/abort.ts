@@ -4,6 +4,9 @@
  * A signal that aborts when `signal` does (with its reason) or after `ms`, with
  * `new Error(reason)`. Call `done()` when the work ends, to clear the timer and listener.
  */
+/** The longest delay a Node.js timer holds: 2^31-1 ms; a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 export function withDeadline(
   signal: AbortSignal | undefined,
   ms: number,
@@ -13,7 +16,8 @@ export function withDeadline(
   const onAbort = (): void => ctl.abort(signal?.reason);
   if (signal?.aborted === true) ctl.abort(signal.reason);
   else signal?.addEventListener('abort', onAbort, { once: true });
-  const timer = setTimeout(() => ctl.abort(new Error(reason)), Math.max(0, ms));
+  // A timer holds at most 2^31-1 ms (about 24.8 days); a longer one would fire at once.
+  const timer = setTimeout(() => ctl.abort(new Error(reason)), Math.min(Math.max(0, ms), MAX_TIMER_MS));
   return {
     signal: ctl.signal,
     done: () => {
