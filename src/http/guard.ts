@@ -10,10 +10,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import { errorMessage } from '../core/errors.js';
-import { sendText } from './http-answer.js';
+import { sendText } from './answer.js';
 import { http } from './node-http.js';
-import { splitHostPort } from './net.js';
-import { fileErrorText, MAX_SECRET_FILE_BYTES, readRegularTextSync } from './read-file.js';
+import { splitHostPort } from '../util/net.js';
+import { fileErrorText, MAX_SECRET_FILE_BYTES, readRegularTextSync } from '../util/read-file.js';
 
 /** Limits every listener applies; a slow or idle client cannot hold a connection for long. */
 export const LISTENER_LIMITS = {

@@ -31,9 +31,9 @@ import type {
   Events,
   EventStream,
 } from '../core/events.js';
-import { guardedStderr, guardedStdout } from './std-streams.js';
-import { oneLine } from './text.js';
-import { formatEventTime, formatTimestampMs } from './time.js';
+import { guardedStderr, guardedStdout } from '../util/std-streams.js';
+import { oneLine } from '../util/text.js';
+import { formatEventTime, formatTimestampMs } from '../util/time.js';
 
 /** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
 export interface TextOutput {

@@ -4,7 +4,7 @@
  * the 405 refusal with its `Allow` header. A HEAD request gets the headers, never the body.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { oneLine } from './text.js';
+import { oneLine } from '../util/text.js';
 
 /** The content type of every text answer and error reason. */
 export const TEXT_PLAIN = 'text/plain; charset=utf-8';
