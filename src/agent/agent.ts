@@ -25,6 +25,8 @@ import type { StatusRegistry } from '../status/registry.js';
 import { EventLog, type EventLogOptions } from '../log/event-log.js';
 import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
+import { descriptorsNeeded, openFilesLimit } from '../util/fd-limit.js';
+import { POOL_SIZE } from '../db/pool.js';
 import {
   boot,
   BootError,
@@ -141,10 +143,26 @@ export class Agent {
       this.#booted = { b, loader, api, readiness };
       const took = formatDuration(Date.now() - start);
       this.events.info('boot-success', '', `booted in ${took}, loaded ${loader.size} monitors`);
+      this.#checkOpenFilesLimit(loader.size);
     } catch (err) {
       this.events.info('boot-error', '', errorMessage(err));
       throw err instanceof BootError ? err : new BootError(errorMessage(err), { cause: err });
     }
+  }
+
+  /**
+   * An error event at boot when the limit on open files is below what the monitors need:
+   * some would fail with EMFILE (they retry, and recover once descriptors are free).
+   */
+  #checkOpenFilesLimit(monitors: number): void {
+    const limit = openFilesLimit();
+    const need = descriptorsNeeded(monitors, POOL_SIZE);
+    if (limit === undefined || limit.soft >= need) return;
+    this.events.error(
+      'boot-fd-limit',
+      '',
+      `the limit on open files is ${limit.soft} (hard ${limit.hard}); ${monitors} monitors need about ${need}: raise it (LimitNOFILE= in the systemd unit, ulimit -n, or the container's nofile ulimit)`,
+    );
   }
 
   #bootOptions(regs: Awaited<ReturnType<typeof registries>>): Parameters<typeof boot>[0] {

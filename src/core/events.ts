@@ -53,6 +53,12 @@ export const EVENT_NAMES = {
     description:
       "a plugin of the config's `plugins` list registered its collectors, sinks and translators; the message names them",
   },
+  'boot-fd-limit': {
+    level: 'error',
+    sondeOnly: true,
+    description:
+      'the limit on open files (RLIMIT_NOFILE) is below what the loaded monitors need (about 32 plus 4 per monitor); the message gives both and how to raise the limit. sonde runs on; monitors that hit EMFILE retry',
+  },
   'boot-success': {
     level: 'info',
     description: 'boot finished: `booted in <duration>, loaded <n> monitors`',

@@ -6,7 +6,8 @@
  * The page and its files hold no data, so they are served without the API token; the JSON
  * needs it like every other path. Every answer of the page carries a Content-Security-Policy
  * that allows scripts, styles and requests from the listener only (no inline script). Files
- * are read once, at their first request, and kept with an ETag and a gzipped copy.
+ * are read once, when the routes are built (at boot), and kept with an ETag and a gzipped
+ * copy.
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -134,6 +135,16 @@ function sendJson(call: Call, value: unknown): void {
 /** The page's routes: GET only (HEAD rides along); state changes stay the API's POST paths. */
 export function uiRoutes(source: UiSource, session: UiSession): Route[] {
   const asset = assetCache();
+  // Every file is read now, when the API is built: a request never opens a file, so the page
+  // answers even while the process has no descriptor to spare. A file that cannot be read
+  // now is tried again at its first request, which reports the error.
+  for (const [name, file] of [['index.html', PAGE] as const, ...Object.entries(FILES)]) {
+    try {
+      asset(name, file);
+    } catch {
+      // read again (and reported) at the first request
+    }
+  }
   return [
     { method: 'GET', path: SESSION_PATH, handler: (call) => sendJson(call, session) },
     { method: 'GET', path: '/', handler: (call) => sendAsset(call, asset('index.html', PAGE)) },
