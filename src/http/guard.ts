@@ -25,7 +25,11 @@ export const LISTENER_LIMITS = {
   checkIntervalMs: 1_000,
   /** Time to finish a TLS handshake. */
   handshakeTimeoutMs: 10_000,
-  /** Open connections; further ones are closed as soon as they are accepted. */
+  /**
+   * Open connections. At the cap, idle ones (kept alive between requests, or silent for a
+   * second since they connected) are closed, longest idle first, to make room; only when
+   * every one is busy is a new connection closed as soon as it is accepted.
+   */
   maxConnections: 512,
   /** Request body limit. */
   bodyLimit: 1024 * 1024,

@@ -5,8 +5,9 @@
  * cannot parse, binding with the bound address reported, and a close that either lets the
  * requests in flight finish or drops every connection.
  */
-import type { RequestListener, Server } from 'node:http';
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
 import type { ServerOptions as HttpsOptions } from 'node:https';
+import type { Socket } from 'node:net';
 import { LISTENER_LIMITS, answerClientError, listenerOptions } from './guard.js';
 import { http, https } from './node-http.js';
 
@@ -58,7 +59,7 @@ export function createListener(handler: RequestListener, o: ListenerOptions = {}
           handler,
         );
   if (o.keepAliveMs !== undefined) server.keepAliveTimeout = o.keepAliveMs;
-  server.maxConnections = LISTENER_LIMITS.maxConnections;
+  capConnections(server, LISTENER_LIMITS.maxConnections);
   server.on('clientError', answerClientError);
   let closing = false;
   let closed: Promise<void> | undefined;
@@ -87,6 +88,63 @@ export function createListener(handler: RequestListener, o: ListenerOptions = {}
       return closed;
     },
   };
+}
+
+/**
+ * A new connection gets this long to start its request before it counts as idle (and may be
+ * reclaimed for another when the listener is full).
+ */
+export const FRESH_GRACE_MS = 1000;
+
+/** One open connection: its requests in progress, and since when it has been idle. */
+interface Conn {
+  busy: number;
+  idleSince: number;
+  served: boolean;
+}
+
+/**
+ * The connection cap, idle connections first: when a new connection would pass `cap`, the
+ * idle ones are closed, the longest idle first: kept-alive connections between requests,
+ * and connections that have not started a request within {@link FRESH_GRACE_MS}. Only when
+ * every open connection is busy is the new one closed. So a flood of idle clients never
+ * locks out a scrape for longer than the grace; the busy connections are never touched.
+ */
+function capConnections(server: Server, cap: number): void {
+  const open = new Map<Socket, Conn>();
+  const reclaim = (now: number): void => {
+    const idle = [...open].filter(
+      ([, c]) => c.busy === 0 && (c.served || now - c.idleSince >= FRESH_GRACE_MS),
+    );
+    idle.sort((a, b) => a[1].idleSince - b[1].idleSince);
+    // A batch at a time (an eighth of the cap), so a flood does not scan the list per connection.
+    for (const [socket] of idle.slice(0, Math.max(1, Math.ceil(cap / 8)))) {
+      open.delete(socket);
+      socket.destroy();
+    }
+  };
+  server.on('connection', (socket: Socket) => {
+    const now = Date.now();
+    if (open.size >= cap) reclaim(now);
+    if (open.size >= cap) {
+      socket.destroy();
+      return;
+    }
+    open.set(socket, { busy: 0, idleSince: now, served: false });
+    socket.once('close', () => open.delete(socket));
+  });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    // Over TLS the request's socket is the TLS socket; the accepted one is its parent.
+    const tls = req.socket as Socket & { _parent?: Socket };
+    const conn = open.get(tls._parent ?? req.socket) ?? open.get(req.socket);
+    if (conn === undefined) return;
+    conn.busy++;
+    res.once('close', () => {
+      conn.busy--;
+      conn.served = true;
+      conn.idleSince = Date.now();
+    });
+  });
 }
 
 function listen(server: Server, host: string, port: number, closing: () => boolean): Promise<string> {

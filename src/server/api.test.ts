@@ -266,7 +266,7 @@ describe('management API', () => {
     const res = await (await serve(deps)).inject({ method: 'POST', url: '/monitors/reload' });
     assert.equal(res.statusCode, 409);
     assert.equal(res.headers['content-type'], TEXT);
-    assert.equal(res.body, 'Error reloading monitors: monitors.yaml: bad &lt;key&gt; line 2\n');
+    assert.equal(res.body, 'Error reloading monitors: monitors.yaml: bad &lt;key&gt;\\nline 2\n');
   });
 
   it('treats any SondeError from a reload (e.g. invalid config) as a 409 load failure', async () => {
