@@ -29,6 +29,15 @@ export interface QueryOptions {
    * MySQL identifiers; a value the server refuses fails the statement.
    */
   session?: Readonly<Record<string, SessionValue>>;
+  /**
+   * Have the server bound the statement too, by the time left (the signal's deadline, or
+   * `timeoutMs`): MariaDB runs it as `SET STATEMENT max_statement_time=<s> FOR …`, MySQL
+   * 5.7.8+ gets a `MAX_EXECUTION_TIME(<ms>)` hint on its SELECT. The server then ends the
+   * statement itself at the deadline, even when no KILL can reach it (no free connection).
+   * For read-only catalogue queries (information_schema), which can run long on servers
+   * with very many tables.
+   */
+  serverTimeLimit?: boolean;
 }
 
 /** A session variable's value: a number, a text (sent quoted) or null for `DEFAULT`. */

@@ -36,6 +36,7 @@ import {
 } from 'mysql2/promise';
 import type { ConnectionSpec, Db, DbError, QueryOptions, Row, ServerInfo, SessionValue } from '../core/db.js';
 import { errnoOf, errorMessage } from '../core/errors.js';
+import { timeLeftMs } from '../util/abort.js';
 import { formatDuration } from '../util/duration.js';
 import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
@@ -598,13 +599,22 @@ class MysqlDb implements PooledDb {
   // ---- Db -----------------------------------------------------------------------------
 
   async query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
+    const bounded = opts?.serverTimeLimit === true ? await this.#serverBounded(sql, opts) : sql;
     return this.#run(opts, async (conn) => {
       await this.#applySession(conn, opts?.session);
       // No parameters: no client-side interpolation, so a literal `?` in the SQL stays as is.
       const values = params === undefined || params.length === 0 ? undefined : [...params];
-      const [result] = await conn.query(sql, values);
+      const [result] = await conn.query(bounded, values);
       return toRows(result);
     });
+  }
+
+  /** `sql` with the server's own time limit for the time left (see QueryOptions.serverTimeLimit). */
+  async #serverBounded(sql: string, opts: QueryOptions): Promise<string> {
+    const left = Math.min(timeLeftMs(opts.signal) ?? Infinity, opts.timeoutMs ?? Infinity);
+    if (!Number.isFinite(left)) return sql;
+    const info = await this.serverInfo({ ...(opts.signal ? { signal: opts.signal } : {}) });
+    return withServerTimeLimit(sql, info, Math.max(1, Math.ceil(left)));
   }
 
   async serverInfo(opts?: QueryOptions): Promise<ServerInfo> {
@@ -635,6 +645,24 @@ class MysqlDb implements PooledDb {
     await this.#gen.pool.end().catch(() => undefined);
     await Promise.all([...this.#retiredEnds]);
   }
+}
+
+/**
+ * `sql` bounded by the server's own statement time limit of `ms`: MariaDB's
+ * `SET STATEMENT max_statement_time=<seconds> FOR <sql>` (10.1.2+), MySQL's
+ * `/*+ MAX_EXECUTION_TIME(<ms>) *\/` optimizer hint after the leading SELECT (5.7.8+; the
+ * hint applies to SELECT only). Older servers, and other statements, get `sql` unchanged.
+ */
+export function withServerTimeLimit(sql: string, info: ServerInfo, ms: number): string {
+  const [major, minor, patch] = info.version;
+  const atLeast = (a: number, b: number, c: number): boolean =>
+    major !== a ? major > a : minor !== b ? minor > b : patch >= c;
+  if (info.flavor === 'mariadb') {
+    if (!atLeast(10, 1, 2)) return sql;
+    return `SET STATEMENT max_statement_time=${(ms / 1000).toFixed(3)} FOR ${sql}`;
+  }
+  if (!atLeast(5, 7, 8)) return sql;
+  return sql.replace(/^\s*SELECT\b/i, (select) => `${select} /*+ MAX_EXECUTION_TIME(${Math.trunc(ms)}) */`);
 }
 
 /** A session value as SQL: an integer or decimal as is, a text quoted, null as DEFAULT. */

@@ -1,12 +1,41 @@
 /** Abort-signal helpers: one way to put a deadline on work that already has a signal. */
 
+/** The longest delay a Node.js timer holds: 2^31-1 ms; a longer one fires after 1 ms. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** When a deadline signal aborts by itself: at `at` on the clock `now` reads. */
+interface Deadline {
+  at: number;
+  now: () => number;
+}
+
+const DEADLINES = new WeakMap<AbortSignal, Deadline>();
+
+/**
+ * Note that `signal` aborts at `at` (on the clock `now` reads), or earlier when `parent`
+ * has an earlier deadline; {@link timeLeftMs} reads it back. Deadline helpers call this for
+ * the signals they make.
+ */
+export function noteDeadline(signal: AbortSignal, at: number, now: () => number, parent?: AbortSignal): void {
+  const left = Math.min(at - now(), parent === undefined ? Infinity : (timeLeftMs(parent) ?? Infinity));
+  const t = now();
+  DEADLINES.set(signal, { at: t + left, now });
+}
+
+/**
+ * How long until `signal` aborts by its deadline (ms, at least 0), when it was made by a
+ * deadline helper; undefined for a signal without a known deadline. For a limit the
+ * database server applies to a statement on top of sonde's own.
+ */
+export function timeLeftMs(signal: AbortSignal | undefined): number | undefined {
+  const d = signal === undefined ? undefined : DEADLINES.get(signal);
+  return d === undefined ? undefined : Math.max(0, d.at - d.now());
+}
+
 /**
  * A signal that aborts when `signal` does (with its reason) or after `ms`, with
  * `new Error(reason)`. Call `done()` when the work ends, to clear the timer and listener.
  */
-/** The longest delay a Node.js timer holds: 2^31-1 ms; a longer one fires after 1 ms. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 export function withDeadline(
   signal: AbortSignal | undefined,
   ms: number,
@@ -18,6 +47,7 @@ export function withDeadline(
   else signal?.addEventListener('abort', onAbort, { once: true });
   // A timer holds at most 2^31-1 ms (about 24.8 days); a longer one would fire at once.
   const timer = setTimeout(() => ctl.abort(new Error(reason)), Math.min(Math.max(0, ms), MAX_TIMER_MS));
+  noteDeadline(ctl.signal, Date.now() + Math.max(0, ms), Date.now, signal);
   return {
     signal: ctl.signal,
     done: () => {

@@ -4,6 +4,8 @@
  * a real timer.
  */
 
+import { noteDeadline } from './abort.js';
+
 /** An opaque timer handle. */
 export type TimerHandle = { readonly __timer: unique symbol } | object;
 
@@ -62,6 +64,7 @@ export function deadlineOn(
   if (parent?.aborted === true) ctl.abort(parent.reason);
   else parent?.addEventListener('abort', onAbort, { once: true });
   const timer = clock.setTimeout(() => ctl.abort(new Error(reason)), at - clock.now());
+  noteDeadline(ctl.signal, at, () => clock.now(), parent);
   return {
     signal: ctl.signal,
     done: () => {

@@ -127,6 +127,7 @@ export function autoincValues(rows: readonly Row[]): MetricValue[] {
 
 export class AutoincCollector extends PerLevelQueryCollector<AutoincQuery> {
   readonly domain = DOMAIN;
+  protected override readonly catalogue = true;
   protected readonly source = 'columns';
 
   protected buildQuery(dp: DomainPlan): AutoincQuery {

@@ -14,6 +14,7 @@ import type { CollectorRegistration } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
 import { UpstreamCollector, family, parseGoFloat, sample, upstreamHelp } from './common.js';
+import { catalogueQuery } from '../kit/common.js';
 
 export const DOMAIN = 'exporter.auto_increment.columns';
 
@@ -60,7 +61,7 @@ export class AutoIncrementColumnsCollector extends UpstreamCollector {
   readonly domain = DOMAIN;
 
   protected async scrape(out: MetricValue[], signal: AbortSignal): Promise<void> {
-    autoIncrementSamples(await this.db.query(SQL, [], { signal }), out);
+    autoIncrementSamples(await catalogueQuery(this.db, SQL, [], signal), out);
   }
 }
 

@@ -14,6 +14,7 @@ import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
 import { UpstreamCollector, family, sample, upstreamHelp } from './common.js';
 import { scanString, scanUint } from './sql_scan.js';
+import { catalogueQuery } from '../kit/common.js';
 
 export const DOMAIN = 'exporter.info_schema.tables';
 
@@ -84,7 +85,7 @@ export class TablesCollector extends UpstreamCollector {
       databases = rows.map((r) => scanString(r, 'SCHEMA_NAME'));
     }
     for (const database of databases) {
-      tableSamples(await this.db.query(TABLES_QUERY, [database], { signal }), out);
+      tableSamples(await catalogueQuery(this.db, TABLES_QUERY, [database], signal), out);
     }
   }
 }

@@ -2,10 +2,13 @@
  * Small helpers shared by collectors. Nothing here knows about a particular domain.
  */
 import { CollectError } from '../../core/collector.js';
-import type { Row } from '../../core/db.js';
+import type { Db, Row } from '../../core/db.js';
 import { errnoOf, errorMessage } from '../../core/errors.js';
 import type { MetricType, MetricValue } from '../../core/metrics.js';
 import { parseValue } from '../../db/values.js';
+import { DB_ERROR_CODES } from '../../db/pool.js';
+import { timeLeftMs } from '../../util/abort.js';
+import { formatDuration } from '../../util/duration.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
 
 /**
@@ -82,4 +85,43 @@ export function queryError(err: unknown, opts: { what?: string; zero?: MetricVal
     ...(errno === undefined ? {} : { errno }),
     ...(opts.zero === undefined ? {} : { zero: opts.zero }),
   });
+}
+
+/** Server errnos of a statement ended by the server's own time limit (MariaDB, MySQL). */
+const STATEMENT_TIME_LIMIT_ERRNOS: ReadonlySet<number> = new Set([1969, 3024]);
+
+/** Whether `err` means the statement ran into its deadline (sonde's, or the server's limit). */
+function ranOutOfTime(err: unknown, signal: AbortSignal): boolean {
+  const errno = errnoOf(err);
+  if (errno !== undefined && STATEMENT_TIME_LIMIT_ERRNOS.has(errno)) return true;
+  const code = (err as { code?: unknown } | undefined)?.code;
+  if (code === DB_ERROR_CODES.timeout) return true;
+  const reason: unknown = signal.reason;
+  return signal.aborted && reason instanceof Error && /timeout|deadline/i.test(reason.message);
+}
+
+/**
+ * Run a catalogue query (information_schema: tables, columns), which can take long on a
+ * server with very many tables. The server bounds it by its own statement time limit as
+ * well as sonde's deadline (QueryOptions.serverTimeLimit), so it ends on the server even
+ * when no KILL can reach it. A query that runs out of time fails with one line saying it is
+ * too slow on this server and what bounds it.
+ */
+export async function catalogueQuery(
+  db: Db,
+  sql: string,
+  params: readonly unknown[],
+  signal: AbortSignal,
+): Promise<Row[]> {
+  const budget = timeLeftMs(signal);
+  try {
+    return await db.query(sql, params, { signal, serverTimeLimit: true });
+  } catch (err) {
+    if (!ranOutOfTime(err, signal)) throw err;
+    const within = budget === undefined ? '' : ` within ${formatDuration(budget)}`;
+    throw new CollectError(
+      `too slow on this server: the information_schema query did not finish${within}, the domain's deadline (set by the freq of the fastest level that collects it; the server's max_statement_time or MAX_EXECUTION_TIME ends it too): collect the domain at a less frequent level, or narrow its include/exclude options`,
+      { cause: err, ...(errnoOf(err) === undefined ? {} : { errno: errnoOf(err) }) },
+    );
+  }
 }

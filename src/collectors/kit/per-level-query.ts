@@ -8,7 +8,7 @@
 import type { CollectError, CollectResult, Collector, CollectorContext } from '../../core/collector.js';
 import type { Db, Row } from '../../core/db.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
-import { mapLevels, queryError } from './common.js';
+import { catalogueQuery, mapLevels, queryError } from './common.js';
 import { prepareSource } from './sources.js';
 
 export interface LevelQuery {
@@ -21,6 +21,8 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
   /** The source table's key for the one source this collector reads. */
   protected abstract readonly source: string;
   protected readonly db: Db;
+  /** A catalogue query (information_schema), run through catalogueQuery(). */
+  protected readonly catalogue: boolean = false;
   #levels = new Map<string, Q>();
   /** Set in prepare() when the source table says this server cannot serve the domain. */
   #unsupported: CollectError | undefined;
@@ -56,7 +58,9 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
     if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
     let rows: Row[];
     try {
-      rows = await this.db.query(q.sql, q.params ?? [], { signal });
+      rows = this.catalogue
+        ? await catalogueQuery(this.db, q.sql, q.params ?? [], signal)
+        : await this.db.query(q.sql, q.params ?? [], { signal });
     } catch (err) {
       return { values: [], error: this.queryFailure(err, q) };
     }

@@ -113,6 +113,7 @@ export function databaseValues(rows: readonly Row[], total: TotalMode): MetricVa
 
 export class SizeDatabaseCollector extends PerLevelQueryCollector<DatabaseQuery> {
   readonly domain = DOMAIN;
+  protected override readonly catalogue = true;
   protected readonly source = 'tables';
 
   protected buildQuery(dp: DomainPlan): DatabaseQuery {

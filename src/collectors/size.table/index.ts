@@ -148,6 +148,7 @@ export function tableValues(rows: readonly Row[], total: boolean, limit: number)
 
 export class SizeTableCollector extends PerLevelQueryCollector<TableQuery> {
   readonly domain = DOMAIN;
+  protected override readonly catalogue = true;
   protected readonly source = 'tables';
 
   protected buildQuery(dp: DomainPlan): TableQuery {

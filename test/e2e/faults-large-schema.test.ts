@@ -1,0 +1,139 @@
+/**
+ * A server with very many tables in one schema (5,000 here; SONDE_TEST_TABLES to change
+ * it; bench/large-schema.ts measures 20,000) whose connections are all taken by idle
+ * clients, as a busy production server's may be. The catalogue queries (information_schema)
+ * take seconds there; when one runs past its deadline, no KILL can reach the server (no free
+ * connection for it), so the server's own statement time limit must end it: the query is
+ * gone from the processlist within 2 s of the deadline, and the domain's status says it is
+ * too slow on this server, naming what bounds it.
+ */
+import { after, before, describe, it } from 'node:test';
+import assert from 'node:assert/strict';
+import { createConnection, type Connection } from 'mysql2/promise';
+import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { startAgent, type Agent } from '../helpers/agent.js';
+
+const PASSWORD = 'Many-20k-pass';
+const TABLES = Number(process.env.SONDE_TEST_TABLES ?? 5000);
+/** freq 1s: each domain's deadline is 800 ms (freq − 20 %). */
+const DEADLINE_MS = 800;
+const PLAN = `slow:
+  freq: 1s
+  collect:
+    size.database: {}
+    autoinc:
+      options:
+        include: big.*
+`;
+
+let db: MariaDB;
+let agent: Agent;
+const idle: Connection[] = [];
+
+/** Create `n` tables in schema `big` with one stored procedure call; returns the time taken. */
+export async function createTables(server: Pick<MariaDB, 'query'>, n: number): Promise<number> {
+  await server.query('CREATE DATABASE IF NOT EXISTS big');
+  await server.query('DROP PROCEDURE IF EXISTS big.make_tables');
+  await server.query(
+    `CREATE PROCEDURE big.make_tables(n INT) BEGIN DECLARE i INT DEFAULT 0; WHILE i < n DO ` +
+      `SET @s = CONCAT('CREATE TABLE big.t', i, ' (id INT AUTO_INCREMENT PRIMARY KEY, v VARCHAR(20)) ENGINE=InnoDB'); ` +
+      `PREPARE st FROM @s; EXECUTE st; DEALLOCATE PREPARE st; SET i = i + 1; END WHILE; END`,
+  );
+  const t0 = Date.now();
+  await server.query('CALL big.make_tables(?)', [n]);
+  return Date.now() - t0;
+}
+
+/** Open idle connections until the server refuses one (max_connections reached). */
+async function fillConnections(server: MariaDB): Promise<number> {
+  for (;;) {
+    try {
+      idle.push(
+        await createConnection({ host: server.host, port: server.port, user: 'idle', password: 'idle-pass' }),
+      );
+    } catch (err) {
+      if ((err as { errno?: number }).errno === 1040) return idle.length;
+      throw err;
+    }
+  }
+}
+
+interface Seen {
+  /** Longest running time (ms) of a sonde catalogue query seen in the processlist. */
+  maxMs: number;
+  samples: number;
+}
+
+/** Watch the processlist for `ms`: sonde's information_schema queries and how long they ran. */
+async function watchProcesslist(ms: number): Promise<Seen> {
+  const seen: Seen = { maxMs: 0, samples: 0 };
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    const rows = await db.query(
+      "SELECT TIME_MS AS ms FROM information_schema.PROCESSLIST WHERE USER = 'sonde' AND COMMAND = 'Query' AND INFO LIKE '%information_schema%'",
+    );
+    for (const r of rows) seen.maxMs = Math.max(seen.maxMs, Number(r.ms));
+    seen.samples += rows.length;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  return seen;
+}
+
+describe('faults: a schema with thousands of tables and no free connection', () => {
+  before(async () => {
+    db = await startMariaDB({
+      args: [
+        '--max-connections=24',
+        '--innodb-file-per-table=0',
+        '--innodb-flush-log-at-trx-commit=0',
+        '--table-definition-cache=400',
+      ],
+    });
+    // Root's pool (over the socket) is opened now: root keeps its connection when the rest are full.
+    await db.query('SELECT 1');
+    await db.createUser('sonde', PASSWORD, ['PROCESS, SELECT ON *.*']);
+    await db.createUser('idle', 'idle-pass', ['USAGE ON *.*']);
+    const ms = await createTables(db, TABLES);
+    process.stderr.write(`# created ${TABLES} tables in ${ms} ms\n`);
+    agent = await startAgent(
+      `api:
+  bind: {{API}}
+mysql:
+  username: sonde
+  password: ${PASSWORD}
+plans:
+  files: [plan.yaml]
+sinks:
+  noop:
+monitors:
+  - id: big
+    hostname: 127.0.0.1:${db.port}
+`,
+      { files: { 'plan.yaml': PLAN } },
+    );
+  });
+
+  after(async () => {
+    for (const c of idle.splice(0)) c.destroy();
+    await agent?.stop();
+    await db?.stop();
+  });
+
+  it('ends catalogue queries on the server within 2 s of their deadline and says they are too slow', async (t) => {
+    await agent.until('the catalogue domains ran once', async () => {
+      const s = (await agent.monitorsStatus()).big ?? {};
+      return s['domain:size.database'] !== undefined ? s : undefined;
+    });
+    const filled = await fillConnections(db);
+    const seen = await watchProcesslist(8000);
+    const status = (await agent.monitorsStatus()).big ?? {};
+    t.diagnostic(
+      `${filled} idle connections; catalogue queries seen ${seen.samples} times, longest ${seen.maxMs} ms`,
+    );
+    t.diagnostic(`error:size.database = ${status['error:size.database'] ?? '(none)'}`);
+    assert.ok(seen.maxMs < DEADLINE_MS + 2000, `a catalogue query ran ${seen.maxMs} ms on the server`);
+    const err = status['error:size.database'] ?? status['error:autoinc'] ?? '';
+    assert.match(err, /too slow on this server/);
+    assert.match(err, /max_statement_time/);
+  });
+});
