@@ -2,10 +2,11 @@
  * One small connection pool per monitor, on mysql2/promise.
  *
  * What this layer guarantees to collectors:
- * - at most 3 connections, handed out by an abortable semaphore: a caller that gives up
- *   waiting leaves the queue, so nothing piles up behind a server that stopped answering
- *   (collectors take at most 2 at once, see the engine's limiter; the heartbeat and the
- *   plan changer use the rest);
+ * - at most 3 connections for statements, handed out by an abortable semaphore: a caller
+ *   that gives up waiting leaves the queue, so nothing piles up behind a server that stopped
+ *   answering (collectors take at most 2 at once, see the engine's limiter; the heartbeat
+ *   and the plan changer use the rest); a fourth, with a slot of its own, is for ping()
+ *   alone, so liveness is never decided behind the monitor's own slow statements;
  * - every column comes back as text (NULL stays null), so values are parsed one way only
  *   (db/values.ts) and BIGINT UNSIGNED never loses digits before that;
  * - every new connection runs `SET SESSION lock_wait_timeout=5`, so a metadata lock can
@@ -42,7 +43,10 @@ import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
 import { Semaphore } from '../util/semaphore.js';
 
-/** Connections per monitor: 2 for collectors (at most 2 run at once), 1 for the rest. */
+/**
+ * Statement connections per monitor: 2 for collectors (at most 2 run at once), 1 for the
+ * rest. One more connection is reserved for ping() (liveness), opened when it is needed.
+ */
 export const POOL_SIZE = 3;
 /**
  * How long the one idle connection may stay idle before the pool closes it: as long as the
@@ -214,6 +218,11 @@ class MysqlDb implements PooledDb {
   readonly #retiredEnds = new Set<Promise<void>>();
   /** Pool slots: at most POOL_SIZE statements hold a connection. */
   readonly #slots = new Semaphore(POOL_SIZE);
+  /**
+   * The liveness slot: ping() runs on it, never behind the statements, so a monitor's own
+   * slow queries holding every statement slot cannot make a live server look down.
+   */
+  readonly #pingSlot = new Semaphore(1);
   /** The KILL side connection in use (one at a time). */
   #killing: Promise<void> = Promise.resolve();
   /** A KILL could not connect: none is tried until a statement succeeds again. */
@@ -244,7 +253,8 @@ class MysqlDb implements PooledDb {
     if (spec.password() !== '') this.#secrets.add(spec.password());
     const pool = createPool({
       ...this.#connectionOptions(spec),
-      connectionLimit: POOL_SIZE,
+      // The statements' slots and the liveness slot.
+      connectionLimit: POOL_SIZE + 1,
       // One connection stays open between collections. The others are opened only while
       // statements run in parallel, and mysql2 closes them within a second of going idle
       // (with COM_QUIT: gracefulEnd, so the server does not count aborted clients).
@@ -471,7 +481,11 @@ class MysqlDb implements PooledDb {
    * once when either fires; the statement is then KILLed and its connection returned only
    * after it has ended (or destroyed if that does not happen within KILL_SETTLE_MS).
    */
-  async #run<T>(opts: QueryOptions | undefined, work: (conn: PoolConnection) => Promise<T>): Promise<T> {
+  async #run<T>(
+    opts: QueryOptions | undefined,
+    work: (conn: PoolConnection) => Promise<T>,
+    slots: Semaphore = this.#slots,
+  ): Promise<T> {
     const signal = opts?.signal;
     const timeoutMs = opts?.timeoutMs;
     if (signal?.aborted) throw cancelledError(signal);
@@ -503,7 +517,7 @@ class MysqlDb implements PooledDb {
       // 1. Take a slot (waiting only when all are taken), then a connection (may open and
       // authenticate one).
       slot =
-        this.#slots.tryAcquire() ?? (await this.#waitForSlot(stop, () => stopped ?? cancelledError(signal)));
+        slots.tryAcquire() ?? (await this.#waitForSlot(slots, stop, () => stopped ?? cancelledError(signal)));
       const held = slot;
       const acquiring = this.#acquire();
       const first = await Promise.race([acquiring.then((c) => ({ c })), stop]);
@@ -551,11 +565,11 @@ class MysqlDb implements PooledDb {
   }
 
   /** Wait for a pool slot; a caller that gives up (`stop`) leaves the queue at once. */
-  async #waitForSlot(stop: Promise<'stop'>, why: () => DbQueryError): Promise<() => void> {
+  async #waitForSlot(slots: Semaphore, stop: Promise<'stop'>, why: () => DbQueryError): Promise<() => void> {
     const gate = new AbortController();
     void stop.then(() => gate.abort());
     try {
-      return await this.#slots.acquire(gate.signal);
+      return await slots.acquire(gate.signal);
     } catch {
       throw why();
     }
@@ -632,10 +646,14 @@ class MysqlDb implements PooledDb {
   }
 
   async ping(opts?: QueryOptions): Promise<void> {
-    await this.#run(opts, async (conn) => {
-      await this.#applySession(conn, opts?.session);
-      await conn.ping();
-    });
+    await this.#run(
+      opts,
+      async (conn) => {
+        await this.#applySession(conn, opts?.session);
+        await conn.ping();
+      },
+      this.#pingSlot,
+    );
   }
 
   async close(): Promise<void> {

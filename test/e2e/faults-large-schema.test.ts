@@ -10,7 +10,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConnection, type Connection } from 'mysql2/promise';
-import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { connectAs, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { startAgent, type Agent } from '../helpers/agent.js';
 
 const PASSWORD = 'Many-20k-pass';
@@ -117,6 +117,28 @@ monitors:
     for (const c of idle.splice(0)) c.destroy();
     await agent?.stop();
     await db?.stop();
+  });
+
+  it("answers a liveness ping while the monitor's own slow queries hold every statement slot", async (t) => {
+    const pool = connectAs(db, 'sonde', PASSWORD);
+    try {
+      await pool.ping();
+      // Three catalogue queries over every table, as a monitor's slow domains run them.
+      const slow = Array.from({ length: 3 }, () =>
+        pool.query(
+          'SELECT COUNT(*), SUM(DATA_LENGTH), SLEEP(3) FROM information_schema.TABLES WHERE TABLE_SCHEMA = ?',
+          ['big'],
+        ),
+      );
+      await new Promise((r) => setTimeout(r, 300));
+      const t0 = Date.now();
+      await pool.ping({ timeoutMs: 2000 });
+      const ms = Date.now() - t0;
+      t.diagnostic(`ping answered in ${ms} ms behind 3 slow statements`);
+      await Promise.all(slow);
+    } finally {
+      await pool.close();
+    }
   });
 
   it('ends catalogue queries on the server within 2 s of their deadline and says they are too slow', async (t) => {
