@@ -481,11 +481,7 @@ class MysqlDb implements PooledDb {
    * once when either fires; the statement is then KILLed and its connection returned only
    * after it has ended (or destroyed if that does not happen within KILL_SETTLE_MS).
    */
-  async #run<T>(
-    opts: QueryOptions | undefined,
-    work: (conn: PoolConnection) => Promise<T>,
-    slots: Semaphore = this.#slots,
-  ): Promise<T> {
+  async #run<T>(opts: QueryOptions | undefined, work: Work<T>, slots = this.#slots): Promise<T> {
     const signal = opts?.signal;
     const timeoutMs = opts?.timeoutMs;
     if (signal?.aborted) throw cancelledError(signal);
@@ -664,6 +660,9 @@ class MysqlDb implements PooledDb {
     await Promise.all([...this.#retiredEnds]);
   }
 }
+
+/** What #run runs on a pooled connection. */
+type Work<T> = (conn: PoolConnection) => Promise<T>;
 
 /**
  * `sql` bounded by the server's own statement time limit of `ms`: MariaDB's

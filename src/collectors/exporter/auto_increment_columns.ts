@@ -14,7 +14,7 @@ import type { CollectorRegistration } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
 import { UpstreamCollector, family, parseGoFloat, sample, upstreamHelp } from './common.js';
-import { catalogueQuery } from '../kit/common.js';
+import { CatalogueReader } from '../kit/common.js';
 
 export const DOMAIN = 'exporter.auto_increment.columns';
 
@@ -59,9 +59,12 @@ export function autoIncrementSamples(rows: readonly Row[], out: MetricValue[]): 
 
 export class AutoIncrementColumnsCollector extends UpstreamCollector {
   readonly domain = DOMAIN;
+  readonly #catalogue = new CatalogueReader(this.db);
 
   protected async scrape(out: MetricValue[], signal: AbortSignal): Promise<void> {
-    autoIncrementSamples(await catalogueQuery(this.db, SQL, [], signal), out);
+    const read = await this.#catalogue.read(SQL, [], signal);
+    autoIncrementSamples(read.rows, out);
+    if (read.error !== undefined) throw read.error;
   }
 }
 

@@ -14,7 +14,7 @@ import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
 import { UpstreamCollector, family, sample, upstreamHelp } from './common.js';
 import { scanString, scanUint } from './sql_scan.js';
-import { catalogueQuery } from '../kit/common.js';
+import { CatalogueReader } from '../kit/common.js';
 
 export const DOMAIN = 'exporter.info_schema.tables';
 
@@ -77,6 +77,7 @@ export function tableSamples(rows: readonly Row[], out: MetricValue[]): void {
 
 export class TablesCollector extends UpstreamCollector {
   readonly domain = DOMAIN;
+  readonly #catalogue = new CatalogueReader(this.db);
 
   protected async scrape(out: MetricValue[], signal: AbortSignal): Promise<void> {
     let databases = databaseList(this.options.databases ?? '*');
@@ -84,9 +85,13 @@ export class TablesCollector extends UpstreamCollector {
       const rows = await this.db.query(DATABASES_QUERY, [], { signal });
       databases = rows.map((r) => scanString(r, 'SCHEMA_NAME'));
     }
+    let stale: Error | undefined;
     for (const database of databases) {
-      tableSamples(await catalogueQuery(this.db, TABLES_QUERY, [database], signal), out);
+      const read = await this.#catalogue.read(TABLES_QUERY, [database], signal);
+      tableSamples(read.rows, out);
+      stale ??= read.error;
     }
+    if (stale !== undefined) throw stale;
   }
 }
 

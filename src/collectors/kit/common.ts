@@ -100,12 +100,15 @@ function ranOutOfTime(err: unknown, signal: AbortSignal): boolean {
   return signal.aborted && reason instanceof Error && /timeout|deadline/i.test(reason.message);
 }
 
+/** A catalogue query that ran out of time: "too slow on this server". */
+export class TooSlowError extends CollectError {}
+
 /**
  * Run a catalogue query (information_schema: tables, columns), which can take long on a
  * server with very many tables. The server bounds it by its own statement time limit as
  * well as sonde's deadline (QueryOptions.serverTimeLimit), so it ends on the server even
- * when no KILL can reach it. A query that runs out of time fails with one line saying it is
- * too slow on this server and what bounds it.
+ * when no KILL can reach it. A query that runs out of time fails with a TooSlowError: one
+ * line saying it is too slow on this server and what bounds it.
  */
 export async function catalogueQuery(
   db: Db,
@@ -119,9 +122,81 @@ export async function catalogueQuery(
   } catch (err) {
     if (!ranOutOfTime(err, signal)) throw err;
     const within = budget === undefined ? '' : ` within ${formatDuration(budget)}`;
-    throw new CollectError(
+    const errno = errnoOf(err);
+    throw new TooSlowError(
       `too slow on this server: the information_schema query did not finish${within}, the domain's deadline (set by the freq of the fastest level that collects it; the server's max_statement_time or MAX_EXECUTION_TIME ends it too): collect the domain at a less frequent level, or narrow its include/exclude options`,
-      { cause: err, ...(errnoOf(err) === undefined ? {} : { errno: errnoOf(err) }) },
+      { cause: err, ...(errno === undefined ? {} : { errno }) },
     );
+  }
+}
+
+/**
+ * How long a catalogue result is reused instead of querying again: 60 times what the query
+ * cost, once it cost a second or more (at most an hour). A query that takes 1 s runs at
+ * most once a minute, one that takes 10 s once every 10 minutes: the catalogue of a server
+ * with tens of thousands of tables changes slowly, and reading it costs the server.
+ */
+export function catalogueReuseMs(costMs: number): number {
+  return costMs < 1000 ? 0 : Math.min(60 * costMs, 3_600_000);
+}
+
+/** How old a result may be and still be served (with the error) when a refresh ran out of time. */
+export const CATALOGUE_STALE_MAX_MS = 3_600_000;
+
+interface CatalogueEntry {
+  rows: Row[];
+  /** When the rows were read, and what reading them cost (ms). */
+  at: number;
+  costMs: number;
+  /** After a refresh ran out of time: no new attempt before this. */
+  retryAt: number;
+}
+
+/** Rows of a catalogue query, and the error of a refresh that ran out of time (rows are then the last ones read). */
+export interface CatalogueRead {
+  rows: Row[];
+  error?: CollectError;
+}
+
+/**
+ * Catalogue queries with a cost-based refresh (see catalogueReuseMs): a query is run again
+ * only once its last result is old enough for what it cost. When a refresh runs out of time,
+ * the last complete result (at most CATALOGUE_STALE_MAX_MS old) is returned with the error,
+ * saying when it was read, and the query is not tried again before as long as its reuse
+ * would be at the deadline's cost: a scrape's series do not come and go with each timeout,
+ * and a server that is too slow is not asked every cycle.
+ */
+export class CatalogueReader {
+  readonly #db: Db;
+  readonly #now: () => number;
+  readonly #last = new Map<string, CatalogueEntry>();
+
+  constructor(db: Db, now: () => number = Date.now) {
+    this.#db = db;
+    this.#now = now;
+  }
+
+  async read(sql: string, params: readonly unknown[], signal: AbortSignal): Promise<CatalogueRead> {
+    const key = `${sql}\0${JSON.stringify(params)}`;
+    const last = this.#last.get(key);
+    const start = this.#now();
+    if (last !== undefined && start < Math.max(last.retryAt, last.at + catalogueReuseMs(last.costMs)))
+      return last.retryAt > start ? this.#stale(last, undefined) : { rows: last.rows };
+    const budget = timeLeftMs(signal) ?? 0;
+    try {
+      const rows = await catalogueQuery(this.#db, sql, params, signal);
+      this.#last.set(key, { rows, at: start, costMs: this.#now() - start, retryAt: 0 });
+      return { rows };
+    } catch (err) {
+      if (!(err instanceof TooSlowError) || last === undefined || start - last.at > CATALOGUE_STALE_MAX_MS)
+        throw err;
+      last.retryAt = start + catalogueReuseMs(Math.max(budget, 1000));
+      return this.#stale(last, err);
+    }
+  }
+
+  #stale(last: CatalogueEntry, err: CollectError | undefined): CatalogueRead {
+    const text = `${err?.message ?? 'too slow on this server: the last refresh of the information_schema query did not finish in time'}; values read at ${new Date(last.at).toISOString()}, next attempt after ${new Date(last.retryAt).toISOString()}`;
+    return { rows: last.rows, error: new TooSlowError(text, err === undefined ? {} : { cause: err }) };
   }
 }

@@ -8,7 +8,7 @@
 import type { CollectError, CollectResult, Collector, CollectorContext } from '../../core/collector.js';
 import type { Db, Row } from '../../core/db.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
-import { catalogueQuery, mapLevels, queryError } from './common.js';
+import { CatalogueReader, mapLevels, queryError } from './common.js';
 import { prepareSource } from './sources.js';
 
 export interface LevelQuery {
@@ -21,8 +21,9 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
   /** The source table's key for the one source this collector reads. */
   protected abstract readonly source: string;
   protected readonly db: Db;
-  /** A catalogue query (information_schema), run through catalogueQuery(). */
+  /** A catalogue query (information_schema), read through a CatalogueReader. */
   protected readonly catalogue: boolean = false;
+  #reader: CatalogueReader | undefined;
   #levels = new Map<string, Q>();
   /** Set in prepare() when the source table says this server cannot serve the domain. */
   #unsupported: CollectError | undefined;
@@ -57,13 +58,16 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
     if (q === undefined) return { values: [] };
     if (this.#unsupported !== undefined) return { values: [], error: this.#unsupported };
     let rows: Row[];
+    let stale: CollectError | undefined;
     try {
-      rows = this.catalogue
-        ? await catalogueQuery(this.db, q.sql, q.params ?? [], signal)
-        : await this.db.query(q.sql, q.params ?? [], { signal });
+      if (this.catalogue) {
+        this.#reader ??= new CatalogueReader(this.db);
+        ({ rows, error: stale } = await this.#reader.read(q.sql, q.params ?? [], signal));
+      } else rows = await this.db.query(q.sql, q.params ?? [], { signal });
     } catch (err) {
       return { values: [], error: this.queryFailure(err, q) };
     }
-    return this.toResult(rows, q);
+    const result = this.toResult(rows, q);
+    return stale === undefined ? result : { ...result, error: stale };
   }
 }
