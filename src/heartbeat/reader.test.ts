@@ -222,7 +222,7 @@ void describe('heartbeat reader: loop', () => {
     });
   });
 
-  void it('no row of the configured source-role: Blip\'s error, naming the source last read (none yet: empty)', async () => {
+  void it("no row of the configured source-role: Blip's error, naming the source last read (none yet: empty)", async () => {
     const { obs } = await runAll(['none', hb('10:00:00.100', '10:00:00.000', 'db7', '1000'), 'none'], {
       sourceRole: 'primary',
       table: 'hb.beats',

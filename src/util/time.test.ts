@@ -7,10 +7,14 @@ const d = new Date(Date.UTC(2026, 10, 21, 22, 37, 33, 120));
 const utc = new Date().getTimezoneOffset() === 0;
 
 describe('timestamps', () => {
-  it('status timestamps are Go RFC 3339 as in Blip: Z in UTC; sink texts keep a numeric offset', { skip: !utc }, () => {
-    assert.equal(formatTimestamp(d), '2026-11-21T22:37:33Z');
-    assert.equal(formatTimestampMs(d), '2026-11-21T22:37:33.120+00:00');
-  });
+  it(
+    'status timestamps are Go RFC 3339 as in Blip: Z in UTC; sink texts keep a numeric offset',
+    { skip: !utc },
+    () => {
+      assert.equal(formatTimestamp(d), '2026-11-21T22:37:33Z');
+      assert.equal(formatTimestampMs(d), '2026-11-21T22:37:33.120+00:00');
+    },
+  );
   it('status timestamps outside UTC carry the numeric offset, as Go prints them', () => {
     const before = process.env.TZ;
     process.env.TZ = 'Europe/Paris';

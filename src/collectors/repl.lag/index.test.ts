@@ -427,10 +427,7 @@ void describe('repl.lag collector: blip writer', () => {
       );
       await tick();
       assert.deepEqual((await c.collect('l', NO_SIGNAL)).values, expected);
-      assert.equal(
-        st.map.get('error:heartbeat-reader'),
-        'no heartbeat for db1 (retry in 3s)',
-      );
+      assert.equal(st.map.get('error:heartbeat-reader'), 'no heartbeat for db1 (retry in 3s)');
       await c.close();
     }
   });
