@@ -23,6 +23,7 @@ export {
   type EventLevel,
   type EventListener,
   type EventName,
+  type EventReceiver,
 } from './core/events.js';
 export { MetricType, type Metrics, type MetricValue } from './core/metrics.js';
 export type { Plan } from './core/plan.js';

@@ -23,6 +23,7 @@ import { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor 
 import { readMonitorFiles } from '../config/monitor-files.js';
 import { buildConnection, monitorAddress } from '../config/connection.js';
 import { renderConfigJson, renderConfigYaml } from '../config/render.js';
+import { ConfigError } from '../config/errors.js';
 import { createDb, type CreateDbOptions } from '../db/pool.js';
 import type { ProbeHandle } from '../exporter/probe.js';
 import { Loader, type LoadedMonitor, type LoaderDeps, type MonitorLoaderAws } from '../monitor/loader.js';
@@ -194,7 +195,10 @@ async function bootConfig(opts: BootOptions, events: EventLog): Promise<{ config
     }
     if (!opts.check) await checkProbeConfig(config);
   } catch (err) {
-    events.info('boot-config-invalid', '', errorMessage(err));
+    // As Blip: a file that cannot be found, read or decoded is the boot's `boot-error`
+    // (sent by the agent); a wrong value is the error event `boot-config-invalid`.
+    if (!(err instanceof ConfigError && err.kind === 'load'))
+      events.error('boot-config-invalid', '', errorMessage(err));
     throw new BootError(errorMessage(err));
   }
   events.info('boot-config-loaded', '');

@@ -337,6 +337,8 @@ function cliAgent(opts: Options): Agent {
       log: opts.log,
       debug: opts.debug,
       format: opts.logFormat,
+      // The boot failure line prints its message: one line for a bad config.
+      hide: ['boot-config-invalid'],
       ...(opts.logLevel ? { level: opts.logLevel } : {}),
     },
     ...(opts.printConfig
