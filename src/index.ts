@@ -5,7 +5,13 @@
  */
 export { Agent, createAgent, STOP_DEADLINE_MS, type AgentOptions } from './agent/agent.js';
 export { BootError, VERSION } from './agent/boot.js';
-export type { AgentFactories, AgentHooks, HttpClientContext, PlanDocument } from './agent/options.js';
+export type {
+  AgentFactories,
+  AgentHooks,
+  DbHandle,
+  HttpClientContext,
+  PlanDocument,
+} from './agent/options.js';
 export { CollectError } from './core/collector.js';
 export type {
   CollectResult,

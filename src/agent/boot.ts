@@ -247,7 +247,9 @@ async function bootPlans(b: Boot): Promise<void> {
     if (b.config.plans?.table) {
       const pm = finalizePlansMonitor(b.config);
       if (!pm) throw new Error('plans.table: Table set but Monitor is nil (set plans.monitor)');
-      tableDb = createDb(await b.connect(pm), dbOptions(b.events, 'plans.monitor'));
+      tableDb = b.factories.db
+        ? (await factoryDb(b.factories.db)(pm)).db
+        : createDb(await b.connect(pm), dbOptions(b.events, 'plans.monitor'));
     }
     try {
       const hook = b.hooks.loadPlans;
@@ -259,6 +261,24 @@ async function bootPlans(b: Boot): Promise<void> {
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
+}
+
+/** The `db` factory's connection, checked: a handle without the methods sonde calls is refused. */
+function factoryDb(
+  make: NonNullable<AgentFactories['db']>,
+): (cfg: FinalMonitorConfig) => Promise<{ db: Db & { close(): Promise<void> }; dsn: string }> {
+  return async (cfg) => {
+    let made;
+    try {
+      made = await make(cfg);
+    } catch (err) {
+      throw new Error(`db factory: ${errorMessage(err)}`, { cause: err });
+    }
+    const db = made?.db as Partial<Db & { close(): Promise<void> }> | undefined;
+    for (const m of ['query', 'serverInfo', 'ping', 'close'] as const)
+      if (typeof db?.[m] !== 'function') throw new Error(`db factory: the handle has no ${m}() method`);
+    return { db: made.db, dsn: typeof made.dsn === 'string' ? made.dsn : '' };
+  };
 }
 
 /** Everything a monitor needs, wired to the concrete pieces. */
@@ -283,6 +303,7 @@ export function monitorDeps(b: Boot): MonitorDeps {
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, withModifyDb(b.hooks, o)),
+    ...(b.factories.db ? { makeDb: factoryDb(b.factories.db) } : {}),
     ...(b.hooks.transformMetrics ? { transformMetrics: b.hooks.transformMetrics } : {}),
     ...(b.ha ? { ha: b.ha } : {}),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {

@@ -149,4 +149,10 @@ export interface CollectorContext {
 export interface CollectorRegistration {
   help: CollectorHelp;
   create(ctx: CollectorContext): Collector;
+  /**
+   * Replace the collector already registered for this domain (a built-in one, say), as
+   * Blip's remove-then-register does. Without it a domain taken twice is an error; with it,
+   * a domain nobody registered is an error too (a misspelt name).
+   */
+  replace?: boolean;
 }

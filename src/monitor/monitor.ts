@@ -56,6 +56,11 @@ export interface MonitorDeps {
       onConnect?: (ms: number, error?: string) => void;
     },
   ): OwnedDb;
+  /**
+   * The embedding program's own connection for a monitor, instead of buildConnection and
+   * createDb: the handle and its redacted DSN.
+   */
+  makeDb?(cfg: FinalMonitorConfig): Promise<{ db: OwnedDb; dsn: string }>;
   /** The embedding program's hook on each batch before the sinks (level-collector.ts). */
   transformMetrics?: TransformMetrics;
   /** Load this monitor's plans; returns the lookup used by plan activation. */
@@ -417,6 +422,13 @@ export class Monitor {
     const events = this.#events;
     this.#status.set(MonitorKey.monitor, 'making DB/DSN (not connecting)');
     try {
+      if (this.#deps.makeDb !== undefined) {
+        const made = await this.#deps.makeDb(cfg);
+        this.#db = made.db;
+        this.#dsn = made.dsn;
+        this.#status.set(MonitorKey.dsn, made.dsn);
+        return made.db;
+      }
       const spec = await this.#deps.buildConnection(cfg);
       const dsn = spec.redactedDsn;
       const db = this.#deps.createDb(spec, {
