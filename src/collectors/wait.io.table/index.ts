@@ -248,7 +248,7 @@ export function waitIoSchemaValues(
     const tbl = field(row, 'OBJECT_NAME');
     if (db === null || db === undefined || tbl === null || tbl === undefined) continue;
     let sums = schemas.get(db);
-    if (sums === undefined) schemas.set(db, (sums = new Map()));
+    if (sums === undefined) schemas.set(db, (sums = new Map<string, number>()));
     addToSchema(sums, row, columns);
   }
   const values: MetricValue[] = [];
