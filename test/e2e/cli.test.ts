@@ -186,6 +186,11 @@ describe('sonde CLI', () => {
       /duplicate monitor id: db1/,
     ],
     ['bad plan file', `${NO_AUTO}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
+    [
+      'a database type sonde does not monitor',
+      `${NO_AUTO}api:\n  bind: 127.0.0.1:0\nmonitors:\n  - id: pg\n    database-type: postgres\n`,
+      /^monitor pg: invalid database-type: postgres; valid values: mysql/,
+    ],
   ];
   for (const [what, yaml, expected] of bad) {
     it(`fails with one line for ${what}`, async () => {
