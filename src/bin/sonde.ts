@@ -449,7 +449,7 @@ async function printDomainsOf(configFile: string | undefined): Promise<number> {
   const { builtinCollectors } = await import('../collectors/builtin.js');
   const { builtinSinks } = await import('../sinks/builtin.js');
   const { sinkTranslators } = await import('../sinks/translators.js');
-  const { printDomains } = await import('../collectors/print.js');
+  const { printDomains } = await import('../collectors/kit/print.js');
   const collectors = builtinCollectors();
   let loaded;
   try {

@@ -65,7 +65,7 @@ describe('sink registry', () => {
       () => reg.register(logSinkRegistration()),
       /^Error: sink log already registered \(set replace: true to replace it\)$/,
     );
-    const mine = { name: 'log', description: 'mine', replace: true, create: logSinkRegistration().create };
+    const mine = { ...logSinkRegistration(), description: 'mine', replace: true };
     reg.register(mine);
     assert.equal(reg.get('log'), mine);
     assert.throws(
