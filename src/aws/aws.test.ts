@@ -141,7 +141,16 @@ describe('Secrets Manager', () => {
       });
     }
     assert.throws(() => parseDbSecret('x', '[1]'), /is not a JSON object/);
-    assert.throws(() => parseDbSecret('x', undefined), /no SecretString/);
+    assert.throws(() => parseDbSecret('x', undefined), /has neither SecretString nor SecretBinary/);
+  });
+
+  it('reads a secret stored as SecretBinary like a SecretString: its bytes are the JSON text', async () => {
+    sm.binary.set('db/bin', Buffer.from(JSON.stringify({ username: 'bin', password: 'pw-Bin-ü3' }), 'utf8'));
+    sm.binary.set('db/bin-text', Buffer.from('not json at all', 'utf8'));
+    assert.deepEqual(await fetchDbSecret('db/bin', REGION), { username: 'bin', password: 'pw-Bin-ü3' });
+    await assert.rejects(fetchDbSecret('db/bin-text', REGION), /^Error: secret db\/bin-text is not JSON/);
+    // What travelled was a base64 blob, as Secrets Manager sends one.
+    assert.equal(sm.reads('db/bin'), 1);
   });
 
   it('fails when the signature does not match the credentials the service knows', async () => {

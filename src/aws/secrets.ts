@@ -1,7 +1,8 @@
 /**
  * Database credentials kept in AWS Secrets Manager (`aws.password-secret`): the secret's
  * string must be JSON with a `password` key, and may carry `username` too (the shape RDS
- * and Secrets Manager rotation use). It is read when the connection is built and read
+ * and Secrets Manager rotation use). A secret stored as SecretBinary is read the same way:
+ * its bytes are that JSON text in UTF-8. It is read when the connection is built and read
  * again when the server answers "access denied", so a rotated password is picked up
  * without a restart.
  *
@@ -53,7 +54,17 @@ export async function fetchDbSecret(
   } catch (err) {
     throw new Error(secretErrorText(secretId, err), { cause: err });
   }
-  return parseDbSecret(secretId, out.SecretString);
+  return parseDbSecret(secretId, secretText(out));
+}
+
+/** The secret's text: its SecretString, else its SecretBinary's bytes as UTF-8. */
+export function secretText(out: {
+  SecretString?: string | undefined;
+  SecretBinary?: Uint8Array | undefined;
+}): string | undefined {
+  if (out.SecretString !== undefined) return out.SecretString;
+  if (out.SecretBinary === undefined) return undefined;
+  return Buffer.from(out.SecretBinary).toString('utf8');
 }
 
 function secretErrorText(id: string, err: unknown): string {
@@ -71,8 +82,7 @@ function secretErrorText(id: string, err: unknown): string {
 
 /** The `password` (and `username`) of a secret string; errors never quote the string. */
 export function parseDbSecret(id: string, text: string | undefined): SecretCredentials {
-  if (text === undefined)
-    throw new Error(`secret ${id} has no SecretString (a binary secret cannot hold a password)`);
+  if (text === undefined) throw new Error(`secret ${id} has neither SecretString nor SecretBinary`);
   let doc: unknown;
   try {
     doc = JSON.parse(text);
