@@ -20,6 +20,13 @@ export type {
   CollectorHelp,
   CollectorRegistration,
 } from './core/collector.js';
+export type {
+  AwsClientConfig,
+  AwsConfigContext,
+  AwsConfigFactory,
+  AwsCredentials,
+  AwsService,
+} from './core/aws.js';
 export type { Config, FinalMonitorConfig, MonitorConfig } from './core/config.js';
 export type { Db } from './core/db.js';
 export { ALWAYS_ACTIVE, type HighAvailability } from './core/ha.js';

@@ -232,9 +232,9 @@ async function checkProbeConfig(config: Config): Promise<void> {
 }
 
 /** A connection builder that adds each password it reads to the secrets scrubbed from output. */
-function scrubbingConnect(events: EventLog): Connect {
+function scrubbingConnect(events: EventLog, aws: AgentFactories['awsConfig']): Connect {
   return async (cfg, o) => {
-    const spec = await buildConnection(cfg, o);
+    const spec = await buildConnection(cfg, { ...o, aws, monitorId: cfg.id });
     if (spec.password() !== '') events.addSecret(spec.password());
     return spec;
   };
@@ -294,7 +294,7 @@ export function monitorDeps(b: Boot): MonitorDeps {
       createSource: ({ cfg, settings, ...args }) =>
         createScrapeReader({
           ...args,
-          aws: awsTargetOf(cfg),
+          aws: awsTargetOf(cfg, b.factories.awsConfig),
           collectors,
           session: settings.session,
           maxCollectors: settings.maxCollectors,
@@ -305,6 +305,7 @@ export function monitorDeps(b: Boot): MonitorDeps {
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, withModifyDb(b.hooks, o)),
     ...(b.factories.db ? { makeDb: factoryDb(b.factories.db) } : {}),
+    ...(b.factories.awsConfig ? { awsConfig: b.factories.awsConfig } : {}),
     ...(b.hooks.transformMetrics ? { transformMetrics: b.hooks.transformMetrics } : {}),
     ...(b.ha ? { ha: b.ha } : {}),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {
@@ -365,13 +366,18 @@ function autoDetect(b: Boot): LoaderDeps['autoDetect'] {
 }
 
 /** RDS discovery (imports the AWS SDK only when regions are listed). */
-async function readRdsMonitors(events: EventLog, aws: MonitorLoaderAws): Promise<MonitorConfig[]> {
-  const [{ discoverRdsMonitors }, { imdsRegion }] = await Promise.all([
+async function readRdsMonitors(
+  events: EventLog,
+  aws: MonitorLoaderAws,
+  factory: AgentFactories['awsConfig'],
+): Promise<MonitorConfig[]> {
+  const [{ discoverRdsMonitors, listDbInstances }, { imdsRegion }] = await Promise.all([
     import('../aws/rds-discovery.js'),
     import('../aws/region.js'),
   ]);
   return discoverRdsMonitors(aws, {
     autoRegion: imdsRegion,
+    list: (region) => listDbInstances(region, factory),
     onSkip: (_region, message) =>
       events.error('monitors-aws-error', '', `${message} (skipped: auto is listed)`),
     onRegion: (region, instances, monitors) =>
@@ -396,7 +402,7 @@ function makeLoader(b: Boot, shard: Shard | undefined): Loader {
     },
     equal: (a, b) => monitorsEqual(a, b),
     readMonitorFiles: (files) => readMonitorFiles(files),
-    readRdsMonitors: async (aws) => readRdsMonitors(events, aws),
+    readRdsMonitors: async (aws) => readRdsMonitors(events, aws, b.factories.awsConfig),
     autoDetect: autoDetect(b),
     makeSinks: (m, writer) => makeSinks(b, m, writer),
     monitorDeps: monitorDeps(b),
@@ -568,7 +574,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     serverStatus,
     config,
     ...(configPath === undefined ? {} : { configPath }),
-    connect: scrubbingConnect(events),
+    connect: scrubbingConnect(events, opts.factories?.awsConfig),
     collectors,
     sinks: opts.sinks,
     plans: new PlanStore(),

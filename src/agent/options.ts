@@ -6,6 +6,7 @@
 import type { ConnectionOptions } from 'mysql2';
 import type { CollectorRegistration } from '../core/collector.js';
 import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
+import type { AwsConfigFactory } from '../core/aws.js';
 import type { Db } from '../core/db.js';
 import type { HttpClient, SinkRegistration } from '../core/sink.js';
 import type { TransformMetrics } from '../monitor/level-collector.js';
@@ -95,4 +96,13 @@ export interface AgentFactories {
    * an exporter probe with an `auth_module` still builds its own pool.
    */
   db?: (monitor: FinalMonitorConfig) => DbHandle | Promise<DbHandle>;
+  /**
+   * The AWS SDK settings of each AWS client sonde makes (Blip's `AWSConfig` factory):
+   * Secrets Manager for `aws.password-secret`, the RDS IAM token signer for
+   * `aws.iam-auth`, RDS for `monitor-loader.aws` discovery and CloudWatch for the `aws.rds`
+   * domain. Told the service, the region sonde resolved and the monitor; returns
+   * credentials, region and endpoint, each left out keeping sonde's choice (the SDK's
+   * default credential chain). A throw fails that call like an AWS error of it.
+   */
+  awsConfig?: AwsConfigFactory;
 }

@@ -189,6 +189,33 @@ describe('IAM auth token', () => {
     assert.notEqual(other, token);
   });
 
+  it('an awsConfig factory signs with its own credentials and region, its tokens cached apart', async () => {
+    const own: TestCredentials = { accessKeyId: 'AKIAFACTORYIAM', secretAccessKey: 'factory/iam+key' };
+    const asked: unknown[] = [];
+    const aws = (ctx: unknown) => {
+      asked.push(ctx);
+      return { credentials: own, region: 'us-east-2' };
+    };
+    const t = rdsTarget('db9');
+    const token = await iamToken(t, { aws, monitorId: 'm9' });
+    assert.ok(verifyPresignedUrl(token, own, { service: 'rds-db', region: 'us-east-2' }).ok);
+    assert.equal(verifyPresignedUrl(token, CREDS).ok, false);
+    assert.deepEqual(asked, [{ service: 'rds-signer', region: REGION, monitorId: 'm9' }]);
+    assert.equal(await iamToken(t, { aws }), token, 'reused within the factory');
+    assert.ok(
+      verifyPresignedUrl(await iamToken(t), CREDS).ok,
+      'without the factory: the process credentials',
+    );
+    await assert.rejects(
+      iamToken(rdsTarget('db10'), {
+        aws: () => {
+          throw new Error('vault sealed');
+        },
+      }),
+      /awsConfig factory: vault sealed/,
+    );
+  });
+
   it('hands a token out again while under 10 minutes old, makes a new one after, and at once when asked fresh', async () => {
     const t = rdsTarget('db2');
     const signedAt = (token: string): string =>

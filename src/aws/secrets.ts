@@ -9,7 +9,8 @@
  * Errors are one line and never contain the secret's value.
  */
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { awsCredentials, awsErrorName, awsErrorText, withTimeout } from './sdk.js';
+import type { AwsConfigFactory } from '../core/aws.js';
+import { awsClientSettings, awsCredentials, awsErrorName, awsErrorText, withTimeout } from './sdk.js';
 
 /** How long one read of the secret may take (credentials already at hand). */
 export const SECRET_TIMEOUT_MS = 500;
@@ -43,8 +44,16 @@ async function client(region: string | undefined): Promise<SecretsManagerClient>
 export async function fetchDbSecret(
   secretId: string,
   region: string | undefined,
+  opts: { aws?: AwsConfigFactory | undefined; monitorId?: string } = {},
 ): Promise<SecretCredentials> {
-  const sm = await client(region);
+  // With the embedding program's factory, a client of its settings for this read only.
+  const own =
+    opts.aws === undefined
+      ? undefined
+      : new (await import('@aws-sdk/client-secrets-manager')).SecretsManagerClient(
+          await awsClientSettings('secrets-manager', region, opts.aws, opts.monitorId),
+        );
+  const sm = own ?? (await client(region));
   const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
   let out: { SecretString?: string | undefined; SecretBinary?: Uint8Array | undefined };
   try {
@@ -53,6 +62,8 @@ export async function fetchDbSecret(
     );
   } catch (err) {
     throw new Error(secretErrorText(secretId, err), { cause: err });
+  } finally {
+    own?.destroy();
   }
   return parseDbSecret(secretId, secretText(out));
 }

@@ -16,12 +16,14 @@ import {
   MetricType,
   type AgentEvent,
   type AgentOptions,
+  type AwsConfigContext,
   type Db,
   type DbHandle,
   type Metrics,
   type SinkRegistration,
 } from '../../src/index.js';
 import { ROOT } from '../helpers/agent.js';
+import { startSecretsManager } from '../helpers/aws/secrets-manager.js';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 
 const PASSWORD = 'Lib-pw-4c1e9';
@@ -652,6 +654,66 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
       assert.equal(st['error:monitor'], 'error: db factory: no vault lease');
     } finally {
       await broken.stop();
+    }
+  });
+});
+
+describe('factories.awsConfig', { timeout: 60_000 }, () => {
+  it('the SDK settings it gives are used: the secret is read with its credentials from its endpoint', async () => {
+    const creds = { accessKeyId: 'AKIALIBFACTORY', secretAccessKey: 'lib/factory+key' };
+    const sm = await startSecretsManager(creds, 'eu-west-3');
+    sm.secrets.set('db/lib', JSON.stringify({ username: 'sonde', password: PASSWORD }));
+    // Nothing else could give credentials: no variables, no files, no instance metadata.
+    const saved = { ...process.env };
+    for (const v of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE'])
+      delete process.env[v];
+    Object.assign(process.env, {
+      AWS_CONFIG_FILE: join(dir, 'no-aws-config'),
+      AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-aws-credentials'),
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
+    const asked: AwsConfigContext[] = [];
+    const kept: Metrics[] = [];
+    const agent = createAgent({
+      ...options(),
+      config: {
+        api: { disable: true },
+        plans: { files: [] },
+        sinks: { keep: {} },
+        monitors: [
+          {
+            id: 'awsf',
+            socket: db.socket,
+            username: 'nobody',
+            aws: { 'password-secret': 'db/lib', region: 'eu-west-3' },
+          },
+        ],
+      },
+      hooks: { loadPlans: () => PLAN },
+      factories: {
+        sinks: [keepingSink('keep', kept)],
+        awsConfig: (ctx) => {
+          asked.push(ctx);
+          return { credentials: creds, endpoint: sm.base };
+        },
+      },
+    });
+    try {
+      await agent.boot();
+      await agent.start();
+      const m = await until("a batch with the secret's login", () =>
+        kept.find((k) => k.values['status.global']),
+      );
+      assert.ok((m.values['status.global']?.[0]?.value ?? 0) >= 1);
+      assert.match(agent.status.monitorStatus('awsf')?.dsn ?? '', /^sonde:\.\.\.@unix\(/);
+      assert.deepEqual(asked[0], { service: 'secrets-manager', region: 'eu-west-3', monitorId: 'awsf' });
+      assert.ok(sm.reads('db/lib') >= 1);
+      assert.equal(sm.requests.at(-1)?.signature?.region, 'eu-west-3');
+    } finally {
+      await agent.stop();
+      await sm.close();
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
     }
   });
 });
