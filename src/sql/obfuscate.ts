@@ -21,8 +21,8 @@ export interface SqlTextOptions {
 
 export interface NormalizeOptions extends SqlTextOptions {
   /**
-   * The server's max_digest_length: stop where the server's digest stops (its DIGEST_TEXT
-   * then ends with `...`). Default: no limit.
+   * The server's max_digest_length (the smaller of it and performance_schema_max_digest_length
+   * for DIGEST_TEXT): stop where the server's digest stops. Default: no limit.
    */
   maxDigestLength?: number;
 }
@@ -107,12 +107,8 @@ export function obfuscateSql(text: string, opts: SqlTextOptions = {}): string {
  */
 export function normalizeSql(text: string, opts: NormalizeOptions = {}): string {
   try {
-    const { entries, truncated } = reduceTokens(safeTokens(text, opts), {
-      sql: false,
-      maxBytes: opts.maxDigestLength,
-    });
-    const normal = printNormal(entries);
-    return truncated ? `${normal} ...` : normal;
+    const { entries } = reduceTokens(safeTokens(text, opts), { sql: false, maxBytes: opts.maxDigestLength });
+    return printNormal(entries);
   } catch {
     return NOTHING;
   }
