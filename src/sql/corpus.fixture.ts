@@ -256,6 +256,9 @@ const TEMPLATES: string[] = [
   'BEGIN',
   'COMMIT',
   'SELECT SLEEP(0), BENCHMARK(#1, ?1)',
+  // Longer than the server's digest store (max_digest_length, 1024 bytes): DIGEST_TEXT stops.
+  `SELECT ${Array.from({ length: 100 }, (_, k) => `col_${k} + ?1`).join(', ')} FROM orders WHERE id = ?2`,
+  `INSERT INTO orders (customer_id, note) VALUES ${Array.from({ length: 300 }, () => '(?1, ?2)').join(', ')}`,
 ];
 
 const REPEATS = 4;

@@ -142,6 +142,15 @@ describe('sql: comments, hints and executable comments', () => {
     assert.equal(obf(sql), 'SELECT a, c, ?, ... FROM t');
     assert.equal(normalizeSql('SELECT /*!110000 d, */ 1', { serverVersion: 110400 }), 'SELECT `d` , ?');
     assert.equal(norm('SELECT /*!50700 secret, */ 1'), 'SELECT ?');
+    const mysql = 'SELECT /*!80000 a, */ /*M!100000 b, */ 1';
+    assert.equal(normalizeSql(mysql, { flavor: 'mysql', serverVersion: 80036 }), 'SELECT `a` , ?');
+    assert.equal(normalizeSql(mysql), 'SELECT `b` , ?');
+  });
+  it('takes a word that starts with a digit for a value inside a hint', () => {
+    assert.equal(
+      obf('SELECT /*+ SET_VAR(sort_buffer_size = 16M) BKA(t1) */ a FROM t1'),
+      'SELECT /*+ SET_VAR(sort_buffer_size = ?) BKA(t1) */ a FROM t1',
+    );
   });
   it('removes an unterminated comment to the end', () => {
     assert.equal(obf("SELECT a FROM t /* WHERE b = 'zq1"), 'SELECT a FROM t');
