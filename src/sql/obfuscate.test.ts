@@ -34,6 +34,14 @@ describe('sql: obfuscateSql literals', () => {
     ["SELECT {d '2020-01-01'}", 'SELECT {d ?}'],
     ['SELECT NULL, TRUE, FALSE', 'SELECT ?, TRUE, FALSE'],
     [
+      'SELECT NOT NULL FROM t WHERE a = NULL OR b <=> NULL ORDER BY NULL',
+      'SELECT NOT ? FROM t WHERE a = ? OR b <=> ? ORDER BY ?',
+    ],
+    [
+      'CREATE TABLE t (a INT NULL, b VARCHAR(5) NOT NULL DEFAULT NULL, FOREIGN KEY (a) REFERENCES u (id) ON DELETE SET NULL)',
+      'CREATE TABLE t (a INT NULL, b VARCHAR(?) NOT NULL DEFAULT ?, FOREIGN KEY (a) REFERENCES u (id) ON DELETE SET NULL)',
+    ],
+    [
       'SELECT * FROM t WHERE a IS NULL AND b IS NOT NULL AND c = NULL',
       'SELECT * FROM t WHERE a IS NULL AND b IS NOT NULL AND c = ?',
     ],
