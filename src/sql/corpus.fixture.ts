@@ -286,7 +286,130 @@ function fill(template: string, next: (forms: Form[]) => Literal): CorpusEntry {
   return { sql: fixed, sentinels };
 }
 
-/** The corpus: every template filled `REPEATS` times, literal forms taken in turn. */
+/** A seeded generator of small integers (the corpus is the same on every run). */
+function lcg(seed: number): (n: number) => number {
+  let x = seed;
+  return (n) => {
+    x = (Math.imul(x, 1103515245) + 12345) & 0x7fffffff;
+    return (x >>> 15) % n;
+  };
+}
+
+const COLUMNS = ['customer_id', 'total', 'o.total', '`note`', 'status', 'id', 'o.id', 'flags'];
+const BINARY = [
+  '+',
+  '-',
+  '*',
+  '/',
+  '%',
+  'DIV',
+  'MOD',
+  '&',
+  '|',
+  '^',
+  '<<',
+  '>>',
+  '=',
+  '<>',
+  '!=',
+  '<',
+  '<=',
+  '>',
+];
+const LOGIC = ['AND', 'OR', 'XOR', '&&', '||', '>=', '<=>', 'LIKE', 'REGEXP'];
+const FUNCTIONS = ['COALESCE', 'CONCAT', 'LEAST', 'GREATEST', 'f'];
+const ONE_ARG = ['COUNT', 'SUM', 'MAX', 'ABS', 'IFNULL(o.id, 1) +'];
+
+/** Random expressions over literals of every form, columns, operators, lists and functions. */
+class Expressions {
+  constructor(
+    private readonly r: (n: number) => number,
+    private readonly literal: () => Literal,
+    private readonly sentinels: string[],
+  ) {}
+
+  private pick<T>(a: readonly T[]): T {
+    return a[this.r(a.length)] as T;
+  }
+
+  private leaf(): string {
+    if (this.r(2) === 0) return this.pick(COLUMNS);
+    const l = this.literal();
+    this.sentinels.push(...l.sentinels);
+    return l.sql;
+  }
+
+  private list(depth: number, max: number): string {
+    return Array.from({ length: 1 + this.r(max) }, () => this.expr(depth)).join(', ');
+  }
+
+  /** An operand: a leaf as it is, anything larger in parentheses (so that it parses). */
+  private operand(depth: number): string {
+    return depth <= 0 || this.r(3) === 0 ? this.leaf() : `(${this.expr(depth)})`;
+  }
+
+  expr(depth: number): string {
+    if (depth <= 0) return this.leaf();
+    const d = depth - 1;
+    switch (this.r(11)) {
+      case 0:
+        return `${this.operand(d)} ${this.pick(BINARY)} ${this.operand(d)}`;
+      case 1:
+        return `${this.operand(d)} ${this.pick(LOGIC)} ${this.operand(d)}`;
+      case 2:
+        return `(${this.expr(d)})`;
+      case 3:
+        return `${this.pick(['-', '+', '~', '!', 'NOT ', '- '])}${this.operand(d)}`;
+      case 4:
+        return `${this.pick(COLUMNS)} ${this.pick(['IN', 'NOT IN'])} (${this.list(d - 1, 4)})`;
+      case 5:
+        return this.r(2) === 0
+          ? `${this.pick(FUNCTIONS)}(${this.list(d, 3)})`
+          : `${this.pick(ONE_ARG)}(${this.expr(d)})`;
+      case 6:
+        return `CASE WHEN ${this.expr(d)} THEN ${this.expr(d)} ELSE ${this.expr(d)} END`;
+      case 7:
+        return `${this.operand(d)} IS ${this.pick(['NULL', 'NOT NULL', 'TRUE', 'NOT FALSE'])}`;
+      case 8:
+        return `${this.operand(d)} BETWEEN ${this.operand(d)} AND ${this.operand(d)}`;
+      case 9:
+        return `(${this.list(d, 3)}) = (${this.list(d, 3)})`;
+      default:
+        return `${this.operand(d)} + INTERVAL ${this.leaf()} DAY`;
+    }
+  }
+}
+
+/** `count` random statements around random expressions. */
+function randomStatements(count: number, next: (forms: Form[]) => Literal): CorpusEntry[] {
+  const r = lcg(20261127);
+  const out: CorpusEntry[] = [];
+  for (let k = 0; k < count; k++) {
+    const sentinels: string[] = [];
+    const e = new Expressions(r, () => next(ANY_FORMS), sentinels);
+    const rows = (): string =>
+      Array.from({ length: 1 + r(3) }, () => `(${e.expr(1)}, ${e.expr(1)})`).join(', ');
+    const forms = [
+      () =>
+        `SELECT ${e.expr(3)}, ${e.expr(2)} FROM orders o WHERE ${e.expr(3)} ORDER BY ${e.expr(1)} LIMIT ${r(9)}`,
+      () => `INSERT INTO orders (customer_id, note) VALUES ${rows()}`,
+      () => `UPDATE orders o SET total = ${e.expr(2)}, note = ${e.expr(1)} WHERE ${e.expr(3)}`,
+      () => `DELETE FROM orders WHERE ${e.expr(3)}`,
+      () => `SELECT ${e.expr(4)}`,
+    ];
+    const sql = (forms[r(forms.length)] as () => string)();
+    out.push({ sql, sentinels });
+  }
+  return out;
+}
+
+/** Statements made of random expressions, after the templates. */
+const RANDOM_STATEMENTS = 300;
+
+/**
+ * The corpus: every template filled `REPEATS` times, literal forms taken in turn, then
+ * `RANDOM_STATEMENTS` statements around random expressions.
+ */
 export function buildCorpus(): CorpusEntry[] {
   let i = 0;
   const turn = new Map<Form[], number>();
@@ -303,7 +426,7 @@ export function buildCorpus(): CorpusEntry[] {
       out.push(fill(t, next));
     }
   }
-  return out;
+  return [...out, ...randomStatements(RANDOM_STATEMENTS, next)];
 }
 
 /** The schema the corpus runs against (database `qa`), and a few rows. */
