@@ -81,6 +81,23 @@ describe('sonde CLI', () => {
     );
   });
 
+  it('a wrong config value (the error event boot-config-invalid) still prints one line, text or JSON', async () => {
+    const [dir, path] = writeConfig(`${NO_AUTO}api:\n  bind: 127.0.0.1:0\nheartbeat:\n  freq: "0"\n`);
+    const text = await runSonde(['--config', path, '--run=false'], { cwd: dir });
+    assert.equal(text.code, 1);
+    assert.match(oneLine(text.stderr), /heartbeat\.freq: 0: must be greater than zero$/);
+    const json = await runSonde(['--config', path, '--run=false', '--log.format=json'], { cwd: dir });
+    assert.equal(json.code, 1);
+    const lines = json.stderr.split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 1, json.stderr);
+    const line = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+    assert.deepEqual([line.level, line.event], ['error', 'boot-error']);
+    assert.match(
+      String(line.message),
+      /^server\.Boot failed: .*heartbeat\.freq: 0: must be greater than zero$/,
+    );
+  });
+
   it('rejects an unknown option', async () => {
     const r = await runSonde(['--bogus']);
     assert.equal(r.code, 1);
