@@ -207,7 +207,7 @@ interface Series {
  * points and, as JSON, at most {@link DATADOG_MAX_PAYLOAD} bytes (uncompressed sends) or
  * less than {@link DATADOG_MAX_UNCOMPRESSED} bytes whose gzip is at most
  * {@link DATADOG_MAX_PAYLOAD} bytes (compressed sends; a part that compresses too little
- * is halved until it fits). A single series over the limit goes alone.
+ * is cut further until it fits). A single series over the limit goes alone.
  */
 export function payloadParts<S extends { points: readonly unknown[] }>(
   series: readonly S[],
@@ -234,14 +234,21 @@ export function payloadParts<S extends { points: readonly unknown[] }>(
   return compress ? parts.flatMap((p) => fitCompressed(p)) : parts;
 }
 
-/** Halve `part` until each piece's gzipped JSON is within the payload limit. */
+/**
+ * Cut `part` until each piece's gzipped JSON is within the payload limit: into as many
+ * equal pieces as its compressed size says (with a 10 % margin), then again if one is still over.
+ */
 function fitCompressed<S>(part: S[]): S[][] {
   const json = JSON.stringify({ series: part });
   // gzip never grows JSON text much: a body this small fits without compressing it.
-  if (Buffer.byteLength(json) <= DATADOG_MAX_PAYLOAD - 1024) return [part];
-  if (part.length === 1 || gzipSync(json).length <= DATADOG_MAX_PAYLOAD) return [part];
-  const half = Math.ceil(part.length / 2);
-  return [...fitCompressed(part.slice(0, half)), ...fitCompressed(part.slice(half))];
+  if (Buffer.byteLength(json) <= DATADOG_MAX_PAYLOAD - 1024 || part.length === 1) return [part];
+  const zipped = gzipSync(json).length;
+  if (zipped <= DATADOG_MAX_PAYLOAD) return [part];
+  const pieces = Math.min(part.length, Math.ceil(zipped / (DATADOG_MAX_PAYLOAD * 0.9)));
+  const size = Math.ceil(part.length / pieces);
+  const out: S[][] = [];
+  for (let i = 0; i < part.length; i += size) out.push(...fitCompressed(part.slice(i, i + size)));
+  return out;
 }
 
 /** Intake types of the v2 API. */
