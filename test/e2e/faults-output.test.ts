@@ -36,18 +36,21 @@ interface Running {
   port: number;
   dir: string;
   exited: Promise<number | null>;
-  /** stderr text read so far (when the test keeps reading it). */
+  /** stderr and stdout text read so far (while the test reads them). */
   stderr(): string;
+  stdout(): string;
 }
 
 /**
  * Start sonde with one monitor collecting every second into the log sink (stdout), through a
  * shell so that `2>&1` can put both streams on one pipe, as an operator's pipeline does.
  */
-async function startPiped(opts: { merge: boolean }): Promise<Running> {
+async function startPiped(opts: { merge: boolean; deadPort?: number }): Promise<Running> {
   const port = await freePort();
+  // A monitor whose server is not there prints an error event on each retry (stderr).
+  const dead = opts.deadPort === undefined ? '' : `  - id: dead\n    hostname: 127.0.0.1:${opts.deadPort}\n`;
   const [dir, path] = writeConfig(
-    `${agentConfigHead(PASSWORD).replace('{{API}}', `127.0.0.1:${port}`)}monitors:\n  - id: pipe\n    socket: ${db.socket}\n`,
+    `${agentConfigHead(PASSWORD).replace('{{API}}', `127.0.0.1:${port}`)}monitors:\n  - id: pipe\n    socket: ${db.socket}\n${dead}`,
   );
   writeFileSync(join(dir, 'plan.yaml'), PLAN);
   const script = `exec "$0" "$@"${opts.merge ? ' 2>&1' : ''}`;
@@ -56,9 +59,11 @@ async function startPiped(opts: { merge: boolean }): Promise<Running> {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
+  let out = '';
   proc.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+  proc.stdout?.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
-  return { proc, port, dir, exited, stderr: () => err };
+  return { proc, port, dir, exited, stderr: () => err, stdout: () => out };
 }
 
 async function monitorsStatus(port: number): Promise<MonitorsStatus | undefined> {
@@ -154,6 +159,25 @@ describe('faults: broken output streams', () => {
     assert.equal(sink.length, 1, `the log sink's failure reported ${sink.length} times`);
     assert.equal(lines.length, 2, `stderr got ${lines.length} lines:\n${lines.join('\n')}`);
     assert.match(st?.pipe?.log ?? '', /stdout.*(closed|EPIPE)/i);
+    assert.equal(code, 0);
+    assert.ok(ms < STOP_LIMIT_MS, `exited after ${ms} ms`);
+  });
+
+  it('reports a closed stderr once on stdout, as a notice', async (t) => {
+    const run = await startPiped({ merge: false, deadPort: await freePort() });
+    const err = run.proc.stderr;
+    if (!err) throw new Error('no stderr pipe');
+    // The dead monitor's first error event, then the read end of stderr is closed.
+    await new Promise<void>((resolve) => err.once('data', () => resolve()));
+    err.destroy();
+    await sleep(4000);
+    const { code, ms } = await terminate(run);
+    const notices = run
+      .stdout()
+      .split('\n')
+      .filter((l) => /\[server-output-closed\s*\] \[\] stderr is closed \(write EPIPE\)/.test(l));
+    t.diagnostic(notices[0] ?? '(no notice)');
+    assert.equal(notices.length, 1, run.stdout().slice(-1500));
     assert.equal(code, 0);
     assert.ok(ms < STOP_LIMIT_MS, `exited after ${ms} ms`);
   });
