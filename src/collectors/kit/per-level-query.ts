@@ -45,6 +45,7 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     this.#levels = mapLevels(plan, this.domain, (dp) => this.buildQuery(dp));
+    this.#reader = undefined; // results of the previous plan's queries are not kept
     this.#unsupported = undefined;
     if (this.#levels.size === 0) return;
     const prepared = await prepareSource(this.db, this.domain, signal);
