@@ -57,7 +57,7 @@ export const EVENT_NAMES = {
     level: 'error',
     sondeOnly: true,
     description:
-      'the limit on open files (RLIMIT_NOFILE) is below what the loaded monitors need (about 32 plus 4 per monitor); the message gives both and how to raise the limit. sonde runs on; monitors that hit EMFILE retry',
+      'the limit on open files (RLIMIT_NOFILE) is below what the loaded monitors need (about 32 plus 5 per monitor); the message gives both and how to raise the limit. sonde runs on; monitors that hit EMFILE retry',
   },
   'boot-success': {
     level: 'info',

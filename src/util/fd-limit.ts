@@ -42,9 +42,9 @@ export function openFilesLimit(): OpenFilesLimit | undefined {
 
 /**
  * About how many descriptors `monitors` monitors need at most: {@link FD_BASE}, plus for
- * each monitor its pool's connections and one more (an exporter listener, a heartbeat
- * connection, a sink's HTTP connection).
+ * each monitor its pool's statement connections, the liveness connection, and one more (an
+ * exporter listener, a sink's HTTP connection).
  */
 export function descriptorsNeeded(monitors: number, poolSize: number): number {
-  return FD_BASE + monitors * (poolSize + 1);
+  return FD_BASE + monitors * (poolSize + 2);
 }
