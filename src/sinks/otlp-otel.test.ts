@@ -294,11 +294,11 @@ describe('otlp and the OTEL_* environment', () => {
     const bad: Array<[Record<string, string>, string]> = [
       [
         { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
-        'invalid OTEL_EXPORTER_OTLP_PROTOCOL: grpc: the otlp sink sends http/protobuf only',
+        'invalid OTEL_EXPORTER_OTLP_PROTOCOL: grpc: the otlp sink sends http/protobuf or http/json',
       ],
       [
-        { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' },
-        'invalid OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: http/json: the otlp sink sends http/protobuf only',
+        { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' },
+        'invalid OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: grpc: the otlp sink sends http/protobuf or http/json',
       ],
       [
         { OTEL_EXPORTER_OTLP_TIMEOUT: '10s' },
@@ -320,7 +320,7 @@ describe('otlp and the OTEL_* environment', () => {
     ];
     for (const [env, message] of bad) assert.throws(() => parseOtlpOptions({}, env), { message });
     assert.throws(() => parseOtlpOptions({ protocol: 'grpc' }), {
-      message: 'invalid otlp option protocol: grpc: valid values: http/protobuf',
+      message: 'invalid otlp option protocol: grpc: valid values: http/protobuf, http/json',
     });
     // Empty variables count as unset.
     assert.equal(
