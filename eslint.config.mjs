@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 /** The folders below monitor/: monitor may use all of them, bin these and the rest. */
 const BELOW_MONITOR =
-  'core util aws db prom config plan collectors sinks heartbeat engine exporter status'.split(' ');
+  'core util aws db prom config plan collectors sinks heartbeat engine exporter status sql'.split(' ');
 
 /**
  * The layers: each folder of src/ and the folders it may import from. Everything else in
@@ -14,19 +14,20 @@ const BELOW_MONITOR =
 export const LAYERS = {
   core: [],
   util: ['core'],
+  sql: ['core'],
   aws: ['core', 'util'],
   db: ['core', 'util'],
   prom: ['core', 'util'],
   config: ['core', 'util', 'aws'],
   plan: ['core', 'util'],
-  collectors: ['core', 'util', 'aws', 'db', 'heartbeat'],
-  sinks: ['core', 'util', 'prom'],
+  collectors: ['core', 'util', 'aws', 'db', 'heartbeat', 'sql'],
+  sinks: ['core', 'util', 'prom', 'sql'],
   heartbeat: ['core', 'util', 'db'],
   engine: ['core', 'util', 'plan'],
-  exporter: ['core', 'util', 'prom'],
+  exporter: ['core', 'util', 'prom', 'sql'],
   status: ['core', 'util'],
-  server: ['core', 'util'],
-  web: ['core', 'util'],
+  server: ['core', 'util', 'sql'],
+  web: ['core', 'util', 'sql'],
   monitor: BELOW_MONITOR,
   plugins: ['core', 'collectors', 'sinks'],
   agent: [...BELOW_MONITOR, 'server', 'web', 'monitor', 'plugins'],
