@@ -90,7 +90,8 @@ const NO_PFS_REPLICATION = 'no performance_schema replication_connection_status 
  * - query.response-time `events_statements_histogram_global`; percona.response-time
  *   `query_response_time` (the plugin must be loaded); stmt.current
  *   `events_statements_current` (performance_schema and the consumer must be on);
- *   wait.io.table `table_io_waits_summary_by_table` (performance_schema must be on); error.*
+ *   wait.io.table `table_io_waits_summary_by_table` (performance_schema must be on); query.top
+ *   and stmt.schema `events_statements_summary_by_digest` (performance_schema must be on); error.*
  *   their `events_errors_summary_*` table.
  * - aws.rds `cloudwatch`: it asks CloudWatch, never the server, so flavor and version do not
  *   matter.
@@ -168,6 +169,8 @@ export const SOURCE_TABLE: Readonly<Record<string, readonly SourceRule[]>> = {
     },
   ],
   'stmt.current': both('events_statements_current'),
+  'stmt.schema': both('events_statements_summary_by_digest'),
+  'query.top': both('events_statements_summary_by_digest'),
   'wait.io.table': both('table_io_waits_summary_by_table'),
   'error.global': errorDomain('events_errors_summary_global_by_error'),
   'error.account': errorDomain('events_errors_summary_by_account_by_error'),

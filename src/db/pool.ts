@@ -148,6 +148,9 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     // sonde never prepares statements (no execute()); mysql2 sizes each connection's
     // statement cache up front (16000 slots by default, about 0.5 MiB per connection).
     maxPreparedStatements: 1,
+    // The query analytics domains recognise sonde's own connections by this attribute
+    // (performance_schema.session_connect_attrs) and leave them out of what they report.
+    connectAttributes: { program_name: 'sonde' },
   };
   if (spec.socket !== undefined && spec.socket !== '') {
     o.socketPath = spec.socket;
