@@ -25,6 +25,7 @@ export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistratio
   'stmt.current': async () => (await import('./stmt.current/index.js')).registration,
   'stmt.schema': async () => (await import('./stmt.schema/index.js')).registration,
   'query.top': async () => (await import('./query.top/index.js')).registration,
+  'query.sample': async () => (await import('./query.sample/index.js')).registration,
   'size.binlog': async () => (await import('./size.binlog/index.js')).registration,
   'size.database': async () => (await import('./size.database/index.js')).registration,
   'size.table': async () => (await import('./size.table/index.js')).registration,

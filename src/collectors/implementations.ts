@@ -25,6 +25,7 @@ import { registration as statusGlobal } from './status.global/index.js';
 import { registration as stmtCurrent } from './stmt.current/index.js';
 import { registration as stmtSchema } from './stmt.schema/index.js';
 import { registration as queryTop } from './query.top/index.js';
+import { registration as querySample } from './query.sample/index.js';
 import { registration as tls } from './tls/index.js';
 import { registration as trx } from './trx/index.js';
 import { registration as varGlobal } from './var.global/index.js';
@@ -43,6 +44,7 @@ export const BUILTIN: readonly CollectorRegistration[] = [
   stmtCurrent,
   stmtSchema,
   queryTop,
+  querySample,
   sizeBinlog,
   sizeDatabase,
   sizeTable,

@@ -171,6 +171,7 @@ export const SOURCE_TABLE: Readonly<Record<string, readonly SourceRule[]>> = {
   'stmt.current': both('events_statements_current'),
   'stmt.schema': both('events_statements_summary_by_digest'),
   'query.top': both('events_statements_summary_by_digest'),
+  'query.sample': both('events_statements_history_long,events_statements_history'),
   'wait.io.table': both('table_io_waits_summary_by_table'),
   'error.global': errorDomain('events_errors_summary_global_by_error'),
   'error.account': errorDomain('events_errors_summary_by_account_by_error'),
