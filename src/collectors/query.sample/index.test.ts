@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import { createConnection, type Connection } from 'mysql2/promise';
 import type { PooledDb } from '../../db/pool.js';
 import { connectAs, startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
-import { NO_SIGNAL, planOf } from '../test-helpers.js';
+import { NO_SIGNAL, planOf } from '../kit/test-helpers.js';
+import { RECORD_ATTRIBUTES } from '../kit/query/attributes.js';
 import { Bookmark, QuerySampleCollector } from './index.js';
 
 const SENTINEL = 'SENTINEL_s4mpl3';
@@ -71,6 +72,7 @@ void describe('query.sample against a real MariaDB', () => {
     assert.equal(res.records?.length, 1, JSON.stringify(res.records));
     const rec = res.records?.[0];
     assert.equal(rec?.event, 'db.server.query_sample');
+    for (const k of Object.keys(rec?.attributes ?? {})) assert.ok(RECORD_ATTRIBUTES.has(k), k);
     assert.equal(rec?.attributes['db.query.text'], 'SELECT SLEEP(?), ? AS s FROM DUAL');
     assert.equal(rec?.attributes['db.namespace'], 'app');
     assert.equal(rec?.attributes['user.name'], 'root');

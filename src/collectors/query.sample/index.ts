@@ -25,8 +25,8 @@ import type { Db, Row, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import type { AttributeValue, LogRecord } from '../../core/records.js';
-import { field, mapLevels, option, queryError } from '../common.js';
-import { unsupportedError } from '../sources.js';
+import { field, mapLevels, option, queryError } from '../kit/common.js';
+import { unsupportedError } from '../kit/sources.js';
 import {
   bigOf,
   COMMON_OPTIONS,
@@ -42,8 +42,8 @@ import {
   psToSeconds,
   sqlText,
   type CommonSettings,
-} from '../query/shared.js';
-import { ownStatement } from '../query/texts.js';
+} from '../kit/query/shared.js';
+import { ownStatement } from '../kit/query/texts.js';
 import { topWaits, WAITS_CONSUMER } from './waits.js';
 
 export const DOMAIN = 'query.sample';

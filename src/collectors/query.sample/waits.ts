@@ -6,8 +6,8 @@
  */
 import type { Db, Row, ServerInfo } from '../../core/db.js';
 import type { LogRecord } from '../../core/records.js';
-import { field } from '../common.js';
-import { bigOf, limited, psToSeconds } from '../query/shared.js';
+import { field } from '../kit/common.js';
+import { bigOf, limited, psToSeconds } from '../kit/query/shared.js';
 
 export const WAITS_CONSUMER = 'events_waits_history_long';
 

@@ -4,10 +4,11 @@ import { createConnection, type Connection } from 'mysql2/promise';
 import type { LogRecord } from '../../core/records.js';
 import type { PooledDb } from '../../db/pool.js';
 import { connectAs, startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
-import { NO_SIGNAL, planOf } from '../test-helpers.js';
+import { NO_SIGNAL, planOf } from '../kit/test-helpers.js';
+import { RECORD_ATTRIBUTES } from '../kit/query/attributes.js';
 import { QueryTopCollector, topRecords } from './index.js';
 import { StmtSchemaCollector } from '../stmt.schema/index.js';
-import { DigestTracker, type DigestDelta, type DigestRead } from '../query/digests.js';
+import { DigestTracker, type DigestDelta, type DigestRead } from '../kit/query/digests.js';
 
 const P = 'mysql.events_statements_summary_by_digest.';
 const SENTINEL = 'SENTINEL_q7x91';
@@ -164,6 +165,7 @@ void describe('query.top and stmt.schema against a real MariaDB', () => {
     const rec = res.records?.find((r) => r.attributes[`${P}digest`] === afterRow.digest);
     assert.ok(rec, JSON.stringify(res.records));
     assert.equal(rec.event, 'db.server.top_query');
+    for (const k of Object.keys(rec?.attributes ?? {})) assert.ok(RECORD_ATTRIBUTES.has(k), k);
     assert.equal(rec.attributes[`${P}count_star`], Number(afterRow.count - before.count));
     assert.equal(rec.attributes[`${P}count_star`], 1000);
     const serverSeconds = Number(afterRow.time - before.time) / 1e12;

@@ -22,15 +22,15 @@ import type { Db, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import type { AttributeValue, LogRecord } from '../../core/records.js';
-import { mapLevels, option, queryError } from '../common.js';
-import { unsupportedError } from '../sources.js';
+import { mapLevels, option, queryError } from '../kit/common.js';
+import { unsupportedError } from '../kit/sources.js';
 import {
   DIGEST_COUNTERS,
   DigestTracker,
   readDigests,
   type DigestDelta,
   type DigestRead,
-} from '../query/digests.js';
+} from '../kit/query/digests.js';
 import {
   COMMON_OPTIONS,
   ENABLE_CONSUMERS_OPTION,
@@ -40,8 +40,8 @@ import {
   pfsUnavailable,
   psToSeconds,
   type CommonSettings,
-} from '../query/shared.js';
-import { DigestTexts } from '../query/texts.js';
+} from '../kit/query/shared.js';
+import { DigestTexts } from '../kit/query/texts.js';
 
 export const DOMAIN = 'query.top';
 export const EVENT = 'db.server.top_query';

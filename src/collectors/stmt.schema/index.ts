@@ -18,10 +18,10 @@ import type { CollectError } from '../../core/collector.js';
 import type { Db, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
-import { mapLevels, queryError } from '../common.js';
-import { unsupportedError } from '../sources.js';
-import { DIGEST_COUNTERS, readDigests, type DigestRead } from '../query/digests.js';
-import { durationOption, pfsUnavailable, TIME_LIMIT_OPTION } from '../query/shared.js';
+import { mapLevels, queryError } from '../kit/common.js';
+import { unsupportedError } from '../kit/sources.js';
+import { DIGEST_COUNTERS, readDigests, type DigestRead } from '../kit/query/digests.js';
+import { durationOption, pfsUnavailable, TIME_LIMIT_OPTION } from '../kit/query/shared.js';
 
 export const DOMAIN = 'stmt.schema';
 
