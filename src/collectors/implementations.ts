@@ -26,6 +26,7 @@ import { registration as stmtCurrent } from './stmt.current/index.js';
 import { registration as stmtSchema } from './stmt.schema/index.js';
 import { registration as queryTop } from './query.top/index.js';
 import { registration as querySample } from './query.sample/index.js';
+import { registration as queryPlan } from './query.plan/index.js';
 import { registration as tls } from './tls/index.js';
 import { registration as trx } from './trx/index.js';
 import { registration as varGlobal } from './var.global/index.js';
@@ -45,6 +46,7 @@ export const BUILTIN: readonly CollectorRegistration[] = [
   stmtSchema,
   queryTop,
   querySample,
+  queryPlan,
   sizeBinlog,
   sizeDatabase,
   sizeTable,

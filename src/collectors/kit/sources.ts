@@ -156,6 +156,12 @@ export const SOURCE_TABLE: Readonly<Record<string, readonly SourceRule[]>> = {
   'stmt.schema': both('events_statements_summary_by_digest'),
   'query.top': both('events_statements_summary_by_digest'),
   'query.sample': both('events_statements_history_long,events_statements_history'),
+  'query.plan': [
+    { flavor: 'mysql', min: '5.7.0', unknown: true, source: 'explain-for-connection' },
+    { flavor: 'mysql', unsupported: 'EXPLAIN FOR CONNECTION exists only in MySQL 5.7 and later' },
+    { flavor: 'mariadb', min: '10.9.0', unknown: true, source: 'show-explain-json' },
+    { flavor: 'mariadb', source: 'show-explain' },
+  ],
   'wait.io.table': both('table_io_waits_summary_by_table'),
   'error.global': errorDomain('events_errors_summary_global_by_error'),
   'error.account': errorDomain('events_errors_summary_by_account_by_error'),
