@@ -27,6 +27,7 @@ export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistratio
   'query.top': async () => (await import('./query.top/index.js')).registration,
   'query.sample': async () => (await import('./query.sample/index.js')).registration,
   'query.plan': async () => (await import('./query.plan/index.js')).registration,
+  'lock.wait': async () => (await import('./lock.wait/index.js')).registration,
   'size.binlog': async () => (await import('./size.binlog/index.js')).registration,
   'size.database': async () => (await import('./size.database/index.js')).registration,
   'size.table': async () => (await import('./size.table/index.js')).registration,

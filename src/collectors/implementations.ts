@@ -27,6 +27,7 @@ import { registration as stmtSchema } from './stmt.schema/index.js';
 import { registration as queryTop } from './query.top/index.js';
 import { registration as querySample } from './query.sample/index.js';
 import { registration as queryPlan } from './query.plan/index.js';
+import { registration as lockWait } from './lock.wait/index.js';
 import { registration as tls } from './tls/index.js';
 import { registration as trx } from './trx/index.js';
 import { registration as varGlobal } from './var.global/index.js';
@@ -47,6 +48,7 @@ export const BUILTIN: readonly CollectorRegistration[] = [
   queryTop,
   querySample,
   queryPlan,
+  lockWait,
   sizeBinlog,
   sizeDatabase,
   sizeTable,

@@ -156,6 +156,11 @@ export const SOURCE_TABLE: Readonly<Record<string, readonly SourceRule[]>> = {
   'stmt.schema': both('events_statements_summary_by_digest'),
   'query.top': both('events_statements_summary_by_digest'),
   'query.sample': both('events_statements_history_long,events_statements_history'),
+  'lock.wait': [
+    { flavor: 'mysql', min: '8.0.1', unknown: true, source: 'data_lock_waits,metadata_locks' },
+    { flavor: 'mysql', source: 'innodb_lock_waits,metadata_locks' },
+    { flavor: 'mariadb', source: 'innodb_lock_waits,metadata_locks' },
+  ],
   'query.plan': [
     { flavor: 'mysql', min: '5.7.0', unknown: true, source: 'explain-for-connection' },
     { flavor: 'mysql', unsupported: 'EXPLAIN FOR CONNECTION exists only in MySQL 5.7 and later' },
