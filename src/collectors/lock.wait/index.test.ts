@@ -146,8 +146,10 @@ void describe('lock.wait against a real MariaDB', () => {
     for (const r of res.records ?? [])
       for (const k of Object.keys(r.attributes)) assert.ok(RECORD_ATTRIBUTES.has(k), k);
     assert.ok(!JSON.stringify(res).includes(SENTINEL));
-    const waits = Object.fromEntries(
-      res.values.filter((v) => v.name === 'waits').map((v) => [v.group?.['type'], v.value]),
+    const waits: Record<string, number> = Object.fromEntries(
+      res.values
+        .filter((v) => v.name === 'waits')
+        .map((v): [string, number] => [v.group?.['type'] ?? '', v.value]),
     );
     assert.deepEqual(waits, { row: 1, metadata: 1 });
   });
