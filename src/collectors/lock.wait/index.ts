@@ -22,7 +22,7 @@ import type { Db, Row, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import type { AttributeValue, LogRecord } from '../../core/records.js';
-import { field, mapLevels, option, queryError } from '../kit/common.js';
+import { field, mapLevels, option } from '../kit/common.js';
 import { sourceFor } from '../kit/sources.js';
 import {
   COMMON_OPTIONS,
@@ -34,6 +34,7 @@ import {
   pfsUnavailable,
   sqlText,
   type CommonSettings,
+  qaQueryError,
 } from '../kit/query/shared.js';
 import { ownStatement } from '../kit/query/texts.js';
 import {
@@ -192,7 +193,7 @@ export class LockWaitCollector implements Collector {
     try {
       row = await q(this.#rowSql);
     } catch (err) {
-      return { values: [], error: queryError(err, { what: 'reading row-lock waits' }) };
+      return { values: [], error: qaQueryError(err, 'reading row-lock waits', 'PROCESS ON *.*') };
     }
     let metadata: Row[] = [];
     let mdlError = this.#mdlMissing;

@@ -37,6 +37,7 @@ import {
   pfsUnavailable,
   sqlText,
   type CommonSettings,
+  qaQueryError,
 } from '../kit/query/shared.js';
 import { ownStatement } from '../kit/query/texts.js';
 import { obfuscatePlan, parsePlan, planHash, type Json } from './plan.js';
@@ -178,7 +179,10 @@ export class QueryPlanCollector implements Collector {
         },
       );
     } catch (err) {
-      return { values: [], error: queryError(err, { what: 'reading information_schema.PROCESSLIST' }) };
+      return {
+        values: [],
+        error: qaQueryError(err, 'reading information_schema.PROCESSLIST', 'PROCESS ON *.*'),
+      };
     }
     const candidates = running.filter((r) => EXPLAINABLE.test(field(r, 'INFO') ?? '')).slice(0, state.max);
     const records: LogRecord[] = [];

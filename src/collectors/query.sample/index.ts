@@ -25,7 +25,7 @@ import type { Db, Row, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import type { AttributeValue, LogRecord } from '../../core/records.js';
-import { field, mapLevels, option, queryError } from '../kit/common.js';
+import { field, mapLevels, option } from '../kit/common.js';
 import { unsupportedError } from '../kit/sources.js';
 import {
   bigOf,
@@ -42,6 +42,7 @@ import {
   psToSeconds,
   sqlText,
   type CommonSettings,
+  qaQueryError,
 } from '../kit/query/shared.js';
 import { ownStatement } from '../kit/query/texts.js';
 import { topWaits, WAITS_CONSUMER } from './waits.js';
@@ -258,7 +259,10 @@ export class QuerySampleCollector implements Collector {
     try {
       return await this.#collect(level, state, info, signal);
     } catch (err) {
-      return { values: [], error: queryError(err, { what: `reading ${this.#table}` }) };
+      return {
+        values: [],
+        error: qaQueryError(err, `reading ${this.#table}`, 'SELECT ON performance_schema.*'),
+      };
     }
   }
 

@@ -22,7 +22,7 @@ import type { Db, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import type { AttributeValue, LogRecord } from '../../core/records.js';
-import { mapLevels, option, queryError } from '../kit/common.js';
+import { mapLevels, option } from '../kit/common.js';
 import { unsupportedError } from '../kit/sources.js';
 import {
   DIGEST_COUNTERS,
@@ -40,6 +40,7 @@ import {
   pfsUnavailable,
   psToSeconds,
   type CommonSettings,
+  qaQueryError,
 } from '../kit/query/shared.js';
 import { DigestTexts } from '../kit/query/texts.js';
 
@@ -225,7 +226,10 @@ export class QueryTopCollector implements Collector {
       deltas = state.tracker.update(read);
       await texts.learn(deltas, state, signal);
     } catch (err) {
-      return { values: [], error: queryError(err, { what: 'reading the digest summary' }) };
+      return {
+        values: [],
+        error: qaQueryError(err, 'reading the digest summary', 'SELECT ON performance_schema.*'),
+      };
     }
     const mine = deltas.filter((d) => d.digest === null || !texts.own(d.digest));
     const records = topRecords(mine, state.limit, info, time, (d) => texts.text(d, state.raw));

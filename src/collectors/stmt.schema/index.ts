@@ -18,10 +18,10 @@ import type { CollectError } from '../../core/collector.js';
 import type { Db, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
-import { mapLevels, queryError } from '../kit/common.js';
+import { mapLevels } from '../kit/common.js';
 import { unsupportedError } from '../kit/sources.js';
 import { DIGEST_COUNTERS, readDigests, type DigestRead } from '../kit/query/digests.js';
-import { durationOption, pfsUnavailable, TIME_LIMIT_OPTION } from '../kit/query/shared.js';
+import { durationOption, pfsUnavailable, qaQueryError, TIME_LIMIT_OPTION } from '../kit/query/shared.js';
 
 export const DOMAIN = 'stmt.schema';
 
@@ -137,7 +137,10 @@ export class StmtSchemaCollector implements Collector {
       const read = await pending;
       return { values: schemaValues(read, state) };
     } catch (err) {
-      return { values: [], error: queryError(err, { what: 'reading the digest summary' }) };
+      return {
+        values: [],
+        error: qaQueryError(err, 'reading the digest summary', 'SELECT ON performance_schema.*'),
+      };
     }
   }
 }

@@ -4,14 +4,14 @@
  * of their statements, SQL text through the obfuscator, how sonde's own connections are
  * recognised, and the availability checks that name the setting, consumer or grant missing.
  */
-import type { OptionHelp } from '../../../core/collector.js';
+import { CollectError, type OptionHelp } from '../../../core/collector.js';
 import type { Db, Row, ServerInfo } from '../../../core/db.js';
 import { errnoOf } from '../../../core/errors.js';
 import type { DomainPlan } from '../../../core/plan.js';
 import { ER_UNKNOWN_SYSTEM_VARIABLE } from '../../../db/errnos.js';
 import { parseDuration } from '../../../util/duration.js';
 import { obfuscateSql } from '../../../sql/obfuscate.js';
-import { field } from '../common.js';
+import { field, queryError } from '../common.js';
 
 /**
  * The connection attribute every sonde connection sends (`program_name=sonde`): the
@@ -103,6 +103,20 @@ export function limited(sql: string, info: ServerInfo, ms: number): string {
   if (/^SELECT\s/i.test(sql))
     return `SELECT /*+ MAX_EXECUTION_TIME(${Math.max(1, Math.round(ms))}) */ ${sql.slice(7)}`;
   return sql;
+}
+
+/** Server errors of a missing privilege: table access, database access, a global privilege. */
+const DENIED = new Set([1142, 1044, 1227, 1143]);
+
+/**
+ * A query failure as collection data; a missing privilege names the grant that fixes it
+ * (`… (grant SELECT ON performance_schema.* TO the monitor's user)`).
+ */
+export function qaQueryError(err: unknown, what: string, grant: string): CollectError {
+  const errno = errnoOf(err);
+  const base = queryError(err, { what });
+  if (errno === undefined || !DENIED.has(errno)) return base;
+  return new CollectError(`${base.message} (grant ${grant} TO the monitor's user)`, { cause: err, errno });
 }
 
 /** `db.system.name` of the server. */
