@@ -71,6 +71,8 @@ export interface LevelCollectorContext {
   onClean?(): void;
   /** Called with each collection's values once its run returned, before the sinks get them. */
   onCollected?(m: Metrics): void;
+  /** Called after onCollected with the records the same batch carries (undefined: none). */
+  onRecords?(m: Metrics, records: Records | undefined): void;
   /**
    * The embedding program's `transformMetrics` hook, run by the sink worker on each batch
    * before the sinks: it may change the records in place or return the ones to send. A
@@ -486,6 +488,11 @@ export class LevelCollector {
     const batch: Batch = { metrics: [...this.#takeLate(), current], plan, level, tick };
     const records = this.#takeRecords(current);
     if (records !== undefined) batch.records = records;
+    try {
+      this.#ctx.onRecords?.(current, records);
+    } catch (err) {
+      events.error('lco-collect-panic', monitorId, errorMessage(err));
+    }
     this.#enqueue(batch);
   }
 

@@ -173,6 +173,11 @@ void describe('lock.wait with performance_schema OFF', () => {
     await c.prepare(planOf({ l: { 'lock.wait': {} } }), NO_SIGNAL);
     const res = await c.collect('l', NO_SIGNAL);
     assert.equal(res.values.find((v) => v.name === 'waits' && v.group?.['type'] === 'row')?.value, 0);
+    // Not measured is missing, never 0.
+    assert.equal(
+      res.values.find((v) => v.group?.['type'] === 'metadata'),
+      undefined,
+    );
     assert.equal(res.error?.policy, 'metadata-locks');
     assert.match(
       res.error?.message ?? '',

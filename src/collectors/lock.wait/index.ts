@@ -120,9 +120,10 @@ export function lockRecord(
   return { event: EVENT, time, severity: 'warn', attributes: a };
 }
 
-function lockValues(rows: Record<'row' | 'metadata', Row[]>): MetricValue[] {
+/** The metrics of the lock types read (a type that could not be read is missing, not 0). */
+function lockValues(rows: Record<'row' | 'metadata', Row[]>, mdlRead: boolean): MetricValue[] {
   const out: MetricValue[] = [];
-  for (const type of ['row', 'metadata'] as const) {
+  for (const type of mdlRead ? (['row', 'metadata'] as const) : (['row'] as const)) {
     const list = rows[type];
     const oldest = list.reduce((m, r) => Math.max(m, Number(field(r, 'WAIT_S') ?? 0) || 0), 0);
     out.push({ name: 'waits', value: list.length, type: MetricType.Gauge, group: { type } });
@@ -214,7 +215,10 @@ export class LockWaitCollector implements Collector {
       ...rows.row.map((r) => lockRecord(r, 'row', info, state.raw, time)),
       ...rows.metadata.map((r) => lockRecord(r, 'metadata', info, state.raw, time)),
     ];
-    const out: CollectResult = { values: lockValues(rows), ...(records.length > 0 ? { records } : {}) };
+    const out: CollectResult = {
+      values: lockValues(rows, mdlError === undefined),
+      ...(records.length > 0 ? { records } : {}),
+    };
     if (mdlError !== undefined)
       out.error = new CollectError(`metadata-lock waits not read: ${mdlError}`, { policy: 'metadata-locks' });
     return out;
