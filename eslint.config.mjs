@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 /** The folders below monitor/: monitor may use all of them, agent and bin these and the rest. */
 const BELOW_MONITOR =
-  'core util http log sql aws config db prom plan collectors sinks heartbeat engine exporter status web'.split(
+  'core util sql http log aws config db prom plan collectors sinks heartbeat engine exporter status web'.split(
     ' ',
   );
 
@@ -18,9 +18,9 @@ const BELOW_MONITOR =
 export const LAYERS = {
   core: [],
   util: ['core'],
+  sql: ['core'],
   http: ['core', 'util'],
   log: ['core', 'util'],
-  sql: ['core'],
   aws: ['core', 'util'],
   config: ['core', 'util'],
   db: ['core', 'util', 'aws', 'config'],

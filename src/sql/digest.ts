@@ -64,13 +64,35 @@ function startsExpr(e: Entry | undefined): boolean {
   return e.tok.kind === Tok.Keyword && START_WORDS.has(e.tok.word);
 }
 
-/** NULL is a literal except in `IS [NOT] NULL`, `NOT NULL` and `SET NULL` of a foreign key. */
+/** Keywords after which an expression (so a literal NULL) may stand, besides START_WORDS. */
+const EXPR_WORDS = new Set(['WHERE', 'HAVING', 'ON', 'THEN', 'ELSE', 'BY', 'ESCAPE', 'DO', 'RETURNING']);
+
+/** Token `i` stands where an expression may start: after an operator or such a keyword. */
+function inExpression(tokens: readonly SqlToken[], i: number): boolean {
+  const prev = tokens[i - 1];
+  if (prev === undefined) return true;
+  if (prev.kind === Tok.Op) return prev.word !== ')';
+  if (prev.kind !== Tok.Keyword) return false;
+  return START_WORDS.has(prev.word) || EXPR_WORDS.has(prev.word);
+}
+
+/**
+ * NULL is a literal where an expression stands (`a = NULL`, `VALUES (NULL)`, `DEFAULT NULL`,
+ * `SELECT NOT NULL`); it is a keyword in `IS [NOT] NULL`, in a column definition
+ * (`INT NULL`, `INT NOT NULL`) and in `ON DELETE SET NULL`.
+ */
 function nullIsValue(tokens: readonly SqlToken[], i: number): boolean {
   const prev = tokens[i - 1];
-  if (prev?.kind !== Tok.Keyword) return true;
-  if (prev.word === 'IS' || prev.word === 'NOT') return false;
-  const before = tokens[i - 2];
-  return !(prev.word === 'SET' && before?.kind === Tok.Keyword && /^(DELETE|UPDATE)$/.test(before.word));
+  if (prev?.kind === Tok.Keyword && prev.word === 'IS') return false;
+  if (prev?.kind === Tok.Keyword && prev.word === 'NOT') {
+    const before = tokens[i - 2];
+    return !(before?.kind === Tok.Keyword && before.word === 'IS') && inExpression(tokens, i - 1);
+  }
+  if (prev?.kind === Tok.Keyword && prev.word === 'SET') {
+    const before = tokens[i - 2];
+    return !(before?.kind === Tok.Keyword && (before.word === 'DELETE' || before.word === 'UPDATE'));
+  }
+  return inExpression(tokens, i);
 }
 
 class Reducer {

@@ -17,7 +17,7 @@
  *   digests it), `@@var`, `'user'@'host'`;
  * - comments `#…`, `-- …`, `/* … *\/`; executable comments `/*! … *\/` and `/*M! … *\/` whose
  *   content is code when the server would run it (no version, a version at or below
- *   `serverVersion`, but not MySQL-only versions 50700–99999 unless `M!`); optimizer hints
+ *   `serverVersion`; on MariaDB not the MySQL-only versions 50700–99999 unless `M!`); hints
  *   `/*+ … *\/` kept as one `Hint` token.
  */
 import { CHARSETS, FUNCTION_WORDS, PRINTED_AS, RESERVED_WORDS } from './keywords.js';
@@ -61,8 +61,12 @@ export interface SqlToken {
 export interface LexOptions {
   /** Backslash escapes in strings (on unless the server runs with NO_BACKSLASH_ESCAPES). */
   backslashEscapes: boolean;
-  /** Server version as in executable comments: 10.11.0 is 101100. */
+  /** Server version as in executable comments: 10.11.0 is 101100, 8.0.36 is 80036. */
   serverVersion: number;
+  /** MySQL runs `/*!NNNNN` up to its version and has no `/*M!`; MariaDB skips 50700–99999. */
+  mysql: boolean;
+  /** Inside an optimizer hint: a word that starts with a digit (`16M`) is a value. */
+  hint: boolean;
 }
 
 export interface LexResult {
@@ -190,7 +194,7 @@ class Lexer {
     const s = this.s;
     const p = this.pos;
     let q = p + 2;
-    const mariaOnly = this.at(q) === CH('M') && this.at(q + 1) === BANG;
+    const mariaOnly = !this.opts.mysql && this.at(q) === CH('M') && this.at(q + 1) === BANG;
     if (mariaOnly) q++;
     if (this.at(q) === BANG && !this.inExec) {
       q++;
@@ -200,7 +204,8 @@ class Lexer {
       const version = digits > 0 ? Number(s.slice(q, q + digits)) : 0;
       const runs =
         digits === 0 ||
-        (version <= this.opts.serverVersion && (version < 50700 || version > 99999 || mariaOnly));
+        (version <= this.opts.serverVersion &&
+          (this.opts.mysql || version < 50700 || version > 99999 || mariaOnly));
       if (runs) {
         this.inExec = true;
         this.pos = q + digits;
@@ -322,8 +327,16 @@ class Lexer {
       this.push(Tok.Value, p, exp, '', true);
       return true;
     }
-    if (isIdent(c)) return this.word(p);
+    if (isIdent(c)) return this.opts.hint ? this.hintValue(p) : this.word(p);
     this.push(Tok.Value, p, i, '', true);
+    return true;
+  }
+
+  /** In a hint, `16M` and the like are values: the whole word goes. */
+  private hintValue(p: number): boolean {
+    let e = p;
+    while (isIdent(this.at(e))) e++;
+    this.push(Tok.Value, p, e);
     return true;
   }
 

@@ -15,19 +15,25 @@ export interface SqlTextOptions {
    * a literal is replaced.
    */
   noBackslashEscapes?: boolean;
-  /** Server version as executable comments write it (10.11.0 = 101100; default 101100). */
+  /** The server's flavor (default mariadb): which executable comments it runs. */
+  flavor?: 'mariadb' | 'mysql';
+  /**
+   * Server version as executable comments write it: 10.11.0 = 101100, 8.0.36 = 80036
+   * (default 101100 for MariaDB, 80000 for MySQL).
+   */
   serverVersion?: number;
 }
 
 export interface NormalizeOptions extends SqlTextOptions {
   /**
-   * The server's max_digest_length: stop where the server's digest stops (its DIGEST_TEXT
-   * then ends with `...`). Default: no limit.
+   * The server's max_digest_length (the smaller of it and performance_schema_max_digest_length
+   * for DIGEST_TEXT): stop where the server's digest stops. Default: no limit.
    */
   maxDigestLength?: number;
 }
 
-const DEFAULT_SERVER_VERSION = 101100;
+const MARIADB_VERSION = 101100;
+const MYSQL_VERSION = 80000;
 /** What comes out when something went wrong inside: nothing of the text. */
 const NOTHING = '?';
 
@@ -37,12 +43,13 @@ const NOTHING = '?';
  * expected one is right; otherwise everything from the first point where a token would be
  * printed as written while the other reading has a literal there is replaced.
  */
-function safeTokens(text: string, opts: SqlTextOptions): SqlToken[] {
-  const serverVersion = opts.serverVersion ?? DEFAULT_SERVER_VERSION;
+function safeTokens(text: string, opts: SqlTextOptions, hint = false): SqlToken[] {
+  const mysql = opts.flavor === 'mysql';
+  const serverVersion = opts.serverVersion ?? (mysql ? MYSQL_VERSION : MARIADB_VERSION);
   const escapes = opts.noBackslashEscapes !== true;
-  const main = lexSql(text, { backslashEscapes: escapes, serverVersion });
+  const main = lexSql(text, { backslashEscapes: escapes, serverVersion, mysql, hint });
   if (!main.sawBackslash) return main.tokens;
-  const other = lexSql(text, { backslashEscapes: !escapes, serverVersion });
+  const other = lexSql(text, { backslashEscapes: !escapes, serverVersion, mysql, hint });
   if (!endsDoubtful(main.tokens) && endsDoubtful(other.tokens)) return main.tokens;
   return cutAtConflict(main.tokens, other.tokens, text.length);
 }
@@ -80,9 +87,9 @@ function cutAtConflict(main: SqlToken[], other: readonly SqlToken[], end: number
   return main;
 }
 
-function obfuscate(text: string, opts: SqlTextOptions, depth: number): string {
-  const { entries } = reduceTokens(safeTokens(text, opts), { sql: true });
-  return printObfuscated(text, entries, (hint) => (depth > 0 ? NOTHING : obfuscate(hint, opts, depth + 1)));
+function obfuscate(text: string, opts: SqlTextOptions, inHint: boolean): string {
+  const { entries } = reduceTokens(safeTokens(text, opts, inHint), { sql: true });
+  return printObfuscated(text, entries, (hint) => (inHint ? NOTHING : obfuscate(hint, opts, true)));
 }
 
 /**
@@ -94,7 +101,7 @@ function obfuscate(text: string, opts: SqlTextOptions, depth: number): string {
  */
 export function obfuscateSql(text: string, opts: SqlTextOptions = {}): string {
   try {
-    return obfuscate(text, opts, 0);
+    return obfuscate(text, opts, false);
   } catch {
     return NOTHING;
   }
@@ -107,12 +114,8 @@ export function obfuscateSql(text: string, opts: SqlTextOptions = {}): string {
  */
 export function normalizeSql(text: string, opts: NormalizeOptions = {}): string {
   try {
-    const { entries, truncated } = reduceTokens(safeTokens(text, opts), {
-      sql: false,
-      maxBytes: opts.maxDigestLength,
-    });
-    const normal = printNormal(entries);
-    return truncated ? `${normal} ...` : normal;
+    const { entries } = reduceTokens(safeTokens(text, opts), { sql: false, maxBytes: opts.maxDigestLength });
+    return printNormal(entries);
   } catch {
     return NOTHING;
   }
