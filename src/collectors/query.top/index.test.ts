@@ -217,6 +217,37 @@ void describe('query.top and stmt.schema against a real MariaDB', () => {
     assert.equal(await count(), undefined);
   });
 
+  void it('counts from zero after a server restart, never negative nor inflated', async () => {
+    const c = new QueryTopCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { 'query.top': {} } }), NO_SIGNAL);
+    await c.collect('l', NO_SIGNAL);
+    const run = async (n: number): Promise<void> => {
+      const conn = await createConnection({
+        host: server.host,
+        port: server.port,
+        user: 'root',
+        database: 'app',
+      });
+      for (let i = 0; i < n; i++) await conn.query(`SELECT id FROM t WHERE id > ${i} AND v <> 'r'`);
+      await conn.end();
+    };
+    const count = async (): Promise<number | undefined> => {
+      const res = await c.collect('l', NO_SIGNAL);
+      assert.equal(res.error, undefined);
+      const rec = res.records?.find((r) =>
+        String(r.attributes['db.query.text']).startsWith('SELECT ID FROM `t` WHERE ID > ? AND `v` '),
+      );
+      return rec === undefined ? undefined : Number(rec.attributes[`${P}count_star`]);
+    };
+    await run(6);
+    assert.equal(await count(), 6);
+    await app.end();
+    await server.restart();
+    app = await createConnection({ host: server.host, port: server.port, user: 'root', database: 'app' });
+    await run(4);
+    assert.equal(await count(), 4);
+  });
+
   void it('stmt.schema sums the counters per schema as the server does', async () => {
     const c = new StmtSchemaCollector({ monitorId: 'm', db });
     await c.prepare(
