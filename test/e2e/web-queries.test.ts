@@ -13,6 +13,7 @@ import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { startAgent, type Agent } from '../helpers/agent.js';
 import type { UiQueries } from '../../src/core/ui.js';
+import { startHttpReceiver, type HttpReceiver } from '../../src/sinks/receivers.fixture.js';
 
 const PASSWORD = 'Pw-queries-4k2-SECRET';
 const SENTINEL = 'SENTINEL_p4g3_9zq';
@@ -30,6 +31,7 @@ const PLAN = `qa:
 
 let db: MariaDB;
 let agent: Agent;
+let otlp: HttpReceiver;
 let browser: Browser;
 let page: Page;
 const conns: Connection[] = [];
@@ -52,6 +54,7 @@ describe('the Queries tab in chromium', { timeout: 120_000 }, () => {
     await db.query('CREATE DATABASE app');
     await db.query('CREATE TABLE app.t (id INT PRIMARY KEY, v VARCHAR(40)) ENGINE=InnoDB');
     await db.query("INSERT INTO app.t VALUES (1, 'a'), (2, 'b')");
+    otlp = await startHttpReceiver();
     agent = await startAgent(
       `api:
   bind: {{API}}
@@ -60,6 +63,11 @@ mysql:
   password: ${PASSWORD}
 plans:
   files: [plan.yaml]
+sinks:
+  log: {}
+  otlp:
+    endpoint: ${otlp.url}
+    protocol: http/json
 monitors:
   - id: alpha
     socket: ${db.socket}
@@ -83,6 +91,7 @@ monitors:
     for (const c of conns) c.destroy();
     await browser?.close();
     await agent?.stop();
+    await otlp?.close();
     await db?.stop();
   });
 
@@ -144,6 +153,11 @@ monitors:
 
     await idle.query('ROLLBACK');
     await blocked;
+    // The OTLP receiver got the records as OTLP logs, under the receiver's event names.
+    const logs = otlp.requests.filter((r) => r.url === '/v1/logs').map((r) => r.body.toString('utf8'));
+    const events = new Set(logs.flatMap((b) => [...b.matchAll(/"eventName":"([^"]+)"/g)].map((m) => m[1])));
+    assert.ok(events.has('db.server.top_query') && events.has('db.server.query_sample'), [...events].join());
+    assert.ok(events.has('sonde.lock_wait'), [...events].join());
     const html = await page.content();
     const api = JSON.stringify(q);
     for (const [where, text] of [
@@ -151,6 +165,7 @@ monitors:
       ['API', api],
       ['stdout (log sink records)', agent.stdout()],
       ['stderr (logs)', agent.stderr()],
+      ['OTLP requests', otlp.requests.map((r) => r.body.toString('utf8')).join('\n')],
     ] as const)
       assert.ok(!text.includes(SENTINEL), `${where} holds the sentinel`);
     assert.match(agent.stdout(), /# record \S+ alpha query\.top db\.server\.top_query info /);
