@@ -80,6 +80,8 @@ describe('otlp naming: otel, as a local receiver decodes it', () => {
     const sink = otlpSinkRegistration({}).create(ctx);
     await sink.send(collection());
     await until(() => rx.requests.length === 1);
+    // The request arrived; closing before its answer is read would abort the send.
+    await until(() => /^last sent/.test(r.keys.get('otlp') ?? ''));
     await sink.close?.();
     const d = decode(rx.requests[0]?.body ?? new Uint8Array());
     assert.deepEqual(resourceOf(d), {
