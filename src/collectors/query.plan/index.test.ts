@@ -78,6 +78,18 @@ void describe('query.plan on MySQL, from recorded result sets', () => {
     // The same plan again: no new record.
     assert.equal((await c.collect('l', NO_SIGNAL)).records, undefined);
   });
+
+  void it('with query-text: raw, sends the text and the plan as the server has them', async () => {
+    const c = new QueryPlanCollector({ monitorId: 'm', db: new FakeDb('8.0.36', answer) });
+    await c.prepare(planOf({ l: { 'query.plan': { options: { 'query-text': 'raw' } } } }), NO_SIGNAL);
+    const rec = (await c.collect('l', NO_SIGNAL)).records?.[0];
+    assert.equal(rec?.attributes['db.query.text'], `SELECT * FROM orders WHERE note = '${SENTINEL}'`);
+    assert.ok(String(rec?.attributes['mysql.query_plan']).includes(SENTINEL));
+    await assert.rejects(
+      c.prepare(planOf({ l: { 'query.plan': { options: { 'query-text': 'plain' } } } }), NO_SIGNAL),
+      { message: 'invalid query-text: plain: valid values: obfuscated, raw' },
+    );
+  });
 });
 
 void describe('query.plan against a real MariaDB: a live plan of a long-running join', () => {
