@@ -201,7 +201,17 @@ interface Generation {
   retired: boolean;
 }
 
+/** Distinct statement texts a pool remembers (see Db.statementsRun). */
+const MAX_TEXTS_KEPT = 2000;
+
 class MysqlDb implements PooledDb {
+  /** The distinct statements run (the first MAX_TEXTS_KEPT): Db.statementsRun. */
+  readonly #texts = new Set<string>();
+
+  statementsRun(): ReadonlySet<string> {
+    return this.#texts;
+  }
+
   #gen: Generation;
   readonly #opts: CreateDbOptions;
   /** Every password this pool has used: scrubbed from any error text. */
@@ -601,6 +611,7 @@ class MysqlDb implements PooledDb {
   // ---- Db -----------------------------------------------------------------------------
 
   async query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
+    if (this.#texts.size < MAX_TEXTS_KEPT) this.#texts.add(sql);
     return this.#run(opts, async (conn) => {
       await this.#applySession(conn, opts?.session);
       // No parameters: no client-side interpolation, so a literal `?` in the SQL stays as is.

@@ -58,6 +58,9 @@ export class DigestTexts {
   readonly #cache = new Map<string, Entry>();
   /** Digests sonde's connections ran (bounded like the cache). */
   readonly #ownRan = new Set<string>();
+  /** Canonical forms of the statements this monitor's pool ran, and how many were read. */
+  readonly #poolTexts = new Set<string>();
+  #poolRead = 0;
 
   private constructor(db: Db, info: ServerInfo, capacity: number) {
     this.#db = db;
@@ -90,6 +93,7 @@ export class DigestTexts {
     signal: AbortSignal,
   ): Promise<void> {
     await this.#learnOwn(opts.limitMs, signal);
+    this.#learnPool();
     const wanted = [...new Set(deltas.map((d) => d.digest).filter((d): d is string => d !== null))]
       .filter((d) => !this.#cache.has(d))
       .slice(0, TEXTS_PER_READ);
@@ -100,8 +104,22 @@ export class DigestTexts {
       const digest = field(r, 'DIGEST');
       const raw = field(r, 'DIGEST_TEXT');
       if (digest === null || digest === undefined || raw === null || raw === undefined) continue;
-      this.#put(digest, { raw, obfuscated: obfuscateSql(raw), own: OWN_TEXTS.has(canonicalSql(raw)) });
+      const canonical = canonicalSql(raw);
+      const own = OWN_TEXTS.has(canonical) || this.#poolTexts.has(canonical);
+      this.#put(digest, { raw, obfuscated: obfuscateSql(raw), own });
     }
+  }
+
+  /** The statements the monitor's pool ran since the last look (every sonde statement of this monitor). */
+  #learnPool(): void {
+    const run = this.#db.statementsRun?.();
+    if (run === undefined || run.size === this.#poolRead) return;
+    let i = 0;
+    for (const sql of run) {
+      if (i++ < this.#poolRead) continue;
+      this.#poolTexts.add(canonicalSql(normalizeSql(sql)));
+    }
+    this.#poolRead = run.size;
   }
 
   async #learnOwn(limitMs: number, signal: AbortSignal): Promise<void> {
