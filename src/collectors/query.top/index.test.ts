@@ -4,7 +4,8 @@ import { createConnection, type Connection } from 'mysql2/promise';
 import type { LogRecord } from '../../core/records.js';
 import type { PooledDb } from '../../db/pool.js';
 import { connectAs, startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
-import { NO_SIGNAL, planOf } from '../kit/test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
+import type { Row } from '../../core/db.js';
 import { RECORD_ATTRIBUTES } from '../kit/query/attributes.js';
 import { QueryTopCollector, topRecords } from './index.js';
 import { StmtSchemaCollector } from '../stmt.schema/index.js';
@@ -118,6 +119,58 @@ void describe('query.top delta rules on given reads', () => {
     assert.equal(recs[2]?.attributes['sonde.query.digests'], 3);
     const total = recs.reduce((n, r) => n + Number(r.attributes[`${P}count_star`]), 0);
     assert.equal(total, 1 + 5 + 3 + 2 + 4);
+  });
+});
+
+void describe('query.top on MySQL 8, from recorded result sets', () => {
+  void it('reads under MAX_EXECUTION_TIME, with microsecond FIRST_SEEN, and reports the delta', async () => {
+    let reads = 0;
+    const digestRow = (count: string, time: string): Row => ({
+      SCHEMA_NAME: 'shop',
+      DIGEST: 'f3a9c0ffee',
+      COUNT_STAR: count,
+      SUM_TIMER_WAIT: time,
+      SUM_LOCK_TIME: '0',
+      SUM_ERRORS: '0',
+      SUM_WARNINGS: '0',
+      SUM_ROWS_AFFECTED: '0',
+      SUM_ROWS_SENT: count,
+      SUM_ROWS_EXAMINED: '500',
+      SUM_CREATED_TMP_DISK_TABLES: '0',
+      SUM_CREATED_TMP_TABLES: '0',
+      SUM_SORT_ROWS: '0',
+      SUM_SELECT_SCAN: '0',
+      SUM_SELECT_FULL_JOIN: '0',
+      SUM_NO_INDEX_USED: '0',
+      SUM_NO_GOOD_INDEX_USED: '0',
+      MAX_TIMER_WAIT: '9000000',
+      FIRST_SEEN: '2026-11-27 09:00:00.123456',
+      READ_AT: reads === 1 ? '2026-11-27 09:10:00' : '2026-11-27 09:11:00',
+    });
+    const db = new FakeDb('8.0.36', (sql) => {
+      if (sql.includes('@@performance_schema AS')) return [{ pfs: '1' }];
+      if (sql.includes('setup_consumers')) return [{ NAME: 'statements_digest', ENABLED: 'YES' }];
+      if (sql.includes('DIGEST_TEXT'))
+        return [{ DIGEST: 'f3a9c0ffee', DIGEST_TEXT: "SELECT * FROM `orders` WHERE `id` = 'x9'" }];
+      if (sql.includes('FIRST_SEEN')) {
+        reads++;
+        return reads === 1 ? [digestRow('100', '5000000000')] : [digestRow('130', '6500000000')];
+      }
+      return [];
+    });
+    const c = new QueryTopCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { 'query.top': {} } }), NO_SIGNAL);
+    assert.equal((await c.collect('l', NO_SIGNAL)).records, undefined);
+    const res = await c.collect('l', NO_SIGNAL);
+    const rec = res.records?.[0];
+    assert.equal(rec?.attributes['db.system.name'], 'mysql');
+    assert.equal(rec?.attributes[`${P}count_star`], 30);
+    assert.equal(rec?.attributes[`${P}sum_timer_wait`], 0.0015);
+    assert.equal(rec?.attributes[`${P}returned_rows`], 30);
+    // A literal left in a digest text is obfuscated too.
+    assert.equal(rec?.attributes['db.query.text'], 'SELECT * FROM `orders` WHERE `id` = ?');
+    const read = db.queries.find((q) => q.sql.includes('FIRST_SEEN'));
+    assert.match(read?.sql ?? '', /^SELECT \/\*\+ MAX_EXECUTION_TIME\(2000\) \*\/ SCHEMA_NAME, DIGEST, /);
   });
 });
 
