@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createConnection, type Connection } from 'mysql2/promise';
 import type { PooledDb } from '../../db/pool.js';
 import { connectAs, startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
-import { NO_SIGNAL, planOf } from '../kit/test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { RECORD_ATTRIBUTES } from '../kit/query/attributes.js';
 import { Bookmark, QuerySampleCollector } from './index.js';
 
@@ -28,6 +28,65 @@ void describe('query.sample bookmark', () => {
       ['4', '3'],
     );
     assert.equal(b.at, 170n);
+  });
+});
+
+void describe('query.sample on MySQL 8, from recorded result sets', () => {
+  void it('reads the history under MAX_EXECUTION_TIME past the bookmark, and obfuscates text and error', async () => {
+    let reads = 0;
+    const db = new FakeDb('8.0.36', (sql) => {
+      if (sql.includes('@@performance_schema AS')) return [{ pfs: '1' }];
+      if (sql.includes('setup_consumers'))
+        return [
+          'global_instrumentation',
+          'thread_instrumentation',
+          'events_statements_current',
+          'events_statements_history_long',
+        ].map((NAME) => ({ NAME, ENABLED: 'YES' }));
+      if (sql.includes('UPTIME')) return [{ UPTIME: '1000' }];
+      if (sql.includes('MAX(TIMER_END)')) return [{ M: '900000000000000' }];
+      if (sql.includes('h.TIMER_END >=')) {
+        reads++;
+        return [
+          {
+            THREAD_ID: '77',
+            EVENT_ID: '12',
+            TIMER_END: '950000000000000',
+            TIMER_WAIT: '2500000000000',
+            LOCK_TIME: '1000000',
+            SQL_TEXT: `INSERT INTO orders VALUES (1, '${SENTINEL}')`,
+            DIGEST: 'beef',
+            CURRENT_SCHEMA: 'shop',
+            ROWS_EXAMINED: '0',
+            ROWS_SENT: '0',
+            ROWS_AFFECTED: '0',
+            ERRORS: '1',
+            MYSQL_ERRNO: '1062',
+            MESSAGE_TEXT: `Duplicate entry '${SENTINEL}' for key 'orders.note'`,
+            PROCESSLIST_USER: 'app',
+            PROCESSLIST_HOST: '10.0.0.5',
+            PROCESSLIST_ID: '31',
+          },
+        ];
+      }
+      return [];
+    });
+    const c = new QuerySampleCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { 'query.sample': {} } }), NO_SIGNAL);
+    await c.collect('l', NO_SIGNAL);
+    const res = await c.collect('l', NO_SIGNAL);
+    assert.equal(res.error, undefined);
+    const rec = res.records?.[0];
+    assert.equal(rec?.attributes['db.query.text'], 'INSERT INTO orders VALUES (...)');
+    assert.equal(rec?.attributes['db.response.status_code'], '1062');
+    assert.equal(rec?.attributes['mysql.events_statements_current.timer_wait'], 2.5);
+    assert.ok(!JSON.stringify(res).includes(SENTINEL));
+    const read = db.queries.find((q) => q.sql.includes('h.TIMER_END >='));
+    assert.match(read?.sql ?? '', /^SELECT \/\*\+ MAX_EXECUTION_TIME\(2000\) \*\/ h\.THREAD_ID/);
+    assert.match(read?.sql ?? '', /h\.TIMER_END >= 900000000000000 AND h\.TIMER_WAIT >= 1000000000000 /);
+    // The next read starts at the new bookmark and does not send the same statement again.
+    assert.equal((await c.collect('l', NO_SIGNAL)).records, undefined);
+    assert.equal(reads, 2);
   });
 });
 
