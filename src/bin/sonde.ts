@@ -1,18 +1,19 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S node --max-semi-space-size=4 --enable-source-maps
 /**
  * sonde CLI: parse flags, boot (load and validate everything), then run (start monitors
  * and the API) until a signal. This is the only file that wires concrete pieces together;
  * nothing imports bin/.
  */
-import { readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
+import type { Agent } from '../agent/agent.js';
 import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { Shard } from '../monitor/shard.js';
 import { enableCompileCache } from '../util/compile-cache.js';
 import { tuneHeapGrowth } from '../util/heap.js';
-import type { LogFormat, LogLevel } from '../util/events.js';
+import type { EventLog, LogFormat, LogLevel } from '../util/events.js';
+import { packageVersion } from '../util/shipped.js';
 import { parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
 import {
@@ -26,10 +27,7 @@ import {
 import { logEnv, readLogFormat, readLogLevel } from './log-flags.js';
 import { formatEventTime } from '../util/time.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
-const VERSION = pkg.version;
+const VERSION = packageVersion();
 
 /** A boot failure: sonde exits 1 after printing its message on one stderr line, no stack. */
 class BootError extends Error {}
@@ -224,25 +222,35 @@ async function earlyAnswer(argv: string[]): Promise<string | undefined> {
   return printDomains(collectors.domains().map((d) => collectors.help(d)));
 }
 
-const early = await earlyAnswer(process.argv.slice(2)).catch(() => undefined);
-if (early !== undefined) {
-  process.stdout.write(early);
-  process.exit(0);
+/**
+ * The rest of sonde, imported once it is to boot: the agent (src/agent/), which imports the
+ * optional parts (collectors' and sinks' implementations, the exporter and probe listeners,
+ * the heartbeat writer, --check) where they are used. (No top-level await in this file: the
+ * single executable runs it as a CommonJS script.)
+ */
+async function importRest() {
+  const { Agent, STOP_DEADLINE_MS } = await import('../agent/agent.js');
+  const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
+  const { printPlans } = await import('../plan/store.js');
+  const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
+  const { EventLog } = await import('../util/events.js');
+  return {
+    Agent,
+    STOP_DEADLINE_MS,
+    renderConfigYaml,
+    renderMonitorsYaml,
+    printPlans,
+    parseShard,
+    processOrdinalSource,
+    EventLog,
+  };
 }
-// Reused compiled code for the modules imported from here on (Node >= 22.1; off when unwritable).
-enableCompileCache();
-// Less garbage held between full collections (see util/heap.ts).
-tuneHeapGrowth();
-// The rest of sonde, imported once it is to boot: the agent (src/agent/), which imports the
-// optional parts (collectors' and sinks' implementations, the exporter and probe listeners,
-// the heartbeat writer, --check) where they are used.
-const { Agent, STOP_DEADLINE_MS } = await import('../agent/agent.js');
-type Agent = InstanceType<typeof Agent>;
-const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
-const { printPlans } = await import('../plan/store.js');
-const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
-const { EventLog } = await import('../util/events.js');
-type EventLog = InstanceType<typeof EventLog>;
+let rest: Awaited<ReturnType<typeof importRest>> | undefined;
+/** The rest of sonde, once start() imported it. */
+function lazy(): Awaited<ReturnType<typeof importRest>> {
+  if (rest === undefined) throw new Error('sonde: used before start() imported the agent');
+  return rest;
+}
 
 /** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */
 function shardOption(flag: string | undefined): Shard | undefined {
@@ -250,7 +258,7 @@ function shardOption(flag: string | undefined): Shard | undefined {
   const [text, what] = flag !== undefined ? [flag, '--shard'] : [fromEnv ?? '', 'SONDE_SHARD'];
   if (flag === undefined && text === '') return undefined;
   try {
-    return parseShard(text, what, () => processOrdinalSource());
+    return lazy().parseShard(text, what, () => lazy().processOrdinalSource());
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
@@ -312,8 +320,8 @@ function armHardStop(events: Events): () => void {
     process.exit(0);
   };
   const timer = setTimeout(
-    () => force(`graceful stop not done after ${STOP_DEADLINE_MS / 1000}s, exiting now`),
-    STOP_DEADLINE_MS,
+    () => force(`graceful stop not done after ${lazy().STOP_DEADLINE_MS / 1000}s, exiting now`),
+    lazy().STOP_DEADLINE_MS,
   );
   timer.unref();
   const again = (): void => force('second signal, exiting now');
@@ -328,7 +336,7 @@ function armHardStop(events: Events): () => void {
 
 /** The agent the command line asks for: its config, log lines, shard and printing steps. */
 function cliAgent(opts: Options): Agent {
-  return new Agent({
+  return new (lazy().Agent)({
     ...(opts.config !== undefined ? { config: opts.config } : {}),
     ...(opts.preset ? { exporter: opts.preset } : {}),
     ...(opts.shard ? { shard: opts.shard } : {}),
@@ -340,9 +348,9 @@ function cliAgent(opts: Options): Agent {
       ...(opts.logLevel ? { level: opts.logLevel } : {}),
     },
     ...(opts.printConfig
-      ? { onConfig: (c: Config) => process.stdout.write(`${renderConfigYaml(c)}\n`) }
+      ? { onConfig: (c: Config) => process.stdout.write(`${lazy().renderConfigYaml(c)}\n`) }
       : {}),
-    ...(opts.printPlans ? { onPlans: (p: Plan[]) => process.stdout.write(printPlans(p)) } : {}),
+    ...(opts.printPlans ? { onPlans: (p: Plan[]) => process.stdout.write(lazy().printPlans(p)) } : {}),
   });
 }
 
@@ -352,7 +360,9 @@ async function bootAndRun(opts: Options): Promise<number> {
   await agent.boot();
   if (opts.printMonitors) {
     const shard = agent.shardSummary;
-    process.stdout.write(`${shard ? `# ${shard}\n` : ''}${renderMonitorsYaml(agent.monitorConfigs())}\n`);
+    process.stdout.write(
+      `${shard ? `# ${shard}\n` : ''}${lazy().renderMonitorsYaml(agent.monitorConfigs())}\n`,
+    );
   }
   if (!opts.run) return 0;
   reportStrayErrors(agent.events);
@@ -360,7 +370,7 @@ async function bootAndRun(opts: Options): Promise<number> {
   const signal = await untilSignal(agent.events, () => agent.reload());
   agent.events.notice('server-stopped', '', `caught ${signal}, stopping`);
   const disarm = armHardStop(agent.events);
-  await agent.stop(STOP_DEADLINE_MS);
+  await agent.stop(lazy().STOP_DEADLINE_MS);
   disarm();
   return 0;
 }
@@ -441,12 +451,27 @@ async function main(argv: string[]): Promise<number> {
 /** The log format once the command line is read: the boot failure line is printed in it. */
 let logFormat: LogFormat = 'text';
 
-main(process.argv.slice(2)).then(
+/** Early answers, else import the rest of sonde and run main(). */
+async function start(argv: string[]): Promise<number> {
+  const early = await earlyAnswer(argv).catch(() => undefined);
+  if (early !== undefined) {
+    process.stdout.write(early);
+    process.exit(0);
+  }
+  // Reused compiled code for the modules imported from here on (Node >= 22.1; off when unwritable).
+  enableCompileCache();
+  // Less garbage held between full collections (see util/heap.ts).
+  tuneHeapGrowth();
+  rest = await importRest();
+  return main(argv);
+}
+
+start(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
-    if (logFormat === 'json')
-      new EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
+    if (logFormat === 'json' && rest !== undefined)
+      new rest.EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
     else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);
     process.exit(1);
   },

@@ -11,7 +11,14 @@ import { freePort } from './mariadb.js';
 
 /** Repo root (this file runs from dist/test/helpers). */
 export const ROOT = resolve(import.meta.dirname, '../../..');
-export const BIN = join(ROOT, 'dist/src/bin/sonde.js');
+/**
+ * The command as installed: package.json's `bin`, the bundle (scripts/build-bundle.mjs), so
+ * that end-to-end tests run what ships, not the TypeScript compiler's output.
+ */
+export const BIN = join(
+  ROOT,
+  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: { sonde: string } }).bin.sonde,
+);
 
 /**
  * The Node flags the built bin asks for on its `#!/usr/bin/env -S node …` line, for
