@@ -13,7 +13,7 @@ import type { Shard } from '../monitor/shard.js';
 import { enableCompileCache } from '../util/compile-cache.js';
 import { tuneHeapGrowth } from '../util/heap.js';
 import type { EventLog, LogFormat, LogLevel } from '../util/events.js';
-import { packageVersion } from '../util/shipped.js';
+import { inSingleExecutable, packageVersion } from '../util/shipped.js';
 import { parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
 import {
@@ -139,7 +139,7 @@ function cliProgram(): Command {
     .configureOutput({ writeErr: () => undefined, writeOut: (s) => process.stdout.write(s) })
     .addHelpText(
       'after',
-      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset; --log.level and --log.format are read by both) is read as mysqld_exporter's;\nsee docs/exporter-cli.md. Logs: docs/logging.md.\n\nsonde v${VERSION}`,
+      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset; --log.level and --log.format are read by both) is read as mysqld_exporter's;\nsee docs/exporter-cli.md. Logs: docs/logging.md.\n\nsonde healthcheck [URL] asks a running sonde's /healthz (SONDE_HEALTHZ, else\nhttp://127.0.0.1:7522/healthz) and exits 0 when it answers 2xx: for container health checks.\n\nsonde v${VERSION}`,
     );
 }
 
@@ -451,15 +451,37 @@ async function main(argv: string[]): Promise<number> {
 /** The log format once the command line is read: the boot failure line is printed in it. */
 let logFormat: LogFormat = 'text';
 
+/** Where `sonde healthcheck` asks without a URL: SONDE_HEALTHZ, else the default API's liveness. */
+const HEALTHZ_DEFAULT = 'http://127.0.0.1:7522/healthz';
+
+/**
+ * `sonde healthcheck [URL]`: GET the API's `/healthz` (the URL, else SONDE_HEALTHZ, else
+ * the default bind's), exit 0 on a 2xx and 1 otherwise, within 5 s. A container image with
+ * nothing but the single executable has no curl and no node to ask for it.
+ */
+async function healthcheck(url: string | undefined): Promise<number> {
+  const target = url ?? (process.env.SONDE_HEALTHZ || HEALTHZ_DEFAULT);
+  try {
+    const res = await fetch(target, { signal: AbortSignal.timeout(5000) });
+    if (res.ok) return 0;
+    process.stderr.write(`sonde healthcheck: ${target}: HTTP ${res.status}\n`);
+  } catch (err) {
+    process.stderr.write(`sonde healthcheck: ${target}: ${errorMessage(err)}\n`);
+  }
+  return 1;
+}
+
 /** Early answers, else import the rest of sonde and run main(). */
 async function start(argv: string[]): Promise<number> {
+  if (argv[0] === 'healthcheck') return healthcheck(argv[1]);
   const early = await earlyAnswer(argv).catch(() => undefined);
   if (early !== undefined) {
     process.stdout.write(early);
     process.exit(0);
   }
-  // Reused compiled code for the modules imported from here on (Node >= 22.1; off when unwritable).
-  enableCompileCache();
+  // Reused compiled code for the modules imported from here on (Node >= 22.1; off when
+  // unwritable). The single executable carries its own code cache and imports no module file.
+  if (!inSingleExecutable()) enableCompileCache();
   // Less garbage held between full collections (see util/heap.ts).
   tuneHeapGrowth();
   rest = await importRest();

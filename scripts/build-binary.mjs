@@ -1,0 +1,122 @@
+#!/usr/bin/env node
+/**
+ * The single executable: `sonde-linux-<arch>`, one file holding Node, sonde and its shipped
+ * files, built with Node's single-executable-application support (`npm run build:binary`).
+ *
+ *   node scripts/build-binary.mjs [--out dist/binary] [--node /path/to/node]
+ *
+ * Steps:
+ * 1. esbuild bundles src/bin/sonde.ts into one CommonJS script (Node 24's single
+ *    executables run a CommonJS main script). What the agent imports on first use stays
+ *    lazy: esbuild turns each `await import()` of its own modules into a deferred
+ *    initialisation, so those modules are compiled but not run until used. `import.meta.url`
+ *    becomes the executable's own file URL.
+ * 2. The preparation blob (`node --experimental-sea-config`): the script, V8's code cache
+ *    of it (`useCodeCache`: the start skips compiling what ran at build time), the Node
+ *    flags the bin's `#!` line passes (`execArgv`), and the shipped files as assets named by
+ *    their path in the package (package.json, web/, certs/; uPlot's files under web/ with
+ *    the names the page serves them by): src/util/shipped.ts reads them through `node:sea`.
+ * 3. A copy of the node binary (`--node`, default the one running this script) with the
+ *    blob injected by postject.
+ *
+ * The executable needs nothing on the host but the C library and, for TLS to servers it
+ * should verify, nothing more: Node's own CA store is built in (tls.ca names others).
+ */
+import { build } from 'esbuild';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { arch } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+
+/** The fuse postject flips so that Node looks for the blob (Node's documented sentinel). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+function arg(name, def) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? def) : def;
+}
+
+/** The Node flags of the bin's `#!/usr/bin/env -S node …` line, but for source maps (none inside). */
+function binNodeFlags() {
+  const first = readFileSync(join(ROOT, 'src/bin/sonde.ts'), 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
+  return (m?.[1] ?? '').split(/\s+/).filter((f) => f !== '' && f !== '--enable-source-maps');
+}
+
+/** The embedded files: asset name → file on disk. */
+function assets(dir) {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const pkgFile = join(dir, 'package.json');
+  writeFileSync(pkgFile, `${JSON.stringify({ name: pkg.name, version: pkg.version })}\n`);
+  const uplot = dirname(require.resolve('uplot/dist/uPlot.min.css'));
+  return {
+    'package.json': pkgFile,
+    'web/index.html': join(ROOT, 'web/index.html'),
+    'web/app.js': join(ROOT, 'web/app.js'),
+    'web/app.css': join(ROOT, 'web/app.css'),
+    'web/uplot.min.js': join(uplot, 'uPlot.iife.min.js'),
+    'web/uplot.min.css': join(uplot, 'uPlot.min.css'),
+    'web/uplot-LICENSE.txt': join(uplot, '../LICENSE'),
+    'certs/rds-global-bundle.pem': join(ROOT, 'certs/rds-global-bundle.pem'),
+  };
+}
+
+/** Build the executable into `out`; returns its path. */
+export async function buildBinary({ out = join(ROOT, 'dist/binary'), node = process.execPath } = {}) {
+  const dir = resolve(out);
+  const work = join(dir, 'sea');
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const main = join(work, 'sonde.cjs');
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: ['src/bin/sonde.ts'],
+    outfile: main,
+    bundle: true,
+    format: 'cjs',
+    platform: 'node',
+    mainFields: ['module', 'main'],
+    target: 'node24',
+    minifySyntax: true,
+    minifyWhitespace: true,
+    legalComments: 'eof',
+    define: { 'import.meta.url': '__sondeMainUrl', 'import.meta.dirname': '__dirname' },
+    banner: { js: "var __sondeMainUrl = require('node:url').pathToFileURL(__filename).href;" },
+    logLevel: 'error',
+  });
+  const blob = join(work, 'sea-prep.blob');
+  const config = join(work, 'sea-config.json');
+  writeFileSync(
+    config,
+    JSON.stringify(
+      {
+        main,
+        output: blob,
+        disableExperimentalSEAWarning: true,
+        useCodeCache: true,
+        execArgv: binNodeFlags(),
+        assets: assets(work),
+      },
+      null,
+      2,
+    ),
+  );
+  execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const exe = join(dir, `sonde-linux-${arch()}`);
+  rmSync(exe, { force: true });
+  copyFileSync(node, exe);
+  chmodSync(exe, 0o755);
+  const { inject } = require('postject');
+  await inject(exe, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  return exe;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const exe = await buildBinary({ out: arg('out', undefined), node: arg('node', undefined) });
+  process.stdout.write(`${exe}\n`);
+}
