@@ -10,9 +10,9 @@ import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { Shard } from '../monitor/shard.js';
-import { enableCompileCache } from '../util/compile-cache.js';
-import { tuneHeapGrowth } from '../util/heap.js';
-import type { EventLog, LogFormat, LogLevel } from '../util/events.js';
+import { enableCompileCache } from './compile-cache.js';
+import { tuneHeapGrowth } from './heap.js';
+import type { EventLog, LogFormat, LogLevel } from '../log/event-log.js';
 import { inSingleExecutable, packageVersion } from '../util/shipped.js';
 import { parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
@@ -218,7 +218,7 @@ async function earlyAnswer(argv: string[]): Promise<string | undefined> {
   if (opts.version) return `v${VERSION}\n`;
   if (!opts.printDomains) return undefined;
   const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
-  const { printDomains } = await import('../collectors/print.js');
+  const { printDomains } = await import('../collectors/kit/print.js');
   return printDomains(collectors.domains().map((d) => collectors.help(d)));
 }
 
@@ -233,7 +233,7 @@ async function importRest() {
   const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
   const { printPlans } = await import('../plan/store.js');
   const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
-  const { EventLog } = await import('../util/events.js');
+  const { EventLog } = await import('../log/event-log.js');
   return {
     Agent,
     STOP_DEADLINE_MS,
@@ -482,7 +482,7 @@ async function start(argv: string[]): Promise<number> {
   // Reused compiled code for the modules imported from here on (Node >= 22.1; off when
   // unwritable). The single executable carries its own code cache and imports no module file.
   if (!inSingleExecutable()) enableCompileCache();
-  // Less garbage held between full collections (see util/heap.ts).
+  // Less garbage held between full collections (see bin/heap.ts).
   tuneHeapGrowth();
   rest = await importRest();
   return main(argv);
