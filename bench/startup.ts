@@ -6,11 +6,13 @@
  *   node dist/bench/startup.js [--runs 10] [--rss-runs 3] [--rss-at-ms 15000] [--poll-ms 5]
  *                              [--binary dist/binary/sonde-linux-<arch>] [--no-compile-cache-too]
  *                              [--no-source-maps-too] [--bin other/dist/src/bin/sonde.js]...
+ *                              [--exe other/sonde-linux-x64]...
  *
  * The agents: the bundle (`node <the flags of the bin's #! line> dist/bundle/bin/sonde.js`,
  * as the installed `sonde` command starts), the single executable when it is built
  * (`npm run build:binary`), and each `--bin` (another build's bin under the same flags, e.g.
- * an older commit's dist/src/bin/sonde.js, with the flags of its own `#!` line). Each run spawns a fresh agent and measures, from
+ * an older commit's dist/src/bin/sonde.js, with the flags of its own `#!` line) and `--exe`
+ * (another single executable). Each run spawns a fresh agent and measures, from
  * the spawn:
  * - **api**: the first `200` on `GET /status`;
  * - **first collection**: the first `GET /status/monitors` whose `level-collect` for the
@@ -20,7 +22,7 @@
  *   (about 1 ms on loopback);
  * - **RSS**: VmRSS from /proc/<pid>/status `--rss-at-ms` after the spawn, and VmHWM (the
  *   peak so far) at the same moment, in the first `--rss-runs` rounds only (the others stop
- *   the agent after its first collection, to keep the run short).
+ *   the agent after its first collection, to keep the run short), and RssAnon (see Mem).
  *
  * The floors: `node -e 0` and each agent's `--version` (spawn to exit, peak RSS through
  * /usr/bin/time). The comparison: prometheus-mysqld-exporter with its default collectors,
@@ -80,6 +82,9 @@ const VARIANTS: Variant[] = [
       argv: [process.execPath, ...shebangFlags(bin), bin],
       env: {},
     })),
+  ...process.argv
+    .flatMap((a, i) => (a === '--exe' ? [process.argv[i + 1] ?? ''] : []))
+    .map((exe) => ({ name: `--exe …${exe.slice(-30)}`, argv: [exe], env: {} })),
   ...(process.argv.includes('--no-compile-cache-too')
     ? [
         {
@@ -130,10 +135,21 @@ async function pollUntil(t0: number, proc: ChildProcess, what: string, check: ()
 }
 
 /** VmRSS and VmHWM of a process, MiB. */
-function memory(pid: number): { rss: number; hwm: number } {
+function memory(pid: number): Mem {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN);
-  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024, anon: kb('RssAnon') / 1024 };
+}
+
+/**
+ * VmRSS, VmHWM (the peak) and RssAnon, MiB. RssAnon is the process's own memory (heap,
+ * stacks, buffers); the rest of RSS is pages of files it maps (the executable's code above
+ * all), which the kernel may drop and reload, and which processes of the same file share.
+ */
+interface Mem {
+  rss: number;
+  hwm: number;
+  anon: number;
 }
 
 function stop(proc: ChildProcess): Promise<void> {
@@ -150,6 +166,7 @@ interface Run {
   /** VmRSS and VmHWM at RSS_AT_MS after the spawn; NaN in the rounds that do not wait for it. */
   rss: number;
   hwm: number;
+  anon: number;
 }
 
 function agentConfig(socket: string, apiPort: number): string {
@@ -161,8 +178,8 @@ function agentConfig(socket: string, apiPort: number): string {
 }
 
 /** Memory at RSS_AT_MS after `t0` (when `wait`), else NaN. */
-async function memoryAt(t0: number, pid: number, wait: boolean): Promise<{ rss: number; hwm: number }> {
-  if (!wait) return { rss: NaN, hwm: NaN };
+async function memoryAt(t0: number, pid: number, wait: boolean): Promise<Mem> {
+  if (!wait) return { rss: NaN, hwm: NaN, anon: NaN };
   await sleep(Math.max(0, RSS_AT_MS - (performance.now() - t0)));
   return memory(pid);
 }
@@ -289,6 +306,10 @@ function runRow(name: string, runs: Run[]): void {
       runs.map((r) => r.hwm),
       1,
     ),
+    stat(
+      runs.map((r) => r.anon),
+      1,
+    ),
   ]);
 }
 
@@ -346,7 +367,7 @@ async function main(): Promise<void> {
       exporter: [],
     };
     for (let i = 0; i < RUNS; i++) await round(db.socket, dir, i, res);
-    row('', ['api ms', 'first collection ms', 'RSS MiB', 'peak RSS MiB']);
+    row('', ['api ms', 'first collection ms', 'RSS MiB', 'peak RSS MiB', 'RssAnon MiB']);
     versionRow('node -e 0 (to exit)', res.bare);
     for (const [j, v] of VARIANTS.entries()) versionRow(`${v.name} --version`, res.versions[j] ?? []);
     if (res.deps.length > 0) runRow('node + commander,yaml,zod,mysql2,pino', res.deps);

@@ -6,16 +6,16 @@
  *   node scripts/build-binary.mjs [--out dist/binary] [--node /path/to/node]
  *
  * Steps:
- * 1. esbuild bundles src/bin/sonde.ts into one CommonJS script (Node 24's single
- *    executables run a CommonJS main script). What the agent imports on first use stays
- *    lazy: esbuild turns each `await import()` of its own modules into a deferred
- *    initialisation, so those modules are compiled but not run until used. `import.meta.url`
- *    becomes the executable's own file URL.
- * 2. The preparation blob (`node --experimental-sea-config`): the script, V8's code cache
- *    of it (`useCodeCache`: the start skips compiling what ran at build time), the Node
- *    flags the bin's `#!` line passes (`execArgv`), and the shipped files as assets named by
- *    their path in the package (package.json, web/, certs/; uPlot's files under web/ with
- *    the names the page serves them by): src/util/shipped.ts reads them through `node:sea`.
+ * 1. esbuild bundles the agent as for the `sonde` command (scripts/build-bundle.mjs: one
+ *    entry, chunks loaded on first use), without source maps.
+ * 2. The preparation blob (`node --experimental-sea-config`): the main script
+ *    scripts/sea-main.cjs, which serves the chunks to Node's module loader from the blob so
+ *    that each is read and compiled only when first imported, as from disk (a single
+ *    CommonJS script of everything was 12 MiB larger in memory at start); the Node flags the
+ *    bin's `#!` line passes (`execArgv`); the chunks and the shipped files as assets
+ *    (package.json, web/, certs/, named by their path in the package; uPlot's files under
+ *    web/ with the names the page serves them by): src/util/shipped.ts reads them through
+ *    `node:sea`.
  * 3. A copy of the node binary (`--node`, default the one running this script) with the
  *    blob injected by postject.
  *
@@ -23,8 +23,17 @@
  * should verify, nothing more: Node's own CA store is built in (tls.ca names others).
  */
 import { build } from 'esbuild';
+import { bundleOptions } from './build-bundle.mjs';
 import { execFileSync } from 'node:child_process';
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { createRequire } from 'node:module';
 import { arch } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -72,35 +81,24 @@ export async function buildBinary({ out = join(ROOT, 'dist/binary'), node = proc
   const work = join(dir, 'sea');
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
-  const main = join(work, 'sonde.cjs');
-  await build({
-    absWorkingDir: ROOT,
-    entryPoints: ['src/bin/sonde.ts'],
-    outfile: main,
-    bundle: true,
-    format: 'cjs',
-    platform: 'node',
-    mainFields: ['module', 'main'],
-    target: 'node24',
-    minifySyntax: true,
-    minifyWhitespace: true,
-    legalComments: 'eof',
-    define: { 'import.meta.url': '__sondeMainUrl', 'import.meta.dirname': '__dirname' },
-    banner: { js: "var __sondeMainUrl = require('node:url').pathToFileURL(__filename).href;" },
-    logLevel: 'error',
-  });
+  const chunks = join(work, 'bundle');
+  await build(bundleOptions(chunks, { sourcemap: false }));
+  const bundle = Object.fromEntries(
+    readdirSync(chunks)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => [`bundle/${f}`, join(chunks, f)]),
+  );
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');
   writeFileSync(
     config,
     JSON.stringify(
       {
-        main,
+        main: join(ROOT, 'scripts/sea-main.cjs'),
         output: blob,
         disableExperimentalSEAWarning: true,
-        useCodeCache: true,
         execArgv: binNodeFlags(),
-        assets: assets(work),
+        assets: { ...bundle, ...assets(work) },
       },
       null,
       2,

@@ -31,31 +31,37 @@ const REQUIRE_SHIM =
   "import { createRequire as __sondeCreateRequire } from 'node:module';\n" +
   'const require = __sondeCreateRequire(import.meta.url);';
 
-/** Bundle the agent; returns esbuild's result (with the metafile when asked). */
-export async function buildBundle({ metafile = false } = {}) {
-  rmSync(join(ROOT, 'dist/bundle'), { recursive: true, force: true });
-  const result = await build({
+/** esbuild's options for the bundle in `outdir` (the single executable takes it without maps). */
+export function bundleOptions(outdir, { sourcemap = true, metafile = false } = {}) {
+  return {
     absWorkingDir: ROOT,
     entryPoints: { sonde: 'src/bin/sonde.ts' },
-    outdir: OUT,
+    outdir,
     entryNames: '[name]',
     chunkNames: '[name]-[hash]',
     bundle: true,
     splitting: true,
     format: 'esm',
     platform: 'node',
+    // ES module builds where a package has one (the AWS SDK): tree-shaken, and imported on
+    // first use with their named exports.
     mainFields: ['module', 'main'],
     target: 'node22',
-    sourcemap: 'linked',
+    sourcemap: sourcemap ? 'linked' : false,
     sourcesContent: false,
     minifySyntax: true,
     minifyWhitespace: true,
-    keepNames: false,
     legalComments: 'linked',
     banner: { js: REQUIRE_SHIM },
     metafile,
     logLevel: 'warning',
-  });
+  };
+}
+
+/** Bundle the agent into dist/bundle/bin; returns esbuild's result (with the metafile when asked). */
+export async function buildBundle({ metafile = false } = {}) {
+  rmSync(join(ROOT, 'dist/bundle'), { recursive: true, force: true });
+  const result = await build(bundleOptions(OUT, { metafile }));
   if (metafile) writeFileSync(join(ROOT, 'dist/bundle/meta.json'), JSON.stringify(result.metafile));
   return result;
 }

@@ -5,8 +5,8 @@
  * the executable carries inside (no package on disk: it runs from the temp dir with the
  * checkout out of reach of its working directory).
  *
- * Built with the Node that runs the tests: Node 24's single executables take the flags and
- * code cache the build sets. On an older Node the build is not what ships, so the suite is
+ * Built with the Node that runs the tests: Node 24's single executables take the flags the
+ * build sets and the module hooks its main script registers. On an older Node the build is not what ships, so the suite is
  * skipped there, saying so; the Node 24 run of the suite covers it.
  */
 import { describe, it, before, after } from 'node:test';
@@ -124,15 +124,16 @@ monitors:
     assert.equal(err, '', 'no warning about the experimental feature');
   });
 
-  it("carries the bin's Node flags and a code cache, and every collector's help", async () => {
+  it("carries the bin's Node flags, the bundle's chunks and every collector's help", async () => {
     const config = JSON.parse(readFileSync(join(dir, 'out/sea/sea-config.json'), 'utf8')) as {
       execArgv: string[];
-      useCodeCache: boolean;
+      assets: Record<string, string>;
     };
     const shebang = readFileSync(join(ROOT, 'src/bin/sonde.ts'), 'utf8').split('\n', 1)[0] ?? '';
     assert.ok(shebang.includes(' --max-semi-space-size=4'));
     assert.deepEqual(config.execArgv, ['--max-semi-space-size=4']);
-    assert.equal(config.useCodeCache, true);
+    assert.ok('bundle/sonde.js' in config.assets, 'the entry chunk is embedded');
+    assert.ok(Object.keys(config.assets).filter((k) => k.startsWith('bundle/')).length > 10);
     const { stdout } = await run(exe, ['--print-domains'], { cwd: dir, env: { PATH: '/usr/bin:/bin' } });
     assert.match(stdout, /^status\.global$/m);
   });
