@@ -17,7 +17,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, binNodeFlags } from '../test/helpers/agent.js';
 
-/** The bin's flags without `--enable-source-maps`: the packages' own maps are not sonde's cost. */
+/** The bin's flags, never `--enable-source-maps`: the packages' own maps are not their cost in sonde. */
 const FLAGS = binNodeFlags().filter((f) => f !== '--enable-source-maps');
 
 const i = process.argv.indexOf('--runs');

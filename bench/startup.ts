@@ -5,7 +5,7 @@
  *
  *   node dist/bench/startup.js [--runs 10] [--rss-runs 3] [--rss-at-ms 15000] [--poll-ms 5]
  *                              [--binary dist/binary/sonde-linux-<arch>] [--no-compile-cache-too]
- *                              [--no-source-maps-too] [--bin other/dist/src/bin/sonde.js]...
+ *                              [--bin other/dist/src/bin/sonde.js]...
  *                              [--exe other/sonde-linux-x64]...
  *
  * The agents: the bundle (`node <the flags of the bin's #! line> dist/bundle/bin/sonde.js`,
@@ -31,8 +31,7 @@
  *
  * Comparisons, measured in the same rounds (one run of each per round, so that the machine's
  * load falls on all alike): `--no-compile-cache-too` adds the bundle with
- * NODE_DISABLE_COMPILE_CACHE=1, `--no-source-maps-too` the bundle without
- * `--enable-source-maps`. `--deps-too` adds `node` importing only the dependencies a plain
+ * NODE_DISABLE_COMPILE_CACHE=1. `--deps-too` adds `node` importing only the dependencies a plain
  * run cannot do without (commander, yaml, zod, mysql2, pino), held open as long.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -91,15 +90,6 @@ const VARIANTS: Variant[] = [
           name: 'bundle, NODE_DISABLE_COMPILE_CACHE=1',
           argv: [process.execPath, ...NODE_FLAGS, BIN],
           env: { NODE_DISABLE_COMPILE_CACHE: '1' },
-        },
-      ]
-    : []),
-  ...(process.argv.includes('--no-source-maps-too')
-    ? [
-        {
-          name: 'bundle without --enable-source-maps',
-          argv: [process.execPath, ...NODE_FLAGS.filter((f) => f !== '--enable-source-maps'), BIN],
-          env: {},
         },
       ]
     : []),

@@ -6,7 +6,8 @@
  * collectors' and sinks' implementations, the AWS SDK, protobuf, the exporter and probe
  * listeners, the web page's server side, the heartbeat writer, plugin loading) becomes
  * chunks beside it, loaded when first used. Source maps (`*.js.map`, no sources inside)
- * give stack traces in TypeScript terms: the bin's `#!` line passes `--enable-source-maps`.
+ * give stack traces in TypeScript terms: the bin turns them on once past `--version` and
+ * `--help` (`process.setSourceMapsEnabled`).
  *
  *   node scripts/build-bundle.mjs [--metafile]
  *

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4 --enable-source-maps
+#!/usr/bin/env -S node --max-semi-space-size=4
 /**
  * sonde CLI: parse flags, boot (load and validate everything), then run (start monitors
  * and the API) until a signal. This is the only file that wires concrete pieces together;
@@ -479,9 +479,15 @@ async function start(argv: string[]): Promise<number> {
     process.stdout.write(early);
     process.exit(0);
   }
-  // Reused compiled code for the modules imported from here on (Node >= 22.1; off when
-  // unwritable). The single executable carries its own code cache and imports no module file.
-  if (!inSingleExecutable()) enableCompileCache();
+  // Stack traces in TypeScript terms for the modules imported from here on (the bundle's
+  // source maps; none inside the single executable). Turned on here rather than by
+  // --enable-source-maps so that --version and --help do not load Node's source-map support.
+  // Reused compiled code for them too (Node >= 22.1; off when unwritable); the single
+  // executable imports its chunks from inside itself.
+  if (!inSingleExecutable()) {
+    process.setSourceMapsEnabled(true);
+    enableCompileCache();
+  }
   // Less garbage held between full collections (see bin/heap.ts).
   tuneHeapGrowth();
   rest = await importRest();
