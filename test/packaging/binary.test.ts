@@ -12,7 +12,15 @@
 import { describe, it, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  copyFileSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { arch, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -25,6 +33,14 @@ const SKIP =
   NODE_MAJOR < 24
     ? `the single executable is built with Node 24 (this is Node ${process.versions.node}): covered by the Node 24 run`
     : false;
+
+/** The chroot test needs root (chroot, a mount namespace) and the tools. */
+const ROOT_SKIP =
+  process.getuid?.() !== 0
+    ? 'needs root for chroot and a private mount namespace'
+    : ['/usr/sbin/chroot', '/usr/bin/unshare', '/usr/bin/ldd'].every((t) => existsSync(t))
+      ? false
+      : 'needs chroot, unshare and ldd';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -182,4 +198,63 @@ monitors:
     // No crash, no stack: a panic line or a JavaScript error would show here.
     assert.doesNotMatch(stderr, /server-panic|\b[A-Z][a-z]+Error\b|\n\s+at /);
   });
+
+  it(
+    'runs on a root file system holding only what Dockerfile.binary copies: read-only, as uid 65532',
+    { skip: ROOT_SKIP },
+    async () => {
+      // The build stage's commands after the build, run on the executable built above, with
+      // a temp dir for /rootfs; the image is that directory, nothing else.
+      const steps = /npm run build:binary \\\n\s*&& ([\s\S]*?)\n\n/.exec(
+        readFileSync(join(ROOT, 'Dockerfile.binary'), 'utf8'),
+      );
+      assert.ok(steps?.[1], 'the steps after the build in Dockerfile.binary');
+      const rootfs = join(dir, 'rootfs');
+      const src = join(dir, 'src');
+      mkdirSync(join(src, 'dist/binary'), { recursive: true });
+      copyFileSync(exe, join(src, 'dist/binary', exe.split('/').pop() ?? ''));
+      await run('sh', ['-c', steps[1].replace(/\\\n/g, ' ').replaceAll('/rootfs', rootfs)], { cwd: src });
+      const port = await freePort();
+      writeFileSync(
+        join(rootfs, 'etc/sonde/sonde.yaml'),
+        `api:\n  bind: 127.0.0.1:${port}\nmonitor-loader:\n  local:\n    disable-auto: true\n`,
+      );
+      // A private mount namespace: the root file system bound read-only, then chroot into it.
+      const script = [
+        `mount --bind ${rootfs} ${rootfs}`,
+        `mount -o remount,bind,ro ${rootfs}`,
+        // The mount is read-only, or the agent does not start at all.
+        `! touch ${rootfs}/.writable 2>/dev/null`,
+        `exec /usr/sbin/chroot --userspec=65532:65532 ${rootfs} /sonde --config /etc/sonde/sonde.yaml`,
+      ].join(' && ');
+      const agent = spawn('unshare', ['-m', 'sh', '-c', script], { stdio: ['ignore', 'ignore', 'pipe'] });
+      let err = '';
+      agent.stderr?.on('data', (d: Buffer) => (err += d.toString()));
+      const exited = new Promise((r) => agent.once('exit', r));
+      try {
+        const page = await until(
+          'the API in the chroot',
+          30_000,
+          () => err,
+          async () => {
+            const r = await get(`http://127.0.0.1:${port}/`);
+            return r.status === 200 ? r : undefined;
+          },
+        );
+        assert.equal(page.body, readFileSync(join(ROOT, 'web/index.html'), 'utf8'));
+        const health = await run(
+          '/usr/sbin/chroot',
+          ['--userspec=65532:65532', rootfs, '/sonde', 'healthcheck'],
+          {
+            env: { SONDE_HEALTHZ: `http://127.0.0.1:${port}/healthz` },
+          },
+        );
+        assert.equal(health.stderr, '');
+      } finally {
+        agent.kill('SIGTERM');
+        await exited;
+      }
+      assert.doesNotMatch(err, /server-panic|\b[A-Z][a-z]+Error\b|\n\s+at /);
+    },
+  );
 });
