@@ -233,8 +233,7 @@ async function earlyAnswer(argv: string[]): Promise<string | undefined> {
 /**
  * The rest of sonde, imported once it is to boot: the agent (src/agent/), which imports the
  * optional parts (collectors' and sinks' implementations, the exporter and probe listeners,
- * the heartbeat writer, --check) where they are used. (No top-level await in this file: the
- * single executable runs it as a CommonJS script.)
+ * the heartbeat writer, --check) where they are used.
  */
 async function importRest() {
   const { Agent, STOP_DEADLINE_MS } = await import('../agent/agent.js');
