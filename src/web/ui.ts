@@ -10,13 +10,13 @@
  * are read once, at their first request, and kept with an ETag and a gzipped copy.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { UiSource } from '../core/ui.js';
 import { send, sendText } from '../http/answer.js';
 import type { Call, Route } from '../http/router.js';
+import { readShipped } from '../util/shipped.js';
 import { escapeHtml } from '../util/text.js';
 
 /** The page's own files: `web/` at the package root (next to `dist/`). */
@@ -91,7 +91,7 @@ function assetCache(): (name: string, file: { path: () => string; type: string }
   return (name, file) => {
     let a = cache.get(name);
     if (a === undefined) {
-      const body = readFileSync(file.path());
+      const body = readShipped(`web/${name}`, file.path);
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
       a = { body, gzip: gzipSync(body, { level: 9 }), etag, type: file.type };
       cache.set(name, a);
