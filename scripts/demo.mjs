@@ -1,5 +1,5 @@
 // Starts a throwaway mariadbd (temp datadir, free port, socket), writes a sonde config
-// for it, and runs the built agent in the foreground. Ctrl-C (or SIGTERM) stops the agent,
+// for it, and runs the built agent (the bundle, as installed) in the foreground. Ctrl-C (or SIGTERM) stops the agent,
 // then the database, and removes the temp files. The monitoring account gets exactly the
 // privileges the default plan needs on MariaDB (docs/grants.md).
 import { spawn } from 'node:child_process';
@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startMariaDB } from '../dist/test/helpers/mariadb.js';
-import { binNodeFlags } from '../dist/test/helpers/agent.js';
+import { BIN, binNodeFlags } from '../dist/test/helpers/agent.js';
 import { DEMO_SERVER_ARGS, demoConfig, setupDemoDatabase } from '../dist/test/helpers/demo.js';
 
 const db = await startMariaDB({ args: [...DEMO_SERVER_ARGS] });
@@ -23,7 +23,7 @@ process.stderr.write(
 );
 const agent = spawn(
   process.execPath,
-  [...binNodeFlags(), 'dist/src/bin/sonde.js', '--config', config, ...process.argv.slice(2)],
+  [...binNodeFlags(), BIN, '--config', config, ...process.argv.slice(2)],
   {
     stdio: 'inherit',
   },
