@@ -79,7 +79,7 @@ async function monitorsStatus(port: number): Promise<MonitorsStatus | undefined>
 async function readThenClose(proc: ChildProcess, bytes: number): Promise<void> {
   const out = proc.stdout;
   if (!out) throw new Error('no stdout pipe');
-  await new Promise<void>((resolve) => {
+  await new Promise<void>((resolve, reject) => {
     let got = 0;
     const onData = (d: Buffer): void => {
       got += d.length;
@@ -89,6 +89,10 @@ async function readThenClose(proc: ChildProcess, bytes: number): Promise<void> {
       }
     };
     out.on('data', onData);
+    // An agent that ends before printing fails the test instead of holding it.
+    proc.once('exit', (code) =>
+      reject(new Error(`sonde exited (${String(code)}) before printing ${bytes} bytes`)),
+    );
   });
   out.destroy();
 }
