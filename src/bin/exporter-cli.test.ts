@@ -169,7 +169,7 @@ describe('exporterSetup', () => {
     assert.deepEqual(m?.exporter, {
       mode: 'legacy',
       plan: CLI_PLAN,
-      flags: { 'web.listen-address': ':9104' },
+      flags: { 'web.listen-address': ':9104', 'exporter.query_timeout': '0' },
     });
     const domains = Object.keys(Object.values(s.plan.levels)[0]?.collect ?? {}).sort();
     assert.ok(domains.includes('exporter.info_schema.processlist'));

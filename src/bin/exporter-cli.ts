@@ -362,7 +362,8 @@ function splitFlags(args: ExporterArgs): {
   exporter: Record<string, string>;
   collect: Record<string, string>;
 } {
-  const exporter: Record<string, string> = { 'web.listen-address': ':9104' };
+  // query_timeout: mysqld_exporter's 0 (no per-query limit) unless given.
+  const exporter: Record<string, string> = { 'web.listen-address': ':9104', 'exporter.query_timeout': '0' };
   const collect: Record<string, string> = {};
   for (const [name, values] of args.given) {
     const role = BY_NAME.get(name)?.role;

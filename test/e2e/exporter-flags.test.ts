@@ -336,6 +336,50 @@ describe('exporter-wide flags through the sonde binary', { timeout: 180_000 }, (
     });
   });
 
+  it('--exporter.query_timeout=0: a collector slower than the plan deadline (8 s) ends with the scrape', async () => {
+    await plain.query('CREATE DATABASE heartbeat');
+    await plain.query(
+      'CREATE TABLE heartbeat.heartbeat (ts varchar(26) NOT NULL, server_id int unsigned NOT NULL PRIMARY KEY)',
+    );
+    await plain.query(
+      "INSERT INTO heartbeat.heartbeat VALUES (DATE_FORMAT(NOW(6), '%Y-%m-%dT%H:%i:%s.%f'), 1)",
+    );
+    await plain.createUser('qto', 'qto-Pass-4', ['PROCESS ON *.*', 'SELECT ON heartbeat.*']);
+    const cnf = writeMyCnf(dir, 'qto.cnf', [
+      'user=qto',
+      'password=qto-Pass-4',
+      'host=127.0.0.1',
+      `port=${plain.port}`,
+    ]);
+    const address = `127.0.0.1:${await freePort()}`;
+    const cli = await startSondeCli(
+      [
+        '--config.my-cnf',
+        cnf,
+        `--web.listen-address=${address}`,
+        '--collect.heartbeat',
+        '--no-exporter.enable_lock_wait_timeout',
+        '--exporter.query_timeout=0',
+      ],
+      address,
+    );
+    const holder = await createConnection({ socketPath: plain.socket, user: 'root' });
+    try {
+      // The heartbeat read waits for this lock for 9 s: longer than the plan's 8 s deadline,
+      // well within the 30 s Prometheus allows.
+      await holder.query('LOCK TABLES heartbeat.heartbeat WRITE');
+      const scrape = cli.get('/metrics?collect[]=heartbeat', { 'X-Prometheus-Scrape-Timeout-Seconds': '30' });
+      await new Promise((r) => setTimeout(r, 9000));
+      await holder.query('UNLOCK TABLES');
+      const r = await scrape;
+      assert.match(r.body, /^mysql_exporter_collector_success\{collector="collect.heartbeat"\} 1$/m, r.body);
+      assert.match(r.body, /^mysql_heartbeat_stored_timestamp_seconds\{server_id="1"\} /m);
+    } finally {
+      await holder.end();
+      await cli.stop();
+    }
+  });
+
   it('--timeout-offset is taken off the scrape-timeout header', async () => {
     await plain.createUser('offs', 'offs-Pass-3', ['PROCESS ON *.*']);
     const cnf = writeMyCnf(dir, 'offs.cnf', [
