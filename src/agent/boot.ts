@@ -162,6 +162,8 @@ export interface Boot {
   help: HelpLookup;
   /** The exporter plan from mysqld_exporter's command line: the only plan its monitor looks up. */
   exporterPlan?: Plan;
+  /** The command line's process families, made once (the endpoint restarts with its monitor). */
+  selfMetrics?: () => Promise<string>;
   hooks: AgentHooks;
   factories: AgentFactories;
   /** The HA hook; undefined: always active. */
@@ -275,7 +277,14 @@ export function monitorDeps(b: Boot): MonitorDeps {
           maxCollectors: settings.maxCollectors,
           ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
         }),
-      start: async (args) => (await import('../exporter/server.js')).startExporter(args),
+      start: async (args) => {
+        const { startExporter } = await import('../exporter/server.js');
+        // mysqld_exporter's command line: its endpoint serves the process families too.
+        if (b.exporterPlan === undefined) return startExporter(args);
+        const { commandLineSelfMetrics } = await import('../exporter/process-metrics.js');
+        b.selfMetrics ??= commandLineSelfMetrics(VERSION);
+        return startExporter({ ...args, selfMetrics: b.selfMetrics });
+      },
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, withModifyDb(b.hooks, o)),

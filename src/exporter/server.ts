@@ -108,6 +108,11 @@ export interface StartExporterArgs {
    */
   reload?: () => void;
   /**
+   * Text appended to every scrape of the telemetry path (mysqld_exporter's command line: the
+   * process families and `mysqld_exporter_build_info`); a failure leaves it out.
+   */
+  selfMetrics?: () => Promise<string>;
+  /**
    * `exporter.token-file`: every path then needs `Authorization: Bearer <token>`. A missing
    * or empty file fails the start with an error naming the key and the file.
    */
@@ -225,6 +230,8 @@ export interface ScrapeHandlerArgs {
   events: Events;
   /** Seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (`timeout-offset`); 0.25 when unset. */
   timeoutOffsetS?: number;
+  /** Exposition text appended to each answer (process families); a failure leaves it out. */
+  selfMetrics?: () => Promise<string>;
 }
 
 /**
@@ -274,7 +281,8 @@ export class ScrapeHandler {
     }
     if (!result.up)
       this.#args.events.debug(`exporter ${this.#args.monitorId}: MySQL is down: ${result.error}`);
-    this.#answer(req, res, this.#samples(result, text ?? {}));
+    const extra = await this.#selfText();
+    this.#answer(req, res, this.#samples(result, text ?? {}), extra);
   }
 
   /** Self-metrics, translated values and the info families of the text values. */
@@ -290,11 +298,24 @@ export class ScrapeHandler {
     return samples;
   }
 
+  /** The appended text (process families), '' without or when it cannot be had. */
+  async #selfText(): Promise<string> {
+    const self = this.#args.selfMetrics;
+    if (self === undefined) return '';
+    try {
+      return await self();
+    } catch (err) {
+      this.#args.events.debug(`exporter ${this.#args.monitorId}: process metrics: ${errorMessage(err)}`);
+      return '';
+    }
+  }
+
   /** Render and send: 200 (gzip when accepted), or 500 when the samples cannot be exposed. */
-  #answer(req: IncomingMessage, res: ServerResponse, samples: PromSample[]): void {
+  #answer(req: IncomingMessage, res: ServerResponse, samples: PromSample[], extra = ''): void {
     let body: Buffer;
     try {
       body = this.#expo.renderBuffer(samples);
+      if (extra !== '') body = Buffer.concat([body, Buffer.from(extra)]);
     } catch (err) {
       if (!(err instanceof ExpositionError)) throw err;
       this.#args.events.debug(`exporter ${this.#args.monitorId}: cannot expose metrics: ${err.message}`);
@@ -327,6 +348,7 @@ function router(
     monitorId,
     events,
     ...(args.timeoutOffsetS === undefined ? {} : { timeoutOffsetS: args.timeoutOffsetS }),
+    ...(args.selfMetrics === undefined ? {} : { selfMetrics: args.selfMetrics }),
   });
   const landing = landingPage(monitorId, path);
   return (req, res) => {
