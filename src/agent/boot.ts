@@ -230,8 +230,15 @@ async function checkProbeConfig(config: Config): Promise<void> {
 
 /** A connection builder that adds each password it reads to the secrets scrubbed from output. */
 function scrubbingConnect(events: EventLog): Connect {
+  // Each unknown my.cnf key is told once per file and key (connections are built again and again).
+  const warned = new Set<string>();
+  const warn = (id: string) => (msg: string) => {
+    if (warned.has(msg)) return;
+    warned.add(msg);
+    events.warn('mycnf-warning', id, msg);
+  };
   return async (cfg, o) => {
-    const spec = await buildConnection(cfg, o);
+    const spec = await buildConnection(cfg, { ...o, warn: warn(cfg.id) });
     if (spec.password() !== '') events.addSecret(spec.password());
     return spec;
   };

@@ -246,6 +246,26 @@ describe('exporterSetup', () => {
     );
   });
 
+  it('reads .my.cnf of the working directory by default, as mysqld_exporter does; not ~/.my.cnf', async () => {
+    const { mkdirSync, writeFileSync, rmSync } = await import('node:fs');
+    const cwd = join(dir, 'workdir');
+    const home = join(dir, 'home');
+    mkdirSync(cwd, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, '.my.cnf'), '[client]\nuser=from_home\n');
+    writeFileSync(join(cwd, '.my.cnf'), '[client]\nuser=from_cwd\n');
+    try {
+      const s = await exporterSetup(run([]), { HOME: home }, cwd);
+      assert.equal(s.config.monitors?.[0]?.username, 'from_cwd');
+      assert.equal(s.config.monitors?.[0]?.mycnf, join(cwd, '.my.cnf'));
+      rmSync(join(cwd, '.my.cnf'));
+      await assert.rejects(exporterSetup(run([]), { HOME: home }, cwd), { message: /^no MySQL user: / });
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+      rmSync(home, { recursive: true, force: true });
+    }
+  });
+
   it('errors name the flag', async () => {
     await assert.rejects(exporterSetup(run(['--config.my-cnf', join(dir, 'none.cnf')]), env, dir), {
       message: /^--config\.my-cnf: open .*none\.cnf: no such file or directory$/,

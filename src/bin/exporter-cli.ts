@@ -107,7 +107,7 @@ export const CLI_FLAGS: readonly CliFlag[] = [
   f(
     'config.my-cnf',
     'string',
-    '~/.my.cnf',
+    '.my.cnf',
     'Path to .my.cnf file to read MySQL credentials from.',
     'connection',
   ),
@@ -289,15 +289,17 @@ function expandPath(path: string, env: NodeJS.ProcessEnv, cwd: string): string {
 }
 
 /**
- * my.cnf: the file given by `--config.my-cnf` must be readable; the default one
- * (`~/.my.cnf`) may be missing, then only the flags and the environment give the connection.
+ * my.cnf: the file given by `--config.my-cnf` must be readable; the default one (`.my.cnf`
+ * in the working directory, as mysqld_exporter's) may be missing, then only the flags and
+ * the environment give the connection. A bad value in it fails the start either way.
  */
 async function myCnf(args: ExporterArgs, env: NodeJS.ProcessEnv, cwd: string) {
   const path = expandPath(one(args, 'config.my-cnf'), env, cwd);
   try {
     return { path, cnf: await readMyCnf(path) };
   } catch (err) {
-    if (args.given.has('config.my-cnf')) throw new Error(`--config.my-cnf: ${errorMessage(err)}`);
+    const missing = (err as { cause?: { code?: unknown } }).cause?.code === 'ENOENT';
+    if (args.given.has('config.my-cnf') || !missing) throw new Error(`--config.my-cnf: ${errorMessage(err)}`);
     return { path: undefined, cnf: undefined };
   }
 }

@@ -142,6 +142,8 @@ export interface BuildConnectionOptions {
    * no such section, or the section gives no user.
    */
   authModule?: string;
+  /** Told each key of the monitor's my.cnf that sonde does not read (`<file>: unknown key <k>, ignored`). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -166,6 +168,8 @@ export async function buildConnection(
 ): Promise<ConnectionSpec> {
   const cwd = opts.cwd ?? process.cwd();
   const f = await withMyCnf(m, cwd);
+  for (const key of f.cnf?.unknown ?? [])
+    opts.warn?.(`mycnf ${m.mycnf ?? ''}: unknown key ${key} in [client], ignored`);
   const module =
     opts.authModule === undefined ? undefined : await authModuleCredentials(m, opts.authModule, cwd);
   const creds: Credentials =
@@ -183,7 +187,9 @@ export async function buildConnection(
     port = parsePort(f.hostname, hp.port);
   }
   const tls = await tlsSpecOf(m, f, cwd);
-  const iam = creds.cleartext !== undefined;
+  // my.cnf enable-cleartext-plugin: the server may ask for the password in clear text
+  // (LDAP or PAM authentication); it is sent over TLS only.
+  const iam = creds.cleartext !== undefined || f.cnf?.enableCleartextPlugin === true;
 
   return new ConnectionSpec({
     username,
@@ -259,7 +265,12 @@ interface Fields {
   tls: { ca: string; cert: string; key: string };
   tlsDisabled: boolean;
   cnf: MyCnf | undefined;
+  /** my.cnf asks for TLS without files (`tls`, an `ssl-mode` that requires it, TLS versions, a server name). */
+  cnfWantsTls: boolean;
 }
+
+/** `ssl-mode` values that mean TLS even without certificate files. */
+const TLS_SSL_MODES: ReadonlySet<string> = new Set(['REQUIRED', 'VERIFY_CA', 'VERIFY_IDENTITY']);
 
 /**
  * The monitor's fields, with my.cnf `[client]` filling only the empty ones: its socket only
@@ -287,8 +298,16 @@ function fillFromMyCnf(m: FinalMonitorConfig, cnf: MyCnf | undefined): Fields {
     tls: { ca: m.tls?.ca ?? '', cert: m.tls?.cert ?? '', key: m.tls?.key ?? '' },
     tlsDisabled: m.tls?.disable === true,
     cnf,
+    cnfWantsTls: false,
   };
   if (!cnf) return f;
+  f.cnfWantsTls =
+    ['true', 'skip-verify', 'preferred'].includes(cnf.tls) ||
+    cnf.sslSkipVerify ||
+    TLS_SSL_MODES.has(cnf.sslMode) ||
+    cnf.tlsMinVersion !== '' ||
+    cnf.tlsMaxVersion !== '' ||
+    cnf.tlsServerName !== '';
   if (f.socket === '' && f.hostname === '' && cnf.socket !== '') f.socket = cnf.socket;
   if (f.hostname === '') f.hostname = myCnfHostname(cnf);
   if (cnf.sslMode === 'DISABLED') f.tlsDisabled = true;
@@ -310,7 +329,8 @@ function fillFromMyCnf(m: FinalMonitorConfig, cnf: MyCnf | undefined): Fields {
 export function listedDsn(m: FinalMonitorConfig, opts: { cwd?: string } = {}): string {
   const f = fillFromMyCnf(m, listedMyCnf(m, opts.cwd));
   const insecure = flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true;
-  const tls = !f.tlsDisabled && (insecure || f.tls.ca !== '' || f.tls.cert !== '' || f.tls.key !== '');
+  const tls =
+    !f.tlsDisabled && (insecure || f.cnfWantsTls || f.tls.ca !== '' || f.tls.cert !== '' || f.tls.key !== '');
   return redactDsn({
     username: f.username,
     socket: f.socket,
@@ -418,28 +438,55 @@ async function rdsTls(hostname: string): Promise<TlsSpec> {
   return spec;
 }
 
+/** Node's name of a my.cnf TLS version (`TLSv1.0` is Node's `TLSv1`). */
+function nodeTlsVersion(v: string): string | undefined {
+  return v === '' ? undefined : v === 'TLSv1.0' ? 'TLSv1' : v;
+}
+
+/** my.cnf's TLS versions and server name added to a spec. */
+function cnfTlsExtras(spec: TlsSpec, cnf: MyCnf | undefined): TlsSpec {
+  if (cnf === undefined) return spec;
+  const min = nodeTlsVersion(cnf.tlsMinVersion);
+  const max = nodeTlsVersion(cnf.tlsMaxVersion);
+  if (min !== undefined) spec.minVersion = min;
+  if (max !== undefined) spec.maxVersion = max;
+  if (cnf.tlsServerName !== '') spec.checkName = cnf.tlsServerName;
+  return spec;
+}
+
 /**
- * TLS when not disabled and a ca, cert or key is set; cert and key are used only together;
- * a socket with no hostname skips verification unless `skip-verify` says otherwise.
- * Without TLS files, the automatic `tls=rds` rule applies. Undefined when TLS is off.
+ * TLS when not disabled and a ca, cert or key is set, or my.cnf asks for it (`tls`, an
+ * `ssl-mode` of REQUIRED, VERIFY_CA or VERIFY_IDENTITY, TLS versions, a server name); cert
+ * and key are used only together; a socket with no hostname skips verification unless
+ * `skip-verify` says otherwise. Without any, the automatic `tls=rds` rule applies.
+ * Undefined when TLS is off.
  */
 async function tlsSpecOf(
   m: FinalMonitorConfig,
   f: Fields,
   cwd: string,
 ): Promise<{ spec: TlsSpec; name: string } | undefined> {
-  const { tls, socket, hostname } = f;
-  // mysqld_exporter's --tls.insecure-skip-verify: TLS without verifying the server, even
-  // with no TLS file (as mysqld_exporter's skip-verify mode does), unless TLS is disabled.
-  const insecure = flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true;
-  if (insecure && !f.tlsDisabled) return { spec: await insecureTls(tls, hostname, cwd), name: m.id };
-  if (f.tlsDisabled || (tls.ca === '' && tls.cert === '' && tls.key === '')) {
+  const { tls, socket, hostname, cnf } = f;
+  // mysqld_exporter's --tls.insecure-skip-verify and my.cnf ssl-skip-verfication: TLS
+  // without verifying the server, even with no TLS file (as mysqld_exporter's skip-verify
+  // mode does), unless TLS is disabled.
+  const insecure =
+    flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true || cnf?.sslSkipVerify === true;
+  if (insecure && !f.tlsDisabled)
+    return { spec: cnfTlsExtras(await insecureTls(tls, hostname, cwd), cnf), name: m.id };
+  const files = tls.ca !== '' || tls.cert !== '' || tls.key !== '';
+  if (f.tlsDisabled || (!files && !f.cnfWantsTls)) {
     // No TLS of the monitor's own: RDS connections get TLS verified with the RDS CAs.
     return autoRdsTls(m, f) ? { spec: await rdsTls(hostname), name: 'rds' } : undefined;
   }
   let skipVerify = m.tls?.['skip-verify'];
   if (skipVerify === undefined && socket !== '' && hostname === '') skipVerify = true;
+  // tls=skip-verify and tls=preferred do not verify; ssl-mode=REQUIRED only when given a CA.
+  if (skipVerify === undefined && (cnf?.tls === 'skip-verify' || cnf?.tls === 'preferred')) skipVerify = true;
+  if (skipVerify === undefined && cnf?.sslMode === 'REQUIRED' && tls.ca === '') skipVerify = true;
   const spec: TlsSpec = { rejectUnauthorized: skipVerify !== true };
+  if (cnf?.sslMode === 'VERIFY_CA') spec.verifyIdentity = false;
+  if (cnf?.tls === 'preferred' && !files && !TLS_SSL_MODES.has(cnf.sslMode)) spec.preferred = true;
   if (tls.ca !== '') spec.ca = await readTlsFile('ca', tls.ca, cwd);
   if (tls.cert !== '' && tls.key !== '') {
     spec.cert = await readTlsFile('cert', tls.cert, cwd);
@@ -447,7 +494,7 @@ async function tlsSpecOf(
   }
   const servername = hostname === '' ? '' : splitHostPort(hostname).host;
   if (servername !== '') spec.servername = servername;
-  return { spec, name: m.id };
+  return { spec: cnfTlsExtras(spec, cnf), name: m.id };
 }
 
 /** TLS that does not verify the server; the CA is not needed, a client certificate is sent. */

@@ -148,6 +148,11 @@ export const EVENT_NAMES = {
     sondeOnly: true,
     description: 'a monitor is kept but something about it is wrong (e.g. a my.cnf monitor without an id)',
   },
+  'mycnf-warning': {
+    level: 'warn',
+    sondeOnly: true,
+    description: 'a my.cnf key sonde does not read: the file and the key are named, the key is ignored (once per file and key)',
+  },
   'monitor-started': {
     level: 'info',
     description: 'a monitor is running; the message is its DSN, password redacted',

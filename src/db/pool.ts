@@ -40,6 +40,7 @@ import { formatDuration } from '../util/duration.js';
 import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
 import { Semaphore } from '../util/semaphore.js';
+import { checkServerIdentity, type PeerCertificate, type TLSSocket } from 'node:tls';
 
 /** Connections per monitor: 2 for collectors (at most 2 run at once), 1 for the rest. */
 export const POOL_SIZE = 3;
@@ -160,14 +161,40 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     const t = spec.tls;
     o.ssl = {
       rejectUnauthorized: t.rejectUnauthorized,
-      // verify the certificate's host name too when verifying at all (as Go's TLS does)
-      verifyIdentity: t.rejectUnauthorized,
+      // verify the certificate's host name too when verifying at all (as Go's TLS does),
+      // unless only the chain is to be verified or another name is checked (checkName,
+      // once the connection is up: see checkServerName)
+      verifyIdentity: t.checkName === undefined && (t.verifyIdentity ?? t.rejectUnauthorized),
+      ...(t.minVersion !== undefined ? { minVersion: t.minVersion } : {}),
+      ...(t.maxVersion !== undefined ? { maxVersion: t.maxVersion } : {}),
       ...(t.ca !== undefined ? { ca: t.ca } : {}),
       ...(t.cert !== undefined ? { cert: t.cert } : {}),
       ...(t.key !== undefined ? { key: t.key } : {}),
     };
   }
   return o;
+}
+
+/** The server refused TLS: it offers none (mysql2's handshake error). */
+function noTlsOffered(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'HANDSHAKE_NO_SSL_SUPPORT';
+}
+
+/**
+ * my.cnf `tls-server-name`: the server certificate, verified against the CA during the
+ * handshake, must also carry this name; otherwise the new connection is given up.
+ */
+function checkServerName(conn: PoolConnection, spec: ConnectionSpec): void {
+  const name = spec.tls?.checkName;
+  if (name === undefined || spec.tls?.rejectUnauthorized !== true) return;
+  const stream = (conn.connection as unknown as { stream?: Partial<TLSSocket> }).stream;
+  const cert = stream?.getPeerCertificate?.();
+  const why =
+    cert === undefined ? new Error('no TLS certificate') : checkServerIdentity(name, cert as PeerCertificate);
+  if (why !== undefined)
+    throw new DbQueryError(`TLS: the server certificate is not for tls-server-name ${name}: ${why.message}`, {
+      code: 'HANDSHAKE_SSL_ERROR',
+    });
 }
 
 /** The text of the refusal to send a cleartext password over a plain connection. */
@@ -312,6 +339,13 @@ class MysqlDb implements PooledDb {
         this.#connectPausedUntil = Date.now() + this.#connectPauseMs;
         this.#connectPauseMs = Math.min(this.#connectPauseMs * 2, CONNECT_PAUSE_MS.longest);
       }
+      if (noTlsOffered(err) && gen.spec.tls?.preferred === true && this.#gen === gen) {
+        // tls=preferred and the server offers no TLS: connect without it from now on.
+        this.#gen = this.#newGeneration(gen.spec.withTls(undefined));
+        gen.retired = true;
+        this.#maybeEndRetired(gen);
+        return this.#acquire();
+      }
       if (!isAccessDenied(err)) throw this.#toDbError(err);
       // Password reload: one reload at a time; concurrent failures wait
       // for it, then retry once if the credentials changed.
@@ -340,6 +374,7 @@ class MysqlDb implements PooledDb {
     if (!this.#prepared.has(core)) {
       this.#opts.onConnect?.(Date.now() - t0);
       try {
+        checkServerName(conn, gen.spec);
         await conn.query(`SET SESSION lock_wait_timeout=${SESSION_LOCK_WAIT_TIMEOUT_S}`);
       } catch (err) {
         this.#release(conn, gen, true);
