@@ -151,7 +151,14 @@ export const EVENT_NAMES = {
   'mycnf-warning': {
     level: 'warn',
     sondeOnly: true,
-    description: 'a my.cnf key sonde does not read: the file and the key are named, the key is ignored (once per file and key)',
+    description:
+      'a my.cnf key sonde does not read: the file and the key are named, the key is ignored (once per file and key)',
+  },
+  'exporter-duplicate-series': {
+    level: 'warn',
+    sondeOnly: true,
+    description:
+      'a scrape had two series with the same name and labels: the later one is left out (counted in `sonde_exporter_duplicate_series_total`); told once per series',
   },
   'monitor-started': {
     level: 'info',
@@ -313,6 +320,8 @@ export interface EventStream {
  */
 export interface Events {
   info(event: EventName, monitorId: string, message?: string): void;
+  /** A warning (printed from level `warn`); absent: reported as info. */
+  warn?(event: EventName, monitorId: string, message?: string): void;
   error(event: EventName, monitorId: string, message: string): void;
   /**
    * Free-form debug line, printed only while debugging is on. Pass a function when the text

@@ -9,7 +9,10 @@
  * - every column comes back as text (NULL stays null), so values are parsed one way only
  *   (db/values.ts) and BIGINT UNSIGNED never loses digits before that;
  * - every new connection runs `SET SESSION lock_wait_timeout=5`, so a metadata lock can
- *   never hold a monitoring query for long;
+ *   never hold a monitoring query for long, and keeps sonde's statements out of the
+ *   server's slow log where a session may say so without privileges (MariaDB:
+ *   `slow_query_log=0`; MySQL: `long_query_time` and `min_examined_row_limit` at their
+ *   largest); a server that refuses that part gets the lock wait timeout alone;
  * - a statement may ask for session variables of its own (QueryOptions.session: the
  *   exporter's lock_wait_timeout and log_slow_filter). The pool remembers what each
  *   connection has, sets only what differs in one `SET SESSION` before the statement, and
@@ -173,6 +176,34 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     };
   }
   return o;
+}
+
+/**
+ * The session variables that keep a session's statements out of the slow log, by server:
+ * MariaDB lets any session turn its slow log off; MySQL does not, but any session may
+ * raise its own slow-query threshold and minimum of examined rows to their maximum (which
+ * also keeps out statements logged for not using an index).
+ */
+export const QUIET_SLOW_LOG = {
+  mariadb: 'slow_query_log=0',
+  mysql: 'long_query_time=31536000, min_examined_row_limit=18446744073709551615',
+} as const;
+
+/**
+ * A new connection's session: `lock_wait_timeout`, and out of the slow log where the server
+ * allows it (best effort: when that part is refused, the lock wait timeout is set alone).
+ */
+async function setupSession(conn: PoolConnection): Promise<void> {
+  const base = `SET SESSION lock_wait_timeout=${SESSION_LOCK_WAIT_TIMEOUT_S}`;
+  const version = (conn.connection as unknown as { _handshakePacket?: { serverVersion?: string } })
+    ._handshakePacket?.serverVersion;
+  const quiet = /mariadb/i.test(version ?? '') ? QUIET_SLOW_LOG.mariadb : QUIET_SLOW_LOG.mysql;
+  try {
+    await conn.query(`${base}, ${quiet}`);
+  } catch (err) {
+    if (errnoOf(err) === undefined) throw err; // not the server's refusal: the connection failed
+    await conn.query(base);
+  }
 }
 
 /** The server refused TLS: it offers none (mysql2's handshake error). */
@@ -374,7 +405,7 @@ class MysqlDb implements PooledDb {
       this.#opts.onConnect?.(Date.now() - t0);
       try {
         checkServerName(conn, gen.spec);
-        await conn.query(`SET SESSION lock_wait_timeout=${SESSION_LOCK_WAIT_TIMEOUT_S}`);
+        await setupSession(conn);
       } catch (err) {
         this.#release(conn, gen, true);
         throw err;

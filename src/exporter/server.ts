@@ -10,7 +10,9 @@
  *   scrape deadline, 10 s without it; a client that goes away cancels the scrape.
  * - `/`: a small HTML landing page linking the telemetry path. Anything else: 404.
  * - Always 200 for a scrape, even when MySQL is down (`mysql_up 0`); 500 only when the
- *   samples cannot be exposed (duplicate series…), as promhttp does.
+ *   samples cannot be exposed (one name with two HELP or TYPE texts), as promhttp does. A
+ *   duplicate series is left out instead (counted in `sonde_exporter_duplicate_series_total`,
+ *   told once), where promhttp would fail the whole scrape.
  *
  * Self-metrics are mysqld_exporter's: `mysql_up`, `mysql_exporter_scrapes_total`,
  * `mysql_exporter_last_scrape_error`, `mysql_exporter_scrape_errors_total{collector}`,
@@ -31,7 +33,13 @@ import { TEXT_PLAIN, refuseMethod, send, sendText } from '../util/http-answer.js
 import { TokenFile, admit } from '../util/http-guard.js';
 import { escapeHtml } from '../util/text.js';
 import { startWebListeners } from '../util/web-listener.js';
-import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
+import {
+  ExpositionCache,
+  ExpositionError,
+  TEXT_CONTENT_TYPE,
+  dropDuplicateSeries,
+  type PromSample,
+} from '../prom/exposition.js';
 import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
 
 /** `web.listen-address` when empty (loopback only, where upstream's `:9104` listens everywhere). */
@@ -81,7 +89,15 @@ const HELP = {
   scrapeErrors: 'Total number of times an error occurred scraping a MySQL.',
   duration: 'Collector time duration.',
   success: 'mysqld_exporter: Whether a collector succeeded.',
+  duplicates:
+    'Series left out of scrapes because an earlier series of the scrape had the same name and labels.',
 } as const;
+
+/** sonde's count of series dropped as duplicates (a duplicate never fails the scrape). */
+export const DUPLICATES_FAMILY = 'sonde_exporter_duplicate_series_total';
+
+/** Distinct duplicate series told in an event per handler; more are only counted. */
+const DUPLICATES_TOLD_MAX = 100;
 
 export interface StartExporterArgs {
   monitorId: string;
@@ -244,6 +260,9 @@ export class ScrapeHandler {
   readonly #self = new SelfMetrics();
   // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
   readonly #expo = new ExpositionCache();
+  /** Series dropped as duplicates so far, and those already told in an event. */
+  #duplicates = 0;
+  readonly #told = new Set<string>();
 
   constructor(args: ScrapeHandlerArgs) {
     this.#args = args;
@@ -310,11 +329,41 @@ export class ScrapeHandler {
     }
   }
 
+  /** The counter of dropped duplicates (once there was one). */
+  #duplicatesSample(): PromSample {
+    return { name: DUPLICATES_FAMILY, help: HELP.duplicates, type: 'counter', value: this.#duplicates };
+  }
+
+  /**
+   * The exposition of `samples`; a series that repeats an earlier one (same name and labels)
+   * is left out, counted and told once, so a duplicate never fails the scrape. Other
+   * problems throw ExpositionError.
+   */
+  #render(samples: PromSample[]): Buffer {
+    const all = this.#duplicates > 0 ? [...samples, this.#duplicatesSample()] : samples;
+    try {
+      return this.#expo.renderBuffer(all);
+    } catch (err) {
+      if (!(err instanceof ExpositionError) || !err.duplicate) throw err;
+    }
+    const { kept, dropped } = dropDuplicateSeries(samples);
+    this.#duplicates += dropped.length;
+    for (const series of dropped) {
+      if (this.#told.has(series) || this.#told.size >= DUPLICATES_TOLD_MAX) continue;
+      this.#told.add(series);
+      const msg = `exporter: duplicate series ${series} left out of the scrape`;
+      const events = this.#args.events;
+      if (events.warn) events.warn('exporter-duplicate-series', this.#args.monitorId, msg);
+      else events.info('exporter-duplicate-series', this.#args.monitorId, msg);
+    }
+    return this.#expo.renderBuffer([...kept, this.#duplicatesSample()]);
+  }
+
   /** Render and send: 200 (gzip when accepted), or 500 when the samples cannot be exposed. */
   #answer(req: IncomingMessage, res: ServerResponse, samples: PromSample[], extra = ''): void {
     let body: Buffer;
     try {
-      body = this.#expo.renderBuffer(samples);
+      body = this.#render(samples);
       if (extra !== '') body = Buffer.concat([body, Buffer.from(extra)]);
     } catch (err) {
       if (!(err instanceof ExpositionError)) throw err;
