@@ -320,7 +320,7 @@ export interface EventStream {
  */
 export interface Events {
   info(event: EventName, monitorId: string, message?: string): void;
-  /** A warning (printed from level `warn`); absent: reported as info. */
+  /** A warning (printed from level `warn`); absent: the caller says it as a debug line. */
   warn?(event: EventName, monitorId: string, message?: string): void;
   error(event: EventName, monitorId: string, message: string): void;
   /**

@@ -354,7 +354,7 @@ export class ScrapeHandler {
       const msg = `exporter: duplicate series ${series} left out of the scrape`;
       const events = this.#args.events;
       if (events.warn) events.warn('exporter-duplicate-series', this.#args.monitorId, msg);
-      else events.info('exporter-duplicate-series', this.#args.monitorId, msg);
+      else events.debug(msg, this.#args.monitorId);
     }
     return this.#expo.renderBuffer([...kept, this.#duplicatesSample()]);
   }
