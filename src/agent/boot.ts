@@ -674,7 +674,13 @@ export async function reloadConfig(b: Boot, loader: Loader): Promise<void> {
       events.notice('server-reload', '', `SIGHUP: ${fixed.join(', ')} changed: only a restart applies them`);
   }
   try {
+    const before = new Set(loader.loaded());
     await loader.reload(next);
+    // Monitors kept as they were read their connection settings (my.cnf, password and TLS
+    // files) again, as POST /-/reload does; one that cannot keeps its running settings.
+    await Promise.all(
+      loader.loaded().map(async (m) => (before.has(m) ? m.reloadConnection?.('SIGHUP') : undefined)),
+    );
     const from = b.configPath === undefined ? '' : ` from ${b.configPath}`;
     events.notice('server-reload', '', `SIGHUP: monitors reloaded${from} (${loader.loaded().length} loaded)`);
   } catch (err) {

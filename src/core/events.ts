@@ -171,7 +171,14 @@ export const EVENT_NAMES = {
   'monitor-reload': {
     level: 'info',
     sondeOnly: true,
-    description: 'POST /-/reload: a monitor restarts to read its credentials again',
+    description:
+      'POST /-/reload or SIGHUP: a monitor read its connection settings (my.cnf, password and TLS files) again',
+  },
+  'monitor-reload-error': {
+    level: 'error',
+    sondeOnly: true,
+    description:
+      'POST /-/reload or SIGHUP: the connection settings cannot be read (a broken my.cnf, a missing TLS file); the running ones are kept',
   },
   'monitor-error': {
     level: 'error',

@@ -130,6 +130,11 @@ export interface CreateDbOptions {
 export type PooledDb = Db & {
   /** Close every connection; later calls reject with code SONDE_DB_CLOSED. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Connect with `spec` from now on (my.cnf read again): new connections come from a new
+   * pool; statements running on the old one finish there, and it is ended once they have.
+   */
+  useSpec(spec: ConnectionSpec): void;
 };
 
 /** Create the connection pool for one monitor. No connection is opened until first use. */
@@ -691,6 +696,15 @@ class MysqlDb implements PooledDb {
       await this.#applySession(conn, opts?.session);
       await conn.ping();
     });
+  }
+
+  useSpec(spec: ConnectionSpec): void {
+    if (this.#closed) return;
+    const old = this.#gen;
+    this.#gen = this.#newGeneration(spec);
+    this.#info = undefined;
+    old.retired = true;
+    this.#maybeEndRetired(old);
   }
 
   async close(): Promise<void> {

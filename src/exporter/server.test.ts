@@ -353,18 +353,26 @@ describe('exporter endpoint', () => {
     assert.ok(Number(head.headers['content-length']) > 0);
   });
 
-  it('reloads on POST /-/reload once the answer is out, refuses other methods, and is 404 without a reload hook', async () => {
+  it('reloads on POST /-/reload: 200 ok, or 500 with the error; refuses other methods; 404 without a hook', async () => {
     let reloads = 0;
-    const { h } = await start(new FakeSource(UP), { reload: () => reloads++ });
+    let error: string | undefined;
+    const { h } = await start(new FakeSource(UP, UP), {
+      reload: async () => {
+        reloads++;
+        return error;
+      },
+    });
     const get405 = await get(h.address, '/-/reload');
     assert.equal(get405.status, 405);
     assert.equal(get405.headers.allow, 'POST');
     assert.equal(reloads, 0);
     const post = await get(h.address, '/-/reload', { method: 'POST' });
-    assert.equal(post.status, 200);
-    assert.match(post.body.toString(), /^reloading/);
-    await new Promise((r) => setImmediate(r));
+    assert.deepEqual([post.status, post.body.toString()], [200, 'ok']);
     assert.equal(reloads, 1);
+    error = 'POST /-/reload: cannot read mycnf: x.cnf: line 2: missing option name';
+    const bad = await get(h.address, '/-/reload', { method: 'POST' });
+    assert.deepEqual([bad.status, bad.body.toString()], [500, `reload failed: ${error}\n`]);
+    assert.equal((await get(h.address, '/metrics')).status, 200, 'still serving');
     const { h: plain } = await start(new FakeSource(UP));
     assert.equal((await get(plain.address, '/-/reload', { method: 'POST' })).status, 404);
   });

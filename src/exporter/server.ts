@@ -119,10 +119,11 @@ export interface StartExporterArgs {
   /** `timeout-offset`: seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (default 0.25). */
   timeoutOffsetS?: number;
   /**
-   * Called after `POST /-/reload` was answered (mysqld_exporter reloads its my.cnf there);
-   * without it the path is 404.
+   * `POST /-/reload` (mysqld_exporter reloads its my.cnf there): read the connection settings
+   * again; resolves with the error text when they could not be read (the running ones are
+   * kept). Without it the path is 404.
    */
-  reload?: () => void;
+  reload?: () => Promise<string | undefined>;
   /**
    * Text appended to every scrape of the telemetry path (mysqld_exporter's command line: the
    * process families and `mysqld_exporter_build_info`); a failure leaves it out.
@@ -139,16 +140,26 @@ export interface StartExporterArgs {
 export const RELOAD_PATH = '/-/reload';
 
 /**
- * `POST /-/reload`: answer 200, then reload once the answer is out (the reload may close
- * this very listener). Any other method: 405, state changes only by POST.
+ * `POST /-/reload`: read the connection settings again, then answer `200 ok`, or `500` with
+ * the one-line error when they cannot be read (the running settings stay, the endpoint keeps
+ * serving). Any other method: 405, state changes only by POST.
  */
-function answerReload(req: IncomingMessage, res: ServerResponse, reload: () => void): void {
+function answerReload(
+  req: IncomingMessage,
+  res: ServerResponse,
+  reload: () => Promise<string | undefined>,
+): void {
   if (req.method !== 'POST') {
     refuseMethod(res, req, 'POST', `405 method not allowed: ${RELOAD_PATH} takes POST`);
     return;
   }
-  res.once('finish', reload);
-  sendText(res, req, 200, 'reloading: the monitor restarts and reads its credentials again');
+  reload().then(
+    (error) =>
+      error === undefined
+        ? send(res, req, 200, TEXT_PLAIN, 'ok')
+        : sendText(res, req, 500, `reload failed: ${error.replace(/[\r\n]+/g, ' ')}`),
+    (err: unknown) => sendText(res, req, 500, `reload failed: ${errorMessage(err).replace(/[\r\n]+/g, ' ')}`),
+  );
 }
 
 /** Idle time of a kept-alive connection: longer than Prometheus keeps its connections idle. */

@@ -33,7 +33,11 @@ import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.j
 import { HaWatch } from './ha-watch.js';
 
 /** A database handle the monitor owns and closes. */
-export type OwnedDb = Db & { close(): Promise<void> };
+export type OwnedDb = Db & {
+  close(): Promise<void>;
+  /** Connect with another spec from now on (absent: a reload restarts the monitor). */
+  useSpec?(spec: ConnectionSpec): void;
+};
 
 /** What a monitor needs from the rest of sonde, wired by the CLI (or a test). */
 export interface MonitorDeps {
@@ -105,8 +109,8 @@ export interface MonitorDeps {
       webConfigFile?: string;
       /** `timeout-offset`: seconds taken off the scrape-timeout header. */
       timeoutOffsetS?: number;
-      /** Called after `POST /-/reload` was answered. */
-      reload?: () => void;
+      /** `POST /-/reload`: read the connection settings again; the error text when that failed. */
+      reload?: () => Promise<string | undefined>;
       source: ExporterSource;
       status: StatusWriter;
       events: Events;
@@ -280,18 +284,40 @@ export class Monitor {
   }
 
   /**
-   * `POST /-/reload` on the exporter: restart the monitor, so its connection is built again
-   * from the config, my.cnf and password files (mysqld_exporter reloads its my.cnf there).
-   * One at a time; a monitor stopped meanwhile stays stopped.
+   * Read the connection settings again (config, my.cnf, password file, TLS files), as
+   * mysqld_exporter's `/-/reload` reads its my.cnf: `POST /-/reload` on the exporter, and
+   * SIGHUP. When they cannot be read (a broken my.cnf, a missing TLS file) the running
+   * connection is kept and the error returned (event `monitor-reload-error`); otherwise new
+   * connections use them, without a restart (the endpoint keeps serving). A monitor not
+   * running yet reads them at its next start attempt anyway. `why` starts the event text.
    */
-  async #reload(): Promise<void> {
+  async reloadConnection(why: string): Promise<string | undefined> {
+    const db = this.#db;
+    if (!this.running || db === undefined) return undefined;
+    let spec: ConnectionSpec;
+    try {
+      spec = await this.#deps.buildConnection(this.config, { reload: true });
+    } catch (err) {
+      const text = `${why}: the connection settings cannot be read, the running ones are kept: ${errorMessage(err)}`;
+      this.#deps.events.error('monitor-reload-error', this.id, text);
+      return text;
+    }
+    if (db.useSpec === undefined || this.#db !== db) {
+      await this.#restartForReload(why);
+      return undefined;
+    }
+    db.useSpec(spec);
+    this.#dsn = spec.redactedDsn;
+    this.#status.set(MonitorKey.dsn, spec.redactedDsn);
+    this.#deps.events.info('monitor-reload', this.id, `${why}: connection settings read again`);
+    return undefined;
+  }
+
+  /** A reload for a Db that cannot take another spec: restart the monitor (one at a time). */
+  async #restartForReload(why: string): Promise<void> {
     if (this.#reloading || !this.running) return;
     this.#reloading = true;
-    this.#deps.events.info(
-      'monitor-reload',
-      this.id,
-      'POST /-/reload: restarting to read the credentials again',
-    );
+    this.#deps.events.info('monitor-reload', this.id, `${why}: restarting to read the credentials again`);
     try {
       await this.stop();
       this.start();
@@ -573,7 +599,7 @@ export class Monitor {
         source,
         status: this.#status,
         events,
-        reload: () => void this.#reload(),
+        reload: () => this.reloadConnection('POST /-/reload'),
       });
     } catch (err) {
       this.#status.set(MonitorKey.exporter, `API error (restart in 1s): ${errorMessage(err)}`);
