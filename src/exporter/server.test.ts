@@ -359,7 +359,7 @@ describe('exporter endpoint', () => {
     const { h } = await start(new FakeSource(UP, UP), {
       reload: async () => {
         reloads++;
-        return error;
+        return error === undefined ? {} : { error };
       },
     });
     const get405 = await get(h.address, '/-/reload');

@@ -121,9 +121,10 @@ export interface StartExporterArgs {
   /**
    * `POST /-/reload` (mysqld_exporter reloads its my.cnf there): read the connection settings
    * again; resolves with the error text when they could not be read (the running ones are
-   * kept). Without it the path is 404.
+   * kept), and with a restart to run once the answer is out when the monitor must restart
+   * (its server changed). Without it the path is 404.
    */
-  reload?: () => Promise<string | undefined>;
+  reload?: () => Promise<{ error?: string; restart?: () => Promise<void> }>;
   /**
    * Text appended to every scrape of the telemetry path (mysqld_exporter's command line: the
    * process families and `mysqld_exporter_build_info`); a failure leaves it out.
@@ -147,17 +148,22 @@ export const RELOAD_PATH = '/-/reload';
 function answerReload(
   req: IncomingMessage,
   res: ServerResponse,
-  reload: () => Promise<string | undefined>,
+  reload: NonNullable<StartExporterArgs['reload']>,
 ): void {
   if (req.method !== 'POST') {
     refuseMethod(res, req, 'POST', `405 method not allowed: ${RELOAD_PATH} takes POST`);
     return;
   }
   reload().then(
-    (error) =>
-      error === undefined
-        ? send(res, req, 200, TEXT_PLAIN, 'ok')
-        : sendText(res, req, 500, `reload failed: ${error.replace(/[\r\n]+/g, ' ')}`),
+    ({ error, restart }) => {
+      if (error !== undefined) {
+        sendText(res, req, 500, `reload failed: ${error.replace(/[\r\n]+/g, ' ')}`);
+        return;
+      }
+      // A restart may close this very listener: only once the answer is out.
+      if (restart !== undefined) res.once('finish', () => void restart());
+      send(res, req, 200, TEXT_PLAIN, 'ok');
+    },
     (err: unknown) => sendText(res, req, 500, `reload failed: ${errorMessage(err).replace(/[\r\n]+/g, ' ')}`),
   );
 }

@@ -33,6 +33,13 @@ import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.j
 import { HaWatch } from './ha-watch.js';
 
 /** A database handle the monitor owns and closes. */
+/** Where a spec connects: its socket, or host and port. */
+function addressOf(spec: ConnectionSpec): string {
+  return spec.socket !== undefined && spec.socket !== ''
+    ? `unix:${spec.socket}`
+    : `${spec.host}:${spec.port}`;
+}
+
 export type OwnedDb = Db & {
   close(): Promise<void>;
   /** Connect with another spec from now on (absent: a reload restarts the monitor). */
@@ -109,8 +116,11 @@ export interface MonitorDeps {
       webConfigFile?: string;
       /** `timeout-offset`: seconds taken off the scrape-timeout header. */
       timeoutOffsetS?: number;
-      /** `POST /-/reload`: read the connection settings again; the error text when that failed. */
-      reload?: () => Promise<string | undefined>;
+      /**
+       * `POST /-/reload`: read the connection settings again: the error text when that
+       * failed, the restart to run once the answer is out when the monitor must restart.
+       */
+      reload?: () => Promise<{ error?: string; restart?: () => Promise<void> }>;
       source: ExporterSource;
       status: StatusWriter;
       events: Events;
@@ -183,6 +193,8 @@ export class Monitor {
   #loop: Promise<void> | undefined;
   #lco: LevelCollector | undefined;
   #db: OwnedDb | undefined;
+  /** Where #db connects (socket or host:port): a reload to another address restarts. */
+  #address = '';
   /** background subsystems (heartbeat writer, plan changer), stopped before the LCO */
   #subsystems: AbortController | undefined;
   #subsystemDone: Promise<unknown>[] = [];
@@ -292,25 +304,32 @@ export class Monitor {
    * running yet reads them at its next start attempt anyway. `why` starts the event text.
    */
   async reloadConnection(why: string): Promise<string | undefined> {
+    const r = await this.#reloadSettings(why);
+    await r.restart?.();
+    return r.error;
+  }
+
+  /** reloadConnection's work; a restart it needs is left to the caller (after its answer). */
+  async #reloadSettings(why: string): Promise<{ error?: string; restart?: () => Promise<void> }> {
     const db = this.#db;
-    if (!this.running || db === undefined) return undefined;
+    if (!this.running || db === undefined) return {};
     let spec: ConnectionSpec;
     try {
       spec = await this.#deps.buildConnection(this.config, { reload: true });
     } catch (err) {
       const text = `${why}: the connection settings cannot be read, the running ones are kept: ${errorMessage(err)}`;
       this.#deps.events.error('monitor-reload-error', this.id, text);
-      return text;
+      return { error: text };
     }
-    if (db.useSpec === undefined || this.#db !== db) {
-      await this.#restartForReload(why);
-      return undefined;
-    }
+    // Another server (address changed), or a Db that cannot take a spec: restart, so that
+    // everything prepared against the old server is prepared again.
+    if (db.useSpec === undefined || this.#db !== db || addressOf(spec) !== this.#address)
+      return { restart: () => this.#restartForReload(why) };
     db.useSpec(spec);
     this.#dsn = spec.redactedDsn;
     this.#status.set(MonitorKey.dsn, spec.redactedDsn);
     this.#deps.events.info('monitor-reload', this.id, `${why}: connection settings read again`);
-    return undefined;
+    return {};
   }
 
   /** A reload for a Db that cannot take another spec: restart the monitor (one at a time). */
@@ -452,6 +471,7 @@ export class Monitor {
         onConnect: (ms, error) => events.debug(() => connectLine(dsn, ms, error), this.id),
       });
       this.#db = db;
+      this.#address = addressOf(spec);
       this.#dsn = spec.redactedDsn;
       this.#status.set(MonitorKey.dsn, spec.redactedDsn);
       return db;
@@ -599,7 +619,7 @@ export class Monitor {
         source,
         status: this.#status,
         events,
-        reload: () => this.reloadConnection('POST /-/reload'),
+        reload: () => this.#reloadSettings('POST /-/reload'),
       });
     } catch (err) {
       this.#status.set(MonitorKey.exporter, `API error (restart in 1s): ${errorMessage(err)}`);
