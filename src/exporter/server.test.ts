@@ -355,11 +355,11 @@ describe('exporter endpoint', () => {
 
   it('reloads on POST /-/reload: 200 ok, or 500 with the error; refuses other methods; 404 without a hook', async () => {
     let reloads = 0;
-    let error: string | undefined;
+    const next: { error?: string } = {};
     const { h } = await start(new FakeSource(UP, UP), {
       reload: async () => {
         reloads++;
-        return error === undefined ? {} : { error };
+        return { ...next };
       },
     });
     const get405 = await get(h.address, '/-/reload');
@@ -369,9 +369,9 @@ describe('exporter endpoint', () => {
     const post = await get(h.address, '/-/reload', { method: 'POST' });
     assert.deepEqual([post.status, post.body.toString()], [200, 'ok']);
     assert.equal(reloads, 1);
-    error = 'POST /-/reload: cannot read mycnf: x.cnf: line 2: missing option name';
+    next.error = 'POST /-/reload: cannot read mycnf: x.cnf: line 2: missing option name';
     const bad = await get(h.address, '/-/reload', { method: 'POST' });
-    assert.deepEqual([bad.status, bad.body.toString()], [500, `reload failed: ${error}\n`]);
+    assert.deepEqual([bad.status, bad.body.toString()], [500, `reload failed: ${next.error}\n`]);
     assert.equal((await get(h.address, '/metrics')).status, 200, 'still serving');
     const { h: plain } = await start(new FakeSource(UP));
     assert.equal((await get(plain.address, '/-/reload', { method: 'POST' })).status, 404);

@@ -1,0 +1,109 @@
+/**
+ * One HTTP(S) listener on `node:http`, as every sonde listener makes it (the management API,
+ * the exporter, the probe listener): the limits of http-guard.ts (header and request
+ * timeouts, a connection cap, a TLS handshake timeout), the text answer to requests Node
+ * cannot parse, binding with the bound address reported, and a close that either lets the
+ * requests in flight finish or drops every connection.
+ */
+import type { RequestListener, Server } from 'node:http';
+import type { ServerOptions as HttpsOptions } from 'node:https';
+import { LISTENER_LIMITS, answerClientError, listenerOptions } from './guard.js';
+import { http, https } from './node-http.js';
+
+export interface ListenerOptions {
+  /** Idle time of a kept-alive connection (Node's default when unset). */
+  keepAliveMs?: number | undefined;
+  /** Serve HTTPS with these options (certificate, key, client certificates…). */
+  tls?: HttpsOptions | undefined;
+}
+
+/** A listener made by createListener(). */
+export interface Listener {
+  readonly server: Server;
+  /** True once close() was called. */
+  readonly closing: boolean;
+  /**
+   * Listen on `host` ('' = every interface: `::`, or `0.0.0.0` without IPv6) and `port`;
+   * resolves with the bound address, `host:port` or `[v6]:port` (the real port for port 0).
+   * Rejects with Node's error (`listen EADDRINUSE: …`); it may be called again after that.
+   */
+  listen(host: string, port: number): Promise<string>;
+  /**
+   * Stop accepting connections. `drain` (default): idle kept-alive connections are closed
+   * now and every other one as soon as its answer is out; `drop`: every connection is closed
+   * now. Resolves once none is left; calling it again returns the same promise.
+   */
+  close(how?: 'drain' | 'drop'): Promise<void>;
+}
+
+/** The address a server is bound to, `host:port` (`[v6]:port` for IPv6), or '' before it listens. */
+export function boundAddress(server: Server): string {
+  const addr = server.address();
+  if (addr === null) return '';
+  if (typeof addr === 'string') return addr;
+  return `${addr.family === 'IPv6' ? `[${addr.address}]` : addr.address}:${addr.port}`;
+}
+
+/** Make an HTTP server (HTTPS with `tls`) carrying the listener limits; not listening yet. */
+export function createListener(handler: RequestListener, o: ListenerOptions = {}): Listener {
+  const base = {
+    ...listenerOptions(),
+    ...(o.keepAliveMs !== undefined ? { keepAliveTimeout: o.keepAliveMs } : {}),
+  };
+  const server: Server =
+    o.tls === undefined
+      ? http.createServer(base, handler)
+      : https.createServer(
+          { ...base, handshakeTimeout: LISTENER_LIMITS.handshakeTimeoutMs, ...o.tls },
+          handler,
+        );
+  if (o.keepAliveMs !== undefined) server.keepAliveTimeout = o.keepAliveMs;
+  server.maxConnections = LISTENER_LIMITS.maxConnections;
+  server.on('clientError', answerClientError);
+  let closing = false;
+  let closed: Promise<void> | undefined;
+  // While closing, a connection is closed as soon as its last answer is out, instead of
+  // idling until its keep-alive timeout.
+  const closeIdle = (): void => {
+    server.closeIdleConnections();
+  };
+  server.on('request', (_req, res) => {
+    res.once('finish', () => {
+      if (closing) setImmediate(closeIdle);
+    });
+  });
+  return {
+    server,
+    get closing() {
+      return closing;
+    },
+    listen: (host, port) => listen(server, host, port, () => closing),
+    close(how = 'drain') {
+      closing = true;
+      // The callback comes once every connection is gone (with an error when not listening).
+      closed ??= new Promise<void>((resolve) => server.close(() => resolve()));
+      if (how === 'drop') server.closeAllConnections();
+      else server.closeIdleConnections();
+      return closed;
+    },
+  };
+}
+
+function listen(server: Server, host: string, port: number, closing: () => boolean): Promise<string> {
+  if (closing()) return Promise.reject(new Error('the listener is closed'));
+  return new Promise((resolve, reject) => {
+    const done = (err?: Error): void => {
+      server.off('error', done);
+      server.off('close', onClose);
+      server.off('listening', onListening);
+      if (err !== undefined) reject(err);
+      else resolve(boundAddress(server));
+    };
+    const onClose = (): void => done(new Error('the listener is closed'));
+    const onListening = (): void => done();
+    server.once('error', done);
+    server.once('close', onClose);
+    server.once('listening', onListening);
+    server.listen({ port, ...(host !== '' ? { host } : {}) });
+  });
+}
