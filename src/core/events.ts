@@ -160,6 +160,11 @@ export const EVENT_NAMES = {
     description:
       'a scrape had two series with the same name and labels: the later one is left out (counted in `sonde_exporter_duplicate_series_total`); told once per series',
   },
+  'web-config-reload-error': {
+    level: 'error',
+    sondeOnly: true,
+    description: 'a changed web configuration file (or a certificate it names) cannot be used: the running configuration is kept (once per change)',
+  },
   'monitor-started': {
     level: 'info',
     description: 'a monitor is running; the message is its DSN, password redacted',

@@ -258,6 +258,7 @@ export async function startProbe(args: StartProbeArgs): Promise<ProbeHandle> {
     configKey: WEB_CONFIG_KEY,
     keepAliveMs: EXPORTER_KEEP_ALIVE_MS,
     debug: (msg) => args.events.debug(`probe listener: ${msg}`),
+    onReloadError: (msg) => args.events.error('web-config-reload-error', '', msg),
   });
   return { address: listeners.addresses[0] ?? args.bind, close: () => listeners.close() };
 }

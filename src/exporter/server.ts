@@ -467,6 +467,7 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
     configKey: 'exporter.flags.web.config.file',
     keepAliveMs: EXPORTER_KEEP_ALIVE_MS,
     debug: (msg) => events.debug(`exporter ${monitorId}: ${msg}`),
+    onReloadError: (msg) => events.error('web-config-reload-error', monitorId, msg),
   });
   status.set(MonitorKey.exporter, `listening on ${listeners.addresses.join(', ')}`);
   let closed: Promise<void> | undefined;
