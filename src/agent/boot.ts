@@ -67,8 +67,13 @@ export interface BootOptions {
   config?: string;
   /** A config given as an object (library): checked like a file's content. */
   configObject?: Config;
-  /** mysqld_exporter's command line: its config (already checked), exporter plan and secrets. */
-  exporter?: { config: Config; plan: Plan; secrets: readonly string[] };
+  /** mysqld_exporter's command line: its config (already checked), exporter plan, secrets and allowed probe targets. */
+  exporter?: {
+    config: Config;
+    plan: Plan;
+    secrets: readonly string[];
+    allowedTargets?: ((target: string) => boolean) | undefined;
+  };
   /** `--check`: bind nothing, so do not test the listeners' addresses. */
   check?: boolean;
   shard?: Shard;
@@ -145,7 +150,7 @@ async function testBind(bind: string): Promise<void> {
 /** The connection builder every part of sonde uses: each password it reads is scrubbed. */
 type Connect = (
   cfg: FinalMonitorConfig,
-  o?: { reload?: boolean; authModule?: string },
+  o?: { reload?: boolean; authModule?: string; target?: { address: string; section: string } },
 ) => ReturnType<typeof buildConnection>;
 
 /** What the boot steps share once the config is loaded. */
@@ -165,6 +170,8 @@ export interface Boot {
   exporterPlan?: Plan;
   /** The command line's process families, made once (the endpoint restarts with its monitor). */
   selfMetrics?: () => Promise<string>;
+  /** The command line's `--probe.allowed-targets`: which targets `/probe` may reach; undefined: any. */
+  allowedTargets?: (target: string) => boolean;
   hooks: AgentHooks;
   factories: AgentFactories;
   /** The HA hook; undefined: always active. */
@@ -285,13 +292,19 @@ export function monitorDeps(b: Boot): MonitorDeps {
           maxCollectors: settings.maxCollectors,
           ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
         }),
-      start: async (args) => {
+      start: async ({ probeTarget, ...args }) => {
         const { startExporter } = await import('../exporter/server.js');
-        // mysqld_exporter's command line: its endpoint serves the process families too.
+        // mysqld_exporter's command line: its endpoint serves the process families and
+        // mysqld_exporter's multi-target mode too (config files have the probe listener).
         if (b.exporterPlan === undefined) return startExporter(args);
         const { commandLineSelfMetrics } = await import('../exporter/process-metrics.js');
         b.selfMetrics ??= commandLineSelfMetrics(VERSION);
-        return startExporter({ ...args, selfMetrics: b.selfMetrics });
+        return startExporter({
+          ...args,
+          selfMetrics: b.selfMetrics,
+          ...(probeTarget === undefined ? {} : { probeTarget }),
+          ...(b.allowedTargets === undefined ? {} : { allowedTargets: b.allowedTargets }),
+        });
       },
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
@@ -565,6 +578,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     plans: new PlanStore(),
     help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
     ...(opts.exporter ? { exporterPlan: cliPlan(opts.exporter.plan, collectors) } : {}),
+    ...(opts.exporter?.allowedTargets ? { allowedTargets: opts.exporter.allowedTargets } : {}),
     hooks: opts.hooks ?? {},
     factories: opts.factories ?? {},
     ...(opts.ha ? { ha: opts.ha } : {}),

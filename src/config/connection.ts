@@ -13,7 +13,7 @@ import { parseDuration } from '../util/duration.js';
 import { splitHostPort } from '../util/net.js';
 import type { HostPort } from '../util/net.js';
 import { ConfigError, osErrorText } from './errors.js';
-import { myCnfHostname, readMyCnf, readMyCnfModule, readMyCnfSync } from './mycnf.js';
+import { myCnfHostname, readMyCnf, readMyCnfModule, readMyCnfSection, readMyCnfSync } from './mycnf.js';
 import type { MyCnf } from './mycnf.js';
 
 /** MySQL's port when none is given. */
@@ -120,6 +120,15 @@ export interface BuildConnectionOptions {
    * no such section, or the section gives no user.
    */
   authModule?: string;
+  /**
+   * mysqld_exporter's multi-target probe: connect to `address` (`host:port` or
+   * `unix://<path>`) with the user, password and TLS settings of the my.cnf section
+   * `section` (`client`, `client.<x>` over `[client]`, or any other section alone); a
+   * `client` or `client.<x>` section without a user or password gets the monitor's (the
+   * command line's `--mysqld.username` and MYSQLD_EXPORTER_PASSWORD). ConfigError with key
+   * `target` for a bad address, `auth_module` for a missing section or user.
+   */
+  target?: { address: string; section: string };
   /** Told each key of the monitor's my.cnf that sonde does not read (`<file>: unknown key <k>, ignored`). */
   warn?: (message: string) => void;
 }
@@ -148,6 +157,7 @@ export async function connectionSettings(
   opts: BuildConnectionOptions = {},
 ): Promise<ConnectionSettings> {
   const cwd = opts.cwd ?? process.cwd();
+  if (opts.target !== undefined) return targetSettings(m, opts.target, cwd);
   const f = await withMyCnf(m, cwd);
   for (const key of f.cnf?.unknown ?? [])
     opts.warn?.(`mycnf ${m.mycnf ?? ''}: unknown key ${key} in [client], ignored`);
@@ -177,6 +187,69 @@ export async function connectionSettings(
     // my.cnf enable-cleartext-plugin: the server may ask for the password in clear text
     // (LDAP or PAM authentication); it is sent over TLS only.
     ...(f.cnf?.enableCleartextPlugin === true ? { allowCleartextPasswords: true } : {}),
+  };
+}
+
+/** A probe target's address: `unix://<path>`, or `host:port` with a port (as mysqld_exporter). */
+function targetAddress(address: string): { socket: string } | { hostname: string } {
+  if (address.startsWith('unix://') && address.length > 'unix://'.length)
+    return { socket: address.slice('unix://'.length) };
+  const hp = splitHostPort(address);
+  if (hp.host === '' || hp.port === undefined || !/^\d{1,5}$/.test(hp.port) || Number(hp.port) > 65535)
+    throw new ConfigError(`invalid target ${JSON.stringify(address)}: want host:port or unix://<path>`, {
+      key: 'target',
+    });
+  return { hostname: address };
+}
+
+/** connectionSettings() of a multi-target probe (see BuildConnectionOptions.target). */
+async function targetSettings(
+  m: FinalMonitorConfig,
+  target: { address: string; section: string },
+  cwd: string,
+): Promise<ConnectionSettings> {
+  const { section } = target;
+  const key = 'auth_module';
+  const file = m.mycnf ?? '';
+  let cnf: MyCnf | undefined;
+  if (file !== '') {
+    try {
+      cnf = await readMyCnfSection(resolve(cwd, file), section);
+    } catch (err) {
+      throw new ConfigError(`auth_module ${section}: cannot read mycnf: ${errorMessage(err)}`, {
+        key,
+        cause: err,
+      });
+    }
+  }
+  const inherits = section === 'client' || section.startsWith('client.');
+  if (cnf === undefined && !(inherits && section === 'client'))
+    throw new ConfigError(`auth_module ${section}: no [${section}] section in ${file || 'the my.cnf'}`, {
+      key,
+    });
+  const username = cnf?.user || (inherits ? (m.username ?? '') : '');
+  const password = cnf?.password || (inherits ? (m.password ?? '') : '');
+  if (username === '') throw new ConfigError(`auth_module ${section}: [${section}] has no user`, { key });
+  const at = targetAddress(target.address);
+  const probed: FinalMonitorConfig = { ...m, hostname: '', socket: '', ...at };
+  delete probed.mycnf;
+  const f = fillFromMyCnf(probed, cnf);
+  let host: string | undefined;
+  let port: number | undefined;
+  if (f.socket === '') {
+    const hp = splitHostPort(f.hostname);
+    host = hp.host;
+    port = parsePort(f.hostname, hp.port);
+  }
+  return {
+    credentials: { kind: 'static', username, password },
+    socket: f.socket === '' ? undefined : f.socket,
+    host,
+    port,
+    tls: await tlsChoiceOf(probed, f, cwd),
+    connectTimeoutMs: connectTimeout(m['timeout-connect']),
+    hostname: f.hostname,
+    ...(cnf?.enableCleartextPlugin === true ? { allowCleartextPasswords: true } : {}),
   };
 }
 

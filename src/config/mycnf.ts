@@ -197,6 +197,39 @@ function wrapParse(path: string, text: string): MyCnf {
   }
 }
 
+/**
+ * The section `name` of my.cnf text as mysqld_exporter's `auth_module` names it: `client`
+ * is `[client]` (present or not); `client.<x>` is `[client.<x>]` over the keys of
+ * `[client]` (a child section); any other name is that section alone. Undefined when the
+ * file has no such section (other than `client`).
+ */
+export function parseMyCnfSection(
+  text: string,
+  name: string,
+  env: NodeJS.ProcessEnv = process.env,
+): MyCnf | undefined {
+  const sections = parseSections(text, env);
+  if (name === 'client') return fromKeys(sections.get('client') ?? {});
+  const own = sections.get(name);
+  if (own === undefined) return undefined;
+  return fromKeys(name.startsWith('client.') ? { ...sections.get('client'), ...own } : own);
+}
+
+/** parseMyCnfSection() of a file. Errors as readMyCnf. */
+export async function readMyCnfSection(path: string, name: string): Promise<MyCnf | undefined> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (err) {
+    throw new Error(osErrorText(err, path), { cause: err });
+  }
+  try {
+    return parseMyCnfSection(text, name);
+  } catch (err) {
+    throw new Error(`${path}: ${(err as Error).message}`, { cause: err });
+  }
+}
+
 /** Read and parse a my.cnf file. Errors: `open <path>: <os error>` or `<path>: line N: ...`. */
 export async function readMyCnf(path: string): Promise<MyCnf> {
   let text: string;

@@ -25,6 +25,7 @@ import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
+import { MonitorNotRunning, type ProbeLease } from '../core/probe.js';
 import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { scraperByDomain } from '../core/upstream.js';
@@ -125,6 +126,16 @@ export interface StartExporterArgs {
    * (its server changed). Without it the path is 404.
    */
   reload?: () => Promise<{ error?: string; restart?: () => Promise<void> }>;
+  /**
+   * mysqld_exporter's multi-target mode on this endpoint (the command line's): a source for
+   * one scrape of `target` (`host:port` or `unix://<path>`) with the credentials of the my.cnf
+   * section `section`, released after the answer. With it, `GET /probe?target=…[&auth_module=
+   * <section>]` is served and `<telemetry path>?target=…` scrapes that target with `[client]`;
+   * without it `/probe` is 404 and `target` is ignored.
+   */
+  probeTarget?: (target: string, section: string) => Promise<ProbeLease>;
+  /** The targets probeTarget may be asked for (`--probe.allowed-targets`); undefined: any. */
+  allowedTargets?: (target: string) => boolean;
   /**
    * Text appended to every scrape of the telemetry path (mysqld_exporter's command line: the
    * process families and `mysqld_exporter_build_info`); a failure leaves it out.
@@ -403,6 +414,56 @@ export class ScrapeHandler {
   }
 }
 
+/** mysqld_exporter's multi-target path. */
+export const PROBE_PATH = '/probe';
+
+/** A request value quoted in a one-line refusal, cut when long. */
+function quote(v: string): string {
+  return JSON.stringify(v.length > 200 ? `${v.slice(0, 200)}…` : v);
+}
+
+/**
+ * One scrape of the target a request names, with the credentials of my.cnf section
+ * `section`, through a ScrapeHandler of its own (as mysqld_exporter makes a registry per
+ * probe). Refusals are one line: 400 without a target or for a bad target or section, 403
+ * for a target `--probe.allowed-targets` does not list, 503 while the monitor is not running.
+ */
+async function probeScrape(
+  args: StartExporterArgs,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  section: string,
+  selfMetrics?: () => Promise<string>,
+): Promise<void> {
+  const refuse = (code: number, text: string) =>
+    sendText(res, req, code, text, { 'X-Content-Type-Options': 'nosniff' });
+  const target = url.searchParams.get('target') ?? '';
+  if (target === '' || args.probeTarget === undefined) return refuse(400, 'target is required');
+  if (args.allowedTargets !== undefined && !args.allowedTargets(target))
+    return refuse(403, `target ${quote(target)} is not allowed (--probe.allowed-targets)`);
+  let lease: ProbeLease;
+  try {
+    lease = await args.probeTarget(target, section);
+  } catch (err) {
+    const key = (err as { key?: unknown }).key;
+    const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
+    if (key === 'target' || key === 'auth_module') return refuse(400, text);
+    return refuse(err instanceof MonitorNotRunning ? 503 : 500, text);
+  }
+  try {
+    const handler = new ScrapeHandler({
+      monitorId: args.monitorId,
+      events: args.events,
+      timeoutOffsetS: lease.timeoutOffsetS,
+      ...(selfMetrics === undefined ? {} : { selfMetrics }),
+    });
+    await handler.handle(req, res, url, lease.source);
+  } finally {
+    await lease.release();
+  }
+}
+
 /** The request router: the token, the telemetry path, the landing page, 404 for the rest. */
 function router(
   args: StartExporterArgs,
@@ -427,12 +488,18 @@ function router(
       sendText(res, req, 400, '400 bad request');
       return;
     }
-    if (url.pathname === path) {
-      scrapes.handle(req, res, url, args.source).catch((err: unknown) => {
-        events.debug(`exporter ${monitorId}: scrape failed: ${errorMessage(err)}`);
-        if (!res.headersSent) send(res, req, 500, TEXT_PLAIN, `${errorMessage(err)}\n`);
-        else res.destroy();
-      });
+    const failed = (err: unknown): void => {
+      events.debug(`exporter ${monitorId}: scrape failed: ${errorMessage(err)}`);
+      if (!res.headersSent) send(res, req, 500, TEXT_PLAIN, `${errorMessage(err)}\n`);
+      else res.destroy();
+    };
+    const multiTarget = args.probeTarget !== undefined;
+    if (url.pathname === path && multiTarget && url.searchParams.has('target')) {
+      probeScrape(args, req, res, url, 'client', args.selfMetrics).catch(failed);
+    } else if (url.pathname === path) {
+      scrapes.handle(req, res, url, args.source).catch(failed);
+    } else if (url.pathname === PROBE_PATH && multiTarget) {
+      probeScrape(args, req, res, url, url.searchParams.get('auth_module') || 'client').catch(failed);
     } else if (url.pathname === '/') {
       send(res, req, 200, 'text/html; charset=utf-8', landing);
     } else if (url.pathname === RELOAD_PATH && args.reload !== undefined) {

@@ -55,7 +55,7 @@ export interface MonitorDeps {
   /** `authModule`: the credentials of my.cnf's `[client.<name>]` (see config/connection.ts). */
   buildConnection(
     cfg: FinalMonitorConfig,
-    opts?: { reload?: boolean; authModule?: string },
+    opts?: { reload?: boolean; authModule?: string; target?: { address: string; section: string } },
   ): Promise<ConnectionSpec>;
   createDb(
     spec: ConnectionSpec,
@@ -117,6 +117,8 @@ export interface MonitorDeps {
       webConfigFile?: string;
       /** `timeout-offset`: seconds taken off the scrape-timeout header. */
       timeoutOffsetS?: number;
+      /** A source for one scrape of another server (mysqld_exporter's `/probe`); see server.ts. */
+      probeTarget?: (target: string, section: string) => Promise<ProbeLease>;
       /**
        * `POST /-/reload`: read the connection settings again: the error text when that
        * failed, the restart to run once the answer is out when the monitor must restart.
@@ -610,6 +612,7 @@ export class Monitor {
         status: this.#status,
         events,
         reload: () => this.#reloadSettings('POST /-/reload'),
+        probeTarget: (target, section) => this.probe('', { address: target, section }),
       });
     } catch (err) {
       this.#status.set(MonitorKey.exporter, `API error (restart in 1s): ${errorMessage(err)}`);
@@ -624,11 +627,13 @@ export class Monitor {
    * on the monitor's pool. With `authModule`: a reader of its own on a new pool with the
    * `[client.<name>]` credentials, closed by release(); the credentials are read (and a
    * missing section refused with a ConfigError keyed `auth_module`) before anything connects.
+   * With `target` (mysqld_exporter's multi-target mode): the same, to another server, with
+   * the credentials and TLS settings of the my.cnf section it names.
    * Throws MonitorNotRunning when the monitor is not running.
    */
-  async probe(authModule: string): Promise<ProbeLease> {
-    const spec =
-      authModule === '' ? undefined : await this.#deps.buildConnection(this.config, { authModule });
+  async probe(authModule: string, target?: { address: string; section: string }): Promise<ProbeLease> {
+    const how = target !== undefined ? { target } : authModule === '' ? undefined : { authModule };
+    const spec = how === undefined ? undefined : await this.#deps.buildConnection(this.config, how);
     const running = this.#running;
     const exporter = this.#deps.exporter;
     if (running === undefined || exporter === undefined)
@@ -640,7 +645,7 @@ export class Monitor {
     }
     const db = this.#deps.createDb(spec, {
       monitorId: this.id,
-      reloadCredentials: () => this.#deps.buildConnection(this.config, { reload: true, authModule }),
+      reloadCredentials: () => this.#deps.buildConnection(this.config, { reload: true, ...how }),
       onPasswordReloadError: (msg) => this.#events.info('db-reload-password-error', this.id, msg),
     });
     let source: ExporterSource & { close?(): Promise<void> };
