@@ -26,6 +26,7 @@ import { buildConnection } from '../db/credentials.js';
 import { renderConfigJson, renderConfigYaml } from '../config/render.js';
 import { createDb, type CreateDbOptions } from '../db/pool.js';
 import type { ProbeHandle } from '../exporter/probe.js';
+import type { CommandLineSelfMetrics } from '../exporter/process-metrics.js';
 import { Loader, type LoadedMonitor, type LoaderDeps, type MonitorLoaderAws } from '../monitor/loader.js';
 import { awsTargetOf, type MonitorDeps } from '../monitor/monitor.js';
 import { autoDetectLocal } from '../monitor/local.js';
@@ -169,7 +170,7 @@ export interface Boot {
   /** The exporter plan from mysqld_exporter's command line: the only plan its monitor looks up. */
   exporterPlan?: Plan;
   /** The command line's process families, made once (the endpoint restarts with its monitor). */
-  selfMetrics?: () => Promise<string>;
+  selfMetrics?: CommandLineSelfMetrics;
   /** The command line's `--probe.allowed-targets`: which targets `/probe` may reach; undefined: any. */
   allowedTargets?: (target: string) => boolean;
   hooks: AgentHooks;
@@ -292,16 +293,25 @@ export function monitorDeps(b: Boot): MonitorDeps {
           maxCollectors: settings.maxCollectors,
           ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
         }),
-      start: async ({ probeTarget, ...args }) => {
+      start: async ({ probeTarget, reload, ...args }) => {
         const { startExporter } = await import('../exporter/server.js');
         // mysqld_exporter's command line: its endpoint serves the process families and
         // mysqld_exporter's multi-target mode too (config files have the probe listener).
-        if (b.exporterPlan === undefined) return startExporter(args);
+        if (b.exporterPlan === undefined) return startExporter({ ...args, ...(reload ? { reload } : {}) });
         const { commandLineSelfMetrics } = await import('../exporter/process-metrics.js');
-        b.selfMetrics ??= commandLineSelfMetrics(VERSION);
+        const self = (b.selfMetrics ??= commandLineSelfMetrics(VERSION));
         return startExporter({
           ...args,
-          selfMetrics: b.selfMetrics,
+          selfMetrics: () => self.text(),
+          ...(reload === undefined
+            ? {}
+            : {
+                reload: async () => {
+                  const r = await reload();
+                  self.reloaded(r.error === undefined);
+                  return r;
+                },
+              }),
           ...(probeTarget === undefined ? {} : { probeTarget }),
           ...(b.allowedTargets === undefined ? {} : { allowedTargets: b.allowedTargets }),
         });
@@ -693,9 +703,10 @@ export async function reloadConfig(b: Boot, loader: Loader): Promise<void> {
     await loader.reload(next);
     // Monitors kept as they were read their connection settings (my.cnf, password and TLS
     // files) again, as POST /-/reload does; one that cannot keeps its running settings.
-    await Promise.all(
+    const errors = await Promise.all(
       loader.loaded().map(async (m) => (before.has(m) ? m.reloadConnection?.('SIGHUP') : undefined)),
     );
+    b.selfMetrics?.reloaded(errors.every((e) => e === undefined));
     const from = b.configPath === undefined ? '' : ` from ${b.configPath}`;
     events.notice('server-reload', '', `SIGHUP: monitors reloaded${from} (${loader.loaded().length} loaded)`);
   } catch (err) {

@@ -17,7 +17,8 @@ describe('process metrics', () => {
   });
 
   it('serves the process families, process_virtual_memory_max_bytes and the build info', async () => {
-    const text = await commandLineSelfMetrics('9.8.7')();
+    const self = commandLineSelfMetrics('9.8.7');
+    const text = await self.text();
     for (const n of [
       'process_cpu_seconds_total',
       'process_resident_memory_bytes',
@@ -32,6 +33,10 @@ describe('process metrics', () => {
       text,
       /^mysqld_exporter_build_info\{branch="",goarch="\w+",goos="\w+",goversion="nodev\d[^"]*",revision="",version="9\.8\.7"\} 1$/m,
     );
+    assert.match(text, /^mysqld_exporter_config_last_reload_successful 1$/m);
+    assert.match(text, /^mysqld_exporter_config_last_reload_success_timestamp_seconds \d/m);
+    self.reloaded(false);
+    assert.match(await self.text(), /^mysqld_exporter_config_last_reload_successful 0$/m);
     const r = processRegistry();
     addBuildInfo(r, '1.0.0');
     assert.match(await r.metrics(), /version="1\.0\.0"/);

@@ -80,9 +80,37 @@ export function addBuildInfo(registry: Registry, version: string): void {
   );
 }
 
-/** The text the command line's endpoint appends to each scrape: process families and build info. */
-export function commandLineSelfMetrics(version: string): () => Promise<string> {
+/** What the command line's endpoint appends to each scrape, and the reloads it counts. */
+export interface CommandLineSelfMetrics {
+  /** Process families, `mysqld_exporter_build_info` and the reload gauges, as exposition text. */
+  text: () => Promise<string>;
+  /** A reload of my.cnf (`/-/reload`, SIGHUP) succeeded or failed. */
+  reloaded: (ok: boolean) => void;
+}
+
+/**
+ * The command line's extra families: the process ones, `mysqld_exporter_build_info`, and
+ * mysqld_exporter's `mysqld_exporter_config_last_reload_successful` and
+ * `mysqld_exporter_config_last_reload_success_timestamp_seconds` (my.cnf was read at start:
+ * 1 and the start time).
+ */
+export function commandLineSelfMetrics(version: string): CommandLineSelfMetrics {
   const registry = processRegistry();
   addBuildInfo(registry, version);
-  return () => registry.metrics();
+  const ok = new Gauge({
+    name: 'mysqld_exporter_config_last_reload_successful',
+    help: 'Mysqld exporter config loaded successfully.',
+    registers: [registry],
+  });
+  const at = new Gauge({
+    name: 'mysqld_exporter_config_last_reload_success_timestamp_seconds',
+    help: 'Timestamp of the last successful configuration reload.',
+    registers: [registry],
+  });
+  const reloaded = (success: boolean): void => {
+    ok.set(success ? 1 : 0);
+    if (success) at.set(Date.now() / 1000);
+  };
+  reloaded(true);
+  return { text: () => registry.metrics(), reloaded };
 }

@@ -7,7 +7,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startSondeCli, type CliExporter } from '../helpers/exporter-cli.js';
@@ -95,6 +95,21 @@ describe("mysqld_exporter's /probe on the command line's listener", { timeout: 1
     assert.equal(none.status, 400);
     assert.match(none.body, /auth_module nosuch: no \[nosuch\] section in /);
     assert.ok(!`${sonde.stdout()}${sonde.stderr()}`.includes(ENV_PASSWORD));
+  });
+
+  it("/-/reload's outcome in mysqld_exporter's reload gauges", async () => {
+    const reload = () => fetch(`http://${sonde.address}/-/reload`, { method: 'POST' });
+    const gauge = async () =>
+      /^mysqld_exporter_config_last_reload_successful (\d)$/m.exec((await sonde.get('/metrics')).body)?.[1];
+    assert.equal(await gauge(), '1');
+    const cnf = join(dir, 'my.cnf');
+    const good = readFileSync(cnf, 'utf8');
+    writeFileSync(cnf, `${good}[client]\ntls = sometimes\n`);
+    assert.equal((await reload()).status, 500);
+    assert.equal(await gauge(), '0');
+    writeFileSync(cnf, good);
+    assert.equal((await reload()).status, 200);
+    assert.equal(await gauge(), '1');
   });
 
   it('--probe.allowed-targets restricts the targets to the hosts and networks it lists', async () => {
