@@ -33,7 +33,6 @@ import type { DomainRecord } from '../engine/engine.js';
 import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.js';
 import { HaWatch } from './ha-watch.js';
 
-/** A database handle the monitor owns and closes. */
 /** Where a spec connects: its socket, or host and port. */
 function addressOf(spec: ConnectionSpec): string {
   return spec.socket !== undefined && spec.socket !== ''
@@ -41,6 +40,7 @@ function addressOf(spec: ConnectionSpec): string {
     : `${spec.host}:${spec.port}`;
 }
 
+/** A database handle the monitor owns and closes. */
 export type OwnedDb = Db & {
   close(): Promise<void>;
   /** Connect with another spec from now on (absent: a reload restarts the monitor). */
@@ -324,7 +324,7 @@ export class Monitor {
     return {};
   }
 
-  /** A reload for a Db that cannot take another spec: restart the monitor (one at a time). */
+  /** A reload to another server, or of a Db that cannot take a spec: restart (one at a time). */
   async #restartForReload(why: string): Promise<void> {
     if (this.#reloading || !this.running) return;
     this.#reloading = true;
