@@ -198,11 +198,17 @@ export const QUIET_SLOW_LOG = {
  * A new connection's session: `lock_wait_timeout`, and out of the slow log where the server
  * allows it (best effort: when that part is refused, the lock wait timeout is set alone).
  */
+/** The QUIET_SLOW_LOG assignments for the server a connection is on (by its handshake). */
+function quietSlowLog(conn: PoolConnection | Connection): string {
+  const core = (conn as unknown as { connection?: { _handshakePacket?: { serverVersion?: string } } })
+    .connection;
+  const version = core?._handshakePacket?.serverVersion;
+  return /mariadb/i.test(version ?? '') ? QUIET_SLOW_LOG.mariadb : QUIET_SLOW_LOG.mysql;
+}
+
 async function setupSession(conn: PoolConnection): Promise<void> {
   const base = `SET SESSION lock_wait_timeout=${SESSION_LOCK_WAIT_TIMEOUT_S}`;
-  const version = (conn.connection as unknown as { _handshakePacket?: { serverVersion?: string } })
-    ._handshakePacket?.serverVersion;
-  const quiet = /mariadb/i.test(version ?? '') ? QUIET_SLOW_LOG.mariadb : QUIET_SLOW_LOG.mysql;
+  const quiet = quietSlowLog(conn);
   try {
     await conn.query(`${base}, ${quiet}`);
   } catch (err) {
@@ -524,6 +530,8 @@ class MysqlDb implements PooledDb {
           throw err;
         }
         conn.on('error', () => undefined); // a late socket error must not crash the process
+        // Out of the slow log like every sonde session (best effort, see setupSession).
+        await conn.query(`SET SESSION ${quietSlowLog(conn)}`).catch(() => undefined);
         await conn.query(`KILL QUERY ${Math.trunc(threadId)}`);
       } finally {
         if (conn !== undefined) await conn.end().catch(() => conn?.destroy());
