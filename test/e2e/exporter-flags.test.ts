@@ -278,11 +278,20 @@ describe('exporter-wide flags through the sonde binary', { timeout: 180_000 }, (
     });
     await own.query("SELECT 'control statement'");
     await own.end();
-    const rows = await plain.query(
-      'SELECT CONVERT(sql_text USING utf8mb4) AS s FROM mysql.slow_log WHERE user_host LIKE ?',
-      [`${user}[%`],
-    );
-    return rows.map((r) => String(r.s)).filter((s) => !/^SET /i.test(s));
+    // The server writes a statement to the slow log after its answer: wait for the control
+    // statement (the last one run), so everything before it is in the log too.
+    const logged = async () =>
+      (
+        await plain.query(
+          'SELECT CONVERT(sql_text USING utf8mb4) AS s FROM mysql.slow_log WHERE user_host LIKE ?',
+          [`${user}[%`],
+        )
+      )
+        .map((r) => String(r.s))
+        .filter((s) => !/^SET /i.test(s));
+    for (let i = 0; i < 50 && !(await logged()).includes("SELECT 'control statement'"); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    return logged();
   }
 
   it("sonde's statements stay out of the slow log, with or without --exporter.log_slow_filter", async () => {
