@@ -6,7 +6,17 @@ import type { ServerInfo } from '../core/db.js';
 import type { Plan } from '../core/plan.js';
 import type { LevelTiming } from '../core/probe.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
-import type { UiAgent, UiDomain, UiFleet, UiFleetRow, UiMonitor, UiSink, UiSource } from '../core/ui.js';
+import type {
+  UiAgent,
+  UiDomain,
+  UiFleet,
+  UiFleetRow,
+  UiMonitor,
+  UiQueries,
+  UiSink,
+  UiSource,
+} from '../core/ui.js';
+import type { QueryBuffer } from './queries.js';
 import type { DomainRecord } from '../engine/engine.js';
 import type { SeriesBuffer } from './series.js';
 
@@ -17,6 +27,7 @@ export interface UiMonitorLike {
   readonly running: boolean;
   readonly config: { sinks?: Record<string, unknown> | undefined };
   readonly series?: SeriesBuffer;
+  readonly queries?: QueryBuffer;
   readonly serverInfo?: ServerInfo | undefined;
   readonly activePlan?: Plan | undefined;
   readonly timing?: LevelTiming;
@@ -157,6 +168,13 @@ export function uiSource(deps: UiViewDeps): UiSource {
         refreshS: refreshOf(monitors.map((m) => m.activePlan)),
         monitors: rows,
       };
+    },
+    queries(id: string): UiQueries | undefined {
+      const m = deps.monitors().find((x) => x.id === id);
+      if (m === undefined) return undefined;
+      return (
+        m.queries?.view(now()) ?? { windowS: 0, top: [], samples: {}, plans: {}, locks: [], locksAt: null }
+      );
     },
     monitor(id: string): UiMonitor | undefined {
       const m = deps.monitors().find((x) => x.id === id);

@@ -67,6 +67,7 @@ describe('npm pack', () => {
       'web/index.html',
       'web/app.js',
       'web/app.css',
+      'web/queries.js',
       'certs/rds-global-bundle.pem',
       'dist/src/index.js',
       'dist/src/index.d.ts',
