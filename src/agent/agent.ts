@@ -58,7 +58,13 @@ export interface AgentOptions {
   /** Check every monitor instead of running: bind nothing (`--check`). */
   check?: boolean;
   /** mysqld_exporter's command line, as the CLI builds it: config, exporter plan, secrets. */
-  exporter?: { config: Config; plan: Plan; secrets: readonly string[] };
+  exporter?: {
+    config: Config;
+    plan: Plan;
+    secrets: readonly string[];
+    /** `--probe.allowed-targets`: which targets the endpoint's `/probe` may reach; undefined: any. */
+    allowedTargets?: ((target: string) => boolean) | undefined;
+  };
   /** Called once the config is loaded and once the shared plans are (`--print-config`, `--print-plans`). */
   onConfig?: (config: Config) => void;
   onPlans?: (plans: Plan[]) => void;

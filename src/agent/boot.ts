@@ -27,6 +27,7 @@ import { renderConfigJson, renderConfigYaml } from '../config/render.js';
 import { ConfigError } from '../config/errors.js';
 import { createDb, type CreateDbOptions } from '../db/pool.js';
 import type { ProbeHandle } from '../exporter/probe.js';
+import type { CommandLineSelfMetrics } from '../exporter/process-metrics.js';
 import { Loader, type LoadedMonitor, type LoaderDeps, type MonitorLoaderAws } from '../monitor/loader.js';
 import { awsTargetOf, type MonitorDeps } from '../monitor/monitor.js';
 import { autoDetectLocal } from '../monitor/local.js';
@@ -66,8 +67,13 @@ export interface BootOptions {
   config?: string;
   /** A config given as an object (library): checked like a file's content. */
   configObject?: Config;
-  /** mysqld_exporter's command line: its config (already checked), exporter plan and secrets. */
-  exporter?: { config: Config; plan: Plan; secrets: readonly string[] };
+  /** mysqld_exporter's command line: its config (already checked), exporter plan, secrets and allowed probe targets. */
+  exporter?: {
+    config: Config;
+    plan: Plan;
+    secrets: readonly string[];
+    allowedTargets?: ((target: string) => boolean) | undefined;
+  };
   /** `--check`: bind nothing, so do not test the listeners' addresses. */
   check?: boolean;
   shard?: Shard;
@@ -144,7 +150,7 @@ async function testBind(bind: string): Promise<void> {
 /** The connection builder every part of sonde uses: each password it reads is scrubbed. */
 type Connect = (
   cfg: FinalMonitorConfig,
-  o?: { reload?: boolean; authModule?: string },
+  o?: { reload?: boolean; authModule?: string; target?: { address: string; section: string } },
 ) => ReturnType<typeof buildConnection>;
 
 /** What the boot steps share once the config is loaded. */
@@ -162,6 +168,10 @@ export interface Boot {
   help: HelpLookup;
   /** The exporter plan from mysqld_exporter's command line: the only plan its monitor looks up. */
   exporterPlan?: Plan;
+  /** The command line's process families, made once (the endpoint restarts with its monitor). */
+  selfMetrics?: CommandLineSelfMetrics;
+  /** The command line's `--probe.allowed-targets`: which targets `/probe` may reach; undefined: any. */
+  allowedTargets?: (target: string) => boolean;
   hooks: AgentHooks;
   factories: AgentFactories;
   /** The HA hook; undefined: always active. */
@@ -231,8 +241,15 @@ async function checkProbeConfig(config: Config): Promise<void> {
 
 /** A connection builder that adds each password it reads to the secrets scrubbed from output. */
 function scrubbingConnect(events: EventLog, aws: AgentFactories['awsConfig']): Connect {
+  // Each unknown my.cnf key is told once per file and key (connections are built again and again).
+  const warned = new Set<string>();
+  const warn = (id: string) => (msg: string) => {
+    if (warned.has(msg)) return;
+    warned.add(msg);
+    events.warn('mycnf-warning', id, msg);
+  };
   return async (cfg, o) => {
-    const spec = await buildConnection(cfg, { ...o, aws, monitorId: cfg.id });
+    const spec = await buildConnection(cfg, { ...o, aws, monitorId: cfg.id, warn: warn(cfg.id) });
     if (spec.password() !== '') events.addSecret(spec.password());
     return spec;
   };
@@ -298,7 +315,29 @@ export function monitorDeps(b: Boot): MonitorDeps {
           maxCollectors: settings.maxCollectors,
           ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
         }),
-      start: async (args) => (await import('../exporter/server.js')).startExporter(args),
+      start: async ({ probeTarget, reload, ...args }) => {
+        const { startExporter } = await import('../exporter/server.js');
+        // mysqld_exporter's command line: its endpoint serves the process families and
+        // mysqld_exporter's multi-target mode too (config files have the probe listener).
+        if (b.exporterPlan === undefined) return startExporter({ ...args, ...(reload ? { reload } : {}) });
+        const { commandLineSelfMetrics } = await import('../exporter/process-metrics.js');
+        const self = (b.selfMetrics ??= commandLineSelfMetrics(VERSION));
+        return startExporter({
+          ...args,
+          selfMetrics: () => self.text(),
+          ...(reload === undefined
+            ? {}
+            : {
+                reload: async () => {
+                  const r = await reload();
+                  self.reloaded(r.error === undefined);
+                  return r;
+                },
+              }),
+          ...(probeTarget === undefined ? {} : { probeTarget }),
+          ...(b.allowedTargets === undefined ? {} : { allowedTargets: b.allowedTargets }),
+        });
+      },
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, withModifyDb(b.hooks, o)),
@@ -578,6 +617,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     plans: new PlanStore(),
     help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
     ...(opts.exporter ? { exporterPlan: cliPlan(opts.exporter.plan, collectors) } : {}),
+    ...(opts.exporter?.allowedTargets ? { allowedTargets: opts.exporter.allowedTargets } : {}),
     hooks: opts.hooks ?? {},
     factories: opts.factories ?? {},
     ...(opts.ha ? { ha: opts.ha } : {}),
@@ -688,7 +728,14 @@ export async function reloadConfig(b: Boot, loader: Loader): Promise<void> {
       events.notice('server-reload', '', `SIGHUP: ${fixed.join(', ')} changed: only a restart applies them`);
   }
   try {
+    const before = new Set(loader.loaded());
     await loader.reload(next);
+    // Monitors kept as they were read their connection settings (my.cnf, password and TLS
+    // files) again, as POST /-/reload does; one that cannot keeps its running settings.
+    const errors = await Promise.all(
+      loader.loaded().map(async (m) => (before.has(m) ? m.reloadConnection?.('SIGHUP') : undefined)),
+    );
+    b.selfMetrics?.reloaded(errors.every((e) => e === undefined));
     const from = b.configPath === undefined ? '' : ` from ${b.configPath}`;
     events.notice('server-reload', '', `SIGHUP: monitors reloaded${from} (${loader.loaded().length} loaded)`);
   } catch (err) {
