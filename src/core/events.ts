@@ -163,7 +163,8 @@ export const EVENT_NAMES = {
   'web-config-reload-error': {
     level: 'error',
     sondeOnly: true,
-    description: 'a changed web configuration file (or a certificate it names) cannot be used: the running configuration is kept (once per change)',
+    description:
+      'a changed web configuration file (or a certificate it names) cannot be used: the running configuration is kept (once per change)',
   },
   'monitor-started': {
     level: 'info',
