@@ -11,6 +11,8 @@ import { runSonde, writeConfig, ROOT } from '../helpers/agent.js';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const NO_AUTO = 'monitor-loader:\n  local:\n    disable-auto: true\n';
+/** No auto-detection and the API on a free port: a boot that binds never needs 7522 free. */
+const QUIET = `${NO_AUTO}api:\n  bind: 127.0.0.1:0\n`;
 
 /** Boot failures print exactly one stderr line: `<date time> server.Boot failed: <error>`. */
 function oneLine(stderr: string): string {
@@ -96,18 +98,25 @@ describe('sonde CLI', () => {
 
   it('boots and exits 0 with --run=false, printing the config, plans and monitors', async () => {
     const [dir, path] = writeConfig(
-      `${NO_AUTO}mysql:\n  password: hunter2-secret\nmonitors:\n  - hostname: db1\n  - id: two\n    socket: /tmp/x.sock\n`,
+      `${QUIET}mysql:\n  password: hunter2-secret\nmonitors:\n  - hostname: db1\n  - id: two\n    socket: /tmp/x.sock\n`,
     );
     const r = await runSonde(
       ['--config', path, '--run=false', '--print-config', '--print-monitors', '--print-plans'],
       { cwd: dir },
     );
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^api:\n {2}bind: 127\.0\.0\.1:7522\n/);
+    assert.match(r.stdout, /^api:\n {2}bind: 127\.0\.0\.1:0\n/);
     assert.match(r.stdout, /# default-mysql\n/);
     assert.match(r.stdout, /monitors:\n/);
     assert.match(r.stdout, /id: db1\n/);
     assert.ok(!r.stdout.includes('hunter2-secret'), 'password printed');
+  });
+
+  it('prints the default api.bind 127.0.0.1:7522 without binding it (--check binds nothing)', async () => {
+    const [dir, path] = writeConfig(NO_AUTO);
+    const r = await runSonde(['--config', path, '--check', '--print-config'], { cwd: dir });
+    assert.match(r.stdout, /^api:\n {2}bind: 127\.0\.0\.1:7522\n/);
+    assert.match(r.stdout, /FAIL no monitors configured\n/);
   });
 
   it('reads the config file from SONDE_CONFIG and BLIP_CONFIG, and BLIP_RUN=false', async () => {
@@ -148,15 +157,15 @@ describe('sonde CLI', () => {
     ['missing TLS file', 'tls:\n  ca: /no/ca.pem\n', /config\.tls\.ca: \/no\/ca\.pem: file does not exist/],
     [
       'unknown sink',
-      `${NO_AUTO}monitors:\n  - id: a\n    sinks:\n      nosuch: {}\n`,
+      `${QUIET}monitors:\n  - id: a\n    sinks:\n      nosuch: {}\n`,
       /sink nosuch not registered/,
     ],
     [
       'duplicate monitor ids',
-      `${NO_AUTO}monitors:\n  - hostname: db1\n  - id: db1\n`,
+      `${QUIET}monitors:\n  - hostname: db1\n  - id: db1\n`,
       /duplicate monitor id: db1/,
     ],
-    ['bad plan file', `${NO_AUTO}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
+    ['bad plan file', `${QUIET}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
   ];
   for (const [what, yaml, expected] of bad) {
     it(`fails with one line for ${what}`, async () => {

@@ -3,12 +3,15 @@
  * chromium driven headless through puppeteer-core. The page asks for the API token, lists
  * every monitor with its state, draws a monitor's charts whose last point is the value the
  * log sink printed for that collection, stops a monitor from the page, works at 1280 px and
- * 390 px, shows no action when the API is read-only, and logs no console error. It writes the screenshots under docs/img/.
+ * 390 px, shows no action when the API is read-only, and logs no console error. Its
+ * screenshots go to a temp dir, or to SONDE_SCREENSHOTS when set (`npm run screenshots`
+ * sets docs/img to refresh the committed ones): a test run leaves the work tree as it was.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { ROOT, startAgent, type Agent } from '../helpers/agent.js';
@@ -29,6 +32,16 @@ const PLAN = `fast:
     var.global:
       metrics: [max_connections]
 `;
+
+/** Where the screenshots go: SONDE_SCREENSHOTS, else a temp dir removed at the end. */
+const SHOTS = process.env.SONDE_SCREENSHOTS || mkdtempSync(join(tmpdir(), 'sonde-shots-'));
+const DOCS_IMG = join(ROOT, 'docs/img');
+
+/** Each committed image's modification time: a test run must not rewrite them. */
+function docsImages(): Record<string, number> {
+  return Object.fromEntries(readdirSync(DOCS_IMG).map((f) => [f, statSync(join(DOCS_IMG, f)).mtimeMs]));
+}
+const imagesBefore = docsImages();
 
 let dbs: MariaDB[] = [];
 let agent: Agent;
@@ -177,8 +190,8 @@ monitors:
       `[...document.querySelectorAll('table.domains tbody tr td:first-child')].map((td) => td.textContent)`,
     );
     assert.deepEqual(domains, ['status.global', 'var.global']);
-    mkdirSync(join(ROOT, 'docs/img'), { recursive: true });
-    await page.screenshot({ path: join(ROOT, 'docs/img/ui-monitor.png'), fullPage: true });
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'ui-monitor.png'), fullPage: true });
   });
 
   it('stops a monitor from the page, after a confirmation, and its row changes', async () => {
@@ -198,7 +211,7 @@ monitors:
       await page.$('#fleet-body tr[data-id="alpha"] form[data-action="start"]'),
       'a start button instead',
     );
-    await page.screenshot({ path: join(ROOT, 'docs/img/ui-fleet.png') });
+    await page.screenshot({ path: join(SHOTS, 'ui-fleet.png') });
     assert.ok((await pageWidth()) <= 1280);
   });
 
@@ -253,5 +266,14 @@ monitors:
 
   it('logged no console error', () => {
     assert.deepEqual(consoleErrors, []);
+  });
+
+  it('wrote its screenshots outside the work tree, unless asked to refresh docs/img', () => {
+    const shots = readdirSync(SHOTS);
+    assert.ok(shots.includes('ui-monitor.png') && shots.includes('ui-fleet.png'), shots.join());
+    if (process.env.SONDE_SCREENSHOTS) return;
+    assert.ok(relative(ROOT, SHOTS).startsWith('..'), `screenshots in ${SHOTS}`);
+    assert.deepEqual(docsImages(), imagesBefore, 'docs/img was rewritten');
+    rmSync(SHOTS, { recursive: true, force: true });
   });
 });
