@@ -10,7 +10,6 @@ import type { Events } from '../core/events.js';
 import { ALWAYS_ACTIVE, type HighAvailability } from '../core/ha.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
-import { defaultPlan } from '../plan/defaults.js';
 import { exporterSettings, type ExporterSettings } from './exporter-flags.js';
 import type { Plan } from '../core/plan.js';
 import type { CollectionTally, LevelTiming } from '../core/probe.js';
@@ -626,24 +625,14 @@ export class Monitor {
 
   /**
    * A scrape reader on `db` with the probe plan: the monitor's exporter plan as its exporter
-   * would build it (`exporter.plan`, or mysqld_exporter's set when collect flags are given,
-   * shaped by the flags), where `default-exporter` is the built-in one when the monitor's
-   * plans do not have it; and the settings of its exporter flags.
+   * would build it (exporterBasePlan, shaped by the flags); and the settings of its
+   * exporter flags.
    */
   #probeReader(running: Running, db: Db): ExporterSource & { close?(): Promise<void> } {
     const exporter = this.#deps.exporter;
     if (exporter === undefined) throw new MonitorNotRunning(`monitor ${this.id} is not running`);
     const ex = this.config.exporter ?? {};
-    const base = exporterBasePlan(ex, (name) => {
-      if (name !== 'default-exporter') return running.lookup(name);
-      try {
-        return running.lookup(name);
-      } catch (err) {
-        const builtin = defaultPlan(name);
-        if (builtin === undefined) throw err;
-        return builtin;
-      }
-    });
+    const base = exporterBasePlan(ex, (name) => running.lookup(name));
     const n = Object.keys(base.levels).length;
     if (n !== 1) throw new Error(`exporter plan has ${n} levels, expected 1`);
     const plan = applyCollectFlags(base, ex.flags ?? {});
