@@ -257,6 +257,16 @@ async function bootPlans(b: Boot): Promise<void> {
   }
 }
 
+/** `fn` called once per distinct message (a plan file re-read at each monitor start warns once). */
+function onceEach(fn: (message: string) => void): (message: string) => void {
+  const seen = new Set<string>();
+  return (message) => {
+    if (seen.has(message)) return;
+    seen.add(message);
+    fn(message);
+  };
+}
+
 /** Everything a monitor needs, wired to the concrete pieces. */
 export function monitorDeps(b: Boot): MonitorDeps {
   const { events, plans, help, collectors } = b;
@@ -545,7 +555,10 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     connect: scrubbingConnect(events),
     collectors,
     sinks: opts.sinks,
-    plans: new PlanStore(),
+    plans: new PlanStore({
+      warn: onceEach((m) => events.notice('plan-warning', '', m)),
+      domains: () => collectors.domains(),
+    }),
     help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
     ...(opts.exporter ? { exporterPlan: cliPlan(opts.exporter.plan, collectors) } : {}),
     hooks: opts.hooks ?? {},

@@ -161,6 +161,8 @@ function parseArgs(argv: string[]): Options {
     }
     throw err;
   }
+  const extra = program.args[0];
+  if (extra !== undefined) throw new BootError(positionalError(extra));
   const o = program.opts<Record<string, unknown>>();
   const flag = (key: string, envName: string | undefined, def: boolean): boolean => {
     if (program.getOptionValueSource(key) === 'cli') return o[key] === true;
@@ -184,6 +186,17 @@ function parseArgs(argv: string[]): Options {
     version: o.version === true,
     check: o.check === true,
   };
+}
+
+/**
+ * sonde takes no positional argument: a word that is not an option is refused, and a file
+ * name is told to go behind --config (it is never read as the config, nor ignored).
+ */
+function positionalError(arg: string): string {
+  const file = /\.(ya?ml|json)$/i.test(arg) || arg.includes('/');
+  return `Error parsing command line: unexpected argument ${arg}${
+    file ? `; to use it as the config file: --config ${arg}` : '; sonde takes options only (sonde --help)'
+  }`;
 }
 
 /** `--log.level` and `--log.format`, else SONDE_LOG_LEVEL and SONDE_LOG_FORMAT; a bad value fails the boot. */

@@ -5,7 +5,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runSonde, writeConfig, ROOT } from '../helpers/agent.js';
 
@@ -88,6 +88,44 @@ describe('sonde CLI', () => {
     assert.equal(oneLine(r.stderr), 'Error parsing command line: unknown argument --bogus');
   });
 
+  it('refuses a positional argument, telling where a config file goes', async () => {
+    for (const args of [['sonde.yaml'], ['check', '/etc/sonde/sonde.yaml']]) {
+      const r = await runSonde(args);
+      assert.equal(r.code, 1, r.stdout);
+      const file = args.at(-1) ?? '';
+      assert.equal(
+        oneLine(r.stderr),
+        `Error parsing command line: unexpected argument ${file}; to use it as the config file: --config ${file}`,
+      );
+    }
+    const word = await runSonde(['--run=false', 'now']);
+    assert.equal(word.code, 1);
+    assert.equal(
+      oneLine(word.stderr),
+      'Error parsing command line: unexpected argument now; sonde takes options only (sonde --help)',
+    );
+  });
+
+  it('warns about plan keys and metric names it ignores, at boot and at --check', async () => {
+    const [dir, path] = writeConfig(
+      `${QUIET}plans:\n  files: [plan.yaml]\nmonitors:\n  - id: a\n    socket: /nonexistent.sock\n`,
+    );
+    writeFileSync(
+      join(dir, 'plan.yaml'),
+      'kpi:\n  freq: 5s\n  colect:\n    status.global:\nlag:\n  freq: 1s\n  collect:\n    repl.lag:\n      metrics: [curent]\n',
+    );
+    const expected = [
+      `plan.yaml: line 3: unknown key kpi.colect (did you mean collect?), ignored`,
+      `plan.yaml: line 9: at lag/repl.lag: unknown metric curent for domain repl.lag (did you mean current?); it has: current, backlog, worker_usage`,
+    ];
+    const boot = await runSonde(['--config', path, '--run=false'], { cwd: dir });
+    assert.equal(boot.code, 0, boot.stderr);
+    const check = await runSonde(['--config', path, '--check'], { cwd: dir });
+    assert.match(check.stdout, /^FAIL a: /m);
+    for (const r of [boot, check])
+      for (const w of expected) assert.ok(r.stdout.includes(w), `${w}\n${r.stdout}`);
+  });
+
   it('prints every domain for --print-domains without reading a config', async () => {
     const r = await runSonde(['--print-domains', '--config', '/nonexistent.yaml']);
     assert.equal(r.code, 0);
@@ -165,7 +203,11 @@ describe('sonde CLI', () => {
       `${QUIET}monitors:\n  - hostname: db1\n  - id: db1\n`,
       /duplicate monitor id: db1/,
     ],
-    ['bad plan file', `${QUIET}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
+    [
+      'missing plan file',
+      `${QUIET}plans:\n  files: [plan.yaml]\n`,
+      /^plan file plan\.yaml \(.*\/plan\.yaml\) does not exist: correct or remove it in plans\.files$/,
+    ],
   ];
   for (const [what, yaml, expected] of bad) {
     it(`fails with one line for ${what}`, async () => {
@@ -175,6 +217,17 @@ describe('sonde CLI', () => {
       assert.match(oneLine(r.stderr), expected);
     });
   }
+
+  it('fails with the line of an unknown domain in a plan file, and the domain meant', async () => {
+    const [dir, path] = writeConfig(`${QUIET}plans:\n  files: [plan.yaml]\n`);
+    writeFileSync(join(dir, 'plan.yaml'), 'kpi:\n  freq: 5s\n  collect:\n    satus.global:\n');
+    const r = await runSonde(['--config', path, '--run=false'], { cwd: dir });
+    assert.equal(r.code, 1);
+    assert.match(
+      oneLine(r.stderr),
+      /invalid plan: .*plan\.yaml: line 4: at kpi\/satus\.global: invalid domain: satus\.global: no such domain \(did you mean status\.global\?\)/,
+    );
+  });
 
   it('fails when api.bind is already in use', async () => {
     const srv = createServer();
