@@ -34,7 +34,7 @@ import type { Db } from '../src/core/db.js';
 import type { Plan } from '../src/core/plan.js';
 import { UPSTREAM_SCRAPERS } from '../src/core/upstream.js';
 import { applyCollectFlags, upstreamPlan } from '../src/plan/exporter-plan.js';
-import { createScrapeReader } from '../src/monitor/scrape-reader.js';
+import { createScrapeReader } from '../src/exporter/scrape-reader.js';
 import { startExporter } from '../src/exporter/server.js';
 import { defaultPlan } from '../src/plan/defaults.js';
 import { httpGet, rootSocketDsn, startMysqldExporter, type Peer } from '../test/e2e/exporter-peers.js';

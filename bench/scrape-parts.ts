@@ -10,7 +10,7 @@ import { createConnection } from 'mysql2/promise';
 import { builtinCollectors } from '../src/collectors/builtin.js';
 import { UPSTREAM_SCRAPERS } from '../src/core/upstream.js';
 import { Limiter } from '../src/engine/limiter.js';
-import { createScrapeReader } from '../src/monitor/scrape-reader.js';
+import { createScrapeReader } from '../src/exporter/scrape-reader.js';
 import { applyCollectFlags, upstreamPlan } from '../src/plan/exporter-plan.js';
 import { ExpositionCache, type PromSample } from '../src/prom/exposition.js';
 import { translateForExporter } from '../src/prom/translate.js';

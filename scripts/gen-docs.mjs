@@ -3,12 +3,12 @@
 // Build first, and again after (the build copies help.json into dist/):
 //   npx tsc -p . && node scripts/gen-docs.mjs && npx tsc -p .
 // src/collectors/registry.test.ts fails whenever help.json differs from the implementations,
-// src/collectors/docs.test.ts whenever docs/domains.md differs from this output.
+// src/collectors/kit/docs.test.ts whenever docs/domains.md differs from this output.
 import { writeFileSync } from 'node:fs';
 import { URL } from 'node:url';
 import { BUILTIN } from '../dist/src/collectors/implementations.js';
-import { domainsMarkdown } from '../dist/src/collectors/docs.js';
-import { SOURCE_TABLE } from '../dist/src/collectors/sources.js';
+import { domainsMarkdown } from '../dist/src/collectors/kit/docs.js';
+import { SOURCE_TABLE } from '../dist/src/collectors/kit/sources.js';
 
 const inOrder = BUILTIN.map((r) => r.help);
 writeFileSync(

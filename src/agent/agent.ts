@@ -22,7 +22,7 @@ import { listenApi } from '../server/api.js';
 import type { SinkRegistry } from '../sinks/registry.js';
 import { sinkTranslators, type SinkTranslator } from '../sinks/translators.js';
 import type { StatusRegistry } from '../status/registry.js';
-import { EventLog, type EventLogOptions } from '../util/events.js';
+import { EventLog, type EventLogOptions } from '../log/event-log.js';
 import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
 import {

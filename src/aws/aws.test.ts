@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import { startImds, type FakeImds } from '../../test/helpers/aws/imds.js';
 import { startSecretsManager, type FakeSecretsManager } from '../../test/helpers/aws/secrets-manager.js';
 import { verifyPresignedUrl, type TestCredentials } from '../../test/helpers/aws/sigv4.js';
-import { buildConnection } from '../config/connection.js';
+import { buildConnection } from '../db/credentials.js';
 import { errorMessage } from '../core/errors.js';
 import { iamToken } from './iam.js';
 import { rdsCaBundle, RDS_CA_FILE } from './rds-ca.js';

@@ -33,7 +33,7 @@ import { UPSTREAM_EXPORTER_FLAGS, UPSTREAM_SCRAPERS, type UpstreamSubflag } from
 import { readMyCnf, type MyCnf } from '../config/mycnf.js';
 import { exporterFlagProblem } from '../config/validate.js';
 import { applyCollectFlags, flagBool, upstreamPlan } from '../plan/exporter-plan.js';
-import type { LogFormat, LogLevel } from '../util/events.js';
+import type { LogFormat, LogLevel } from '../log/event-log.js';
 import { parseHostPort } from '../util/net.js';
 import { logEnv, readLogFormat, readLogLevel, SHARED_LOG_FLAGS } from './log-flags.js';
 

@@ -3,7 +3,13 @@
  * the values each accepts and the error that names a bad one. The environment
  * (`SONDE_LOG_LEVEL`, `SONDE_LOG_FORMAT`) fills what the command line leaves unset.
  */
-import { LOG_LEVELS, parseLogFormat, parseLogLevel, type LogFormat, type LogLevel } from '../util/events.js';
+import {
+  LOG_LEVELS,
+  parseLogFormat,
+  parseLogLevel,
+  type LogFormat,
+  type LogLevel,
+} from '../log/event-log.js';
 
 /** The flags that both command lines read: alone they do not mean mysqld_exporter's. */
 export const SHARED_LOG_FLAGS: ReadonlySet<string> = new Set(['log.level', 'log.format']);

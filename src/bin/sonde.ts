@@ -10,9 +10,9 @@ import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { Shard } from '../monitor/shard.js';
-import { enableCompileCache } from '../util/compile-cache.js';
-import { tuneHeapGrowth } from '../util/heap.js';
-import type { LogFormat, LogLevel } from '../util/events.js';
+import { enableCompileCache } from './compile-cache.js';
+import { tuneHeapGrowth } from './heap.js';
+import type { LogFormat, LogLevel } from '../log/event-log.js';
 import { parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
 import {
@@ -233,7 +233,7 @@ async function earlyAnswer(argv: string[]): Promise<string | undefined> {
   if (opts.version) return `v${VERSION}\n`;
   if (!opts.printDomains) return undefined;
   const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
-  const { printDomains } = await import('../collectors/print.js');
+  const { printDomains } = await import('../collectors/kit/print.js');
   return printDomains(collectors.domains().map((d) => collectors.help(d)));
 }
 
@@ -244,7 +244,7 @@ if (early !== undefined) {
 }
 // Reused compiled code for the modules imported from here on (Node >= 22.1; off when unwritable).
 enableCompileCache();
-// Less garbage held between full collections (see util/heap.ts).
+// Less garbage held between full collections (see bin/heap.ts).
 tuneHeapGrowth();
 // The rest of sonde, imported once it is to boot: the agent (src/agent/), which imports the
 // optional parts (collectors' and sinks' implementations, the exporter and probe listeners,
@@ -254,7 +254,7 @@ type Agent = InstanceType<typeof Agent>;
 const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
 const { printPlans } = await import('../plan/store.js');
 const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
-const { EventLog } = await import('../util/events.js');
+const { EventLog } = await import('../log/event-log.js');
 type EventLog = InstanceType<typeof EventLog>;
 
 /** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */

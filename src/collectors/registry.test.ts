@@ -4,9 +4,9 @@ import type { CollectorRegistration } from '../core/collector.js';
 import { BUILTIN_HELP, LOADERS, builtinCollectors } from './builtin.js';
 import { BUILTIN } from './implementations.js';
 import { CollectorRegistry } from './registry.js';
-import { FakeDb } from './test-helpers.js';
+import { FakeDb } from './kit/test-helpers.js';
 import type { Plan } from '../core/plan.js';
-import { SOURCE_STEPS, SOURCE_TABLE } from './sources.js';
+import { SOURCE_STEPS, SOURCE_TABLE } from './kit/sources.js';
 
 const fake = (domain: string): CollectorRegistration => ({
   help: {

@@ -4,7 +4,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FinalMonitorConfig } from '../core/config.js';
-import { buildConnection, listedDsn, readPasswordFile, redactDsn, splitHostPort } from './connection.js';
+import { buildConnection, readPasswordFile } from '../db/credentials.js';
+import { listedDsn, redactDsn, splitHostPort } from './connection.js';
 
 let dir: string;
 before(async () => {

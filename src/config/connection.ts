@@ -7,8 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import type { FinalMonitorConfig } from '../core/config.js';
-import { ConnectionSpec } from '../core/db.js';
-import type { TlsSpec } from '../core/db.js';
+import type { ConnectionSettings, CredentialSource, TlsChoice, TlsSpec } from '../core/db.js';
 import { errorMessage } from '../core/errors.js';
 import { parseDuration } from '../util/duration.js';
 import { splitHostPort } from '../util/net.js';
@@ -81,22 +80,6 @@ export function redactDsn(p: RedactDsnInput): string {
   return `${user}${addr}/?${params.join('&')}`;
 }
 
-/**
- * Read a password file: the whole content, minus ONE trailing `\n` or `\r\n` (sonde's choice;
- * Blip keeps it). Other whitespace is part of the password.
- */
-export async function readPasswordFile(path: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(path, 'utf8');
-  } catch (err) {
-    throw new ConfigError(`cannot read password-file: ${osErrorText(err, path)}`, { key: 'password-file' });
-  }
-  if (text.endsWith('\r\n')) return text.slice(0, -2);
-  if (text.endsWith('\n')) return text.slice(0, -1);
-  return text;
-}
-
 async function readTlsFile(key: string, path: string, cwd: string): Promise<string> {
   try {
     return await readFile(resolve(cwd, path), 'utf8');
@@ -125,13 +108,8 @@ function connectTimeout(v: string | undefined): number {
   return ms > 0 ? ms : DEFAULT_CONNECT_TIMEOUT_MS;
 }
 
+/** Options of connectionSettings (and of the db layer's buildConnection, which adds `reload`). */
 export interface BuildConnectionOptions {
-  /**
-   * True when rebuilding credentials after MySQL error 1045: a new IAM token is made even
-   * when the last one is still young. Every build re-reads my.cnf, the password file, TLS
-   * files and the Secrets Manager secret anyway.
-   */
-  reload?: boolean;
   /** base of relative mycnf/password-file/tls paths; default process.cwd() */
   cwd?: string;
   /**
@@ -145,7 +123,9 @@ export interface BuildConnectionOptions {
 }
 
 /**
- * Build the ConnectionSpec of a finalized monitor, with sonde's choices:
+ * The connection settings of a finalized monitor, with sonde's choices (no network I/O:
+ * credentials that live elsewhere are named by their source, which the db layer's
+ * credentials module resolves when connecting):
  * - my.cnf `[client]` fills only empty fields: an explicit config hostname, username or
  *   password wins; my.cnf's socket is used only when the config sets neither socket nor
  *   hostname. The built-in default username `blip` counts as empty when my.cnf has `user`.
@@ -158,21 +138,21 @@ export interface BuildConnectionOptions {
  * - TLS when not disabled (tls.disable or my.cnf `ssl-mode=DISABLED`) and a ca/cert/key is
  *   set; cert+key used only together; socket + TLS + no hostname → skip-verify unless set.
  * - connect timeout from `timeout-connect` (default 10s).
- * Throws ConfigError; no message contains the password.
+ * Every call re-reads my.cnf and the TLS files. Throws ConfigError; no message contains the
+ * password.
  */
-export async function buildConnection(
+export async function connectionSettings(
   m: FinalMonitorConfig,
   opts: BuildConnectionOptions = {},
-): Promise<ConnectionSpec> {
+): Promise<ConnectionSettings> {
   const cwd = opts.cwd ?? process.cwd();
   const f = await withMyCnf(m, cwd);
   const module =
     opts.authModule === undefined ? undefined : await authModuleCredentials(m, opts.authModule, cwd);
-  const creds: Credentials =
+  const credentials: CredentialSource =
     module !== undefined
-      ? { username: module.user, password: module.password }
-      : await chosenCredentials(m, f, cwd, opts.reload === true);
-  const { username, password } = creds;
+      ? { kind: 'static', username: module.user, password: module.password }
+      : credentialSource(m, f, cwd);
 
   // Address: a socket wins; otherwise tcp, 127.0.0.1 and port 3306 by default.
   let host: string | undefined;
@@ -182,27 +162,15 @@ export async function buildConnection(
     host = hp.host === '' ? '127.0.0.1' : hp.host;
     port = parsePort(f.hostname, hp.port);
   }
-  const tls = await tlsSpecOf(m, f, cwd);
-  const iam = creds.cleartext !== undefined;
-
-  return new ConnectionSpec({
-    username,
-    password,
+  return {
+    credentials,
     socket: f.socket === '' ? undefined : f.socket,
     host,
     port,
-    tls: tls?.spec,
+    tls: await tlsChoiceOf(m, f, cwd),
     connectTimeoutMs: connectTimeout(m['timeout-connect']),
-    redactedDsn: redactDsn({
-      username,
-      socket: f.socket,
-      hostname: f.hostname,
-      tls: tls?.name,
-      allowCleartextPasswords: iam,
-    }),
-    allowCleartextPasswords: iam,
-    ...(creds.cleartext === undefined ? {} : { cleartextPassword: creds.cleartext }),
-  });
+    hostname: f.hostname,
+  };
 }
 
 /** The user and password of the auth module `name`: `[client.<name>]` of the monitor's my.cnf. */
@@ -320,73 +288,30 @@ export function listedDsn(m: FinalMonitorConfig, opts: { cwd?: string } = {}): s
   });
 }
 
-/** The user and password a connection logs in with. */
-interface Credentials {
-  username: string;
-  password: string;
-  /** IAM auth: a fresh token for each new connection's cleartext exchange. */
-  cleartext?: () => Promise<string>;
-}
-
 /**
- * The credentials, first match wins: aws.iam-auth (an RDS IAM token), aws.password-secret
- * (Secrets Manager), the password file, my.cnf's password when the config sets none,
- * `password`. `reload`: the server refused the last ones (a new IAM token is made).
+ * Where the credentials come from, first match wins: aws.iam-auth (an RDS IAM token),
+ * aws.password-secret (Secrets Manager), the password file, my.cnf's password when the config
+ * sets none, `password`.
  */
-async function chosenCredentials(
-  m: FinalMonitorConfig,
-  f: Fields,
-  cwd: string,
-  reload: boolean,
-): Promise<Credentials> {
+function credentialSource(m: FinalMonitorConfig, f: Fields, cwd: string): CredentialSource {
   const username = f.username;
-  if (m.aws?.['iam-auth'] === true) return iamCredentials(m, f, reload);
-  if ((m.aws?.['password-secret'] ?? '') !== '') return secretCredentials(m, f);
+  const region = m.aws?.region ?? '';
+  if (m.aws?.['iam-auth'] === true) {
+    if (f.hostname === '') {
+      throw new ConfigError('aws.iam-auth: no hostname: the IAM token is signed for host:port', {
+        key: 'aws.iam-auth',
+      });
+    }
+    const hp = splitHostPort(f.hostname);
+    const port = parsePort(f.hostname, hp.port);
+    return { kind: 'iam', username, host: hp.host, port, region, hostname: f.hostname };
+  }
+  const secretId = m.aws?.['password-secret'] ?? '';
+  if (secretId !== '') return { kind: 'secret', username, secretId, region, hostname: f.hostname };
   if ((m['password-file'] ?? '') !== '')
-    return { username, password: await readPasswordFile(resolve(cwd, m['password-file'] ?? '')) };
-  if (f.cnf && f.password === '') return { username, password: f.cnf.password };
-  return { username, password: f.password };
-}
-
-/**
- * An RDS IAM token for `host:port` (port 3306 when none) and the username, signed for the
- * monitor's region. New connections get a token young enough to be accepted.
- */
-async function iamCredentials(m: FinalMonitorConfig, f: Fields, reload: boolean): Promise<Credentials> {
-  const key = 'aws.iam-auth';
-  if (f.hostname === '') {
-    throw new ConfigError('aws.iam-auth: no hostname: the IAM token is signed for host:port', { key });
-  }
-  const hp = splitHostPort(f.hostname);
-  const port = parsePort(f.hostname, hp.port);
-  try {
-    const [{ resolveRegion }, { iamToken }] = await Promise.all([
-      import('../aws/region.js'),
-      import('../aws/iam.js'),
-    ]);
-    const region = await resolveRegion({ region: m.aws?.region, hostname: f.hostname });
-    const target = { host: hp.host, port, user: f.username, region };
-    const password = await iamToken(target, { fresh: reload });
-    return { username: f.username, password, cleartext: () => iamToken(target) };
-  } catch (err) {
-    throw new ConfigError(`aws.iam-auth: ${errorMessage(err)}`, { key, cause: err });
-  }
-}
-
-/** The `password` (and `username`, when it has one) of the monitor's Secrets Manager secret. */
-async function secretCredentials(m: FinalMonitorConfig, f: Fields): Promise<Credentials> {
-  const key = 'aws.password-secret';
-  try {
-    const [{ resolveRegion }, { fetchDbSecret }] = await Promise.all([
-      import('../aws/region.js'),
-      import('../aws/secrets.js'),
-    ]);
-    const region = await resolveRegion({ region: m.aws?.region, hostname: f.hostname });
-    const secret = await fetchDbSecret(m.aws?.['password-secret'] ?? '', region);
-    return { username: secret.username ?? f.username, password: secret.password };
-  } catch (err) {
-    throw new ConfigError(`aws.password-secret: ${errorMessage(err)}`, { key, cause: err });
-  }
+    return { kind: 'file', username, path: resolve(cwd, m['password-file'] ?? '') };
+  if (f.cnf && f.password === '') return { kind: 'static', username, password: f.cnf.password };
+  return { kind: 'static', username, password: f.password };
 }
 
 /**
@@ -401,33 +326,12 @@ function autoRdsTls(m: FinalMonitorConfig, f: Fields): boolean {
   );
 }
 
-/** TLS verified against the shipped Amazon RDS CA bundle, for the hostname without its port. */
-async function rdsTls(hostname: string): Promise<TlsSpec> {
-  let ca: string;
-  try {
-    ca = await (await import('../aws/rds-ca.js')).rdsCaBundle();
-  } catch (err) {
-    throw new ConfigError(`automatic TLS for Amazon RDS (tls=rds): ${errorMessage(err)}`, {
-      key: 'tls',
-      cause: err,
-    });
-  }
-  const spec: TlsSpec = { ca, rejectUnauthorized: true };
-  const servername = splitHostPort(hostname).host;
-  if (servername !== '') spec.servername = servername;
-  return spec;
-}
-
 /**
  * TLS when not disabled and a ca, cert or key is set; cert and key are used only together;
  * a socket with no hostname skips verification unless `skip-verify` says otherwise.
  * Without TLS files, the automatic `tls=rds` rule applies. Undefined when TLS is off.
  */
-async function tlsSpecOf(
-  m: FinalMonitorConfig,
-  f: Fields,
-  cwd: string,
-): Promise<{ spec: TlsSpec; name: string } | undefined> {
+async function tlsChoiceOf(m: FinalMonitorConfig, f: Fields, cwd: string): Promise<TlsChoice | undefined> {
   const { tls, socket, hostname } = f;
   // mysqld_exporter's --tls.insecure-skip-verify: TLS without verifying the server, even
   // with no TLS file (as mysqld_exporter's skip-verify mode does), unless TLS is disabled.
@@ -435,7 +339,7 @@ async function tlsSpecOf(
   if (insecure && !f.tlsDisabled) return { spec: await insecureTls(tls, hostname, cwd), name: m.id };
   if (f.tlsDisabled || (tls.ca === '' && tls.cert === '' && tls.key === '')) {
     // No TLS of the monitor's own: RDS connections get TLS verified with the RDS CAs.
-    return autoRdsTls(m, f) ? { spec: await rdsTls(hostname), name: 'rds' } : undefined;
+    return autoRdsTls(m, f) ? { name: 'rds', rds: { servername: splitHostPort(hostname).host } } : undefined;
   }
   let skipVerify = m.tls?.['skip-verify'];
   if (skipVerify === undefined && socket !== '' && hostname === '') skipVerify = true;

@@ -62,6 +62,36 @@ export interface TlsSpec {
 }
 
 /**
+ * Where a connection's credentials come from. The config layer names the source without
+ * touching the network; the db layer's credentials module resolves it when a connection is
+ * made, and again when the server answers "access denied".
+ */
+export type CredentialSource =
+  /** A username and password known from the config or my.cnf. */
+  | { kind: 'static'; username: string; password: string }
+  /** The password is the content of a file, read at every resolution. */
+  | { kind: 'file'; username: string; path: string }
+  /** An AWS Secrets Manager secret holding the password (and maybe the username). */
+  | { kind: 'secret'; username: string; secretId: string; region: string; hostname: string }
+  /** An Amazon RDS IAM authentication token signed for host:port. */
+  | { kind: 'iam'; username: string; host: string; port: number; region: string; hostname: string };
+
+/** TLS as the config chooses it: material from files, or Amazon RDS's CA bundle (`tls=rds`). */
+export type TlsChoice = { name: string; spec: TlsSpec } | { name: 'rds'; rds: { servername: string } };
+
+/** One monitor's connection as configured: everything but resolved credentials. */
+export interface ConnectionSettings {
+  credentials: CredentialSource;
+  socket?: string | undefined;
+  host?: string | undefined;
+  port?: number | undefined;
+  tls?: TlsChoice | undefined;
+  connectTimeoutMs: number;
+  /** The address as configured (`hostname` or `socket`), for the redacted DSN. */
+  hostname: string;
+}
+
+/**
  * Everything needed to open connections to one monitor's server. The password lives in a
  * private field so the object never serialises it by accident.
  */

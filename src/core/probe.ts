@@ -83,3 +83,14 @@ export interface ProbeTargets {
   /** Collection counts of every loaded monitor, sorted by id. */
   tallies(): MonitorTallies[];
 }
+
+/** A source for one probe; release() closes what the probe opened for itself. */
+export interface ProbeLease {
+  source: ExporterSource;
+  /** The monitor's `timeout-offset` exporter flag, in seconds. */
+  timeoutOffsetS: number;
+  release(): Promise<void>;
+}
+
+/** A probe of a monitor that is not running (stopped, or not started yet). */
+export class MonitorNotRunning extends Error {}

@@ -1,6 +1,6 @@
 /**
  * Server flavor and version detection. Choices by flavor and version are made in one place,
- * the source table (collectors/sources.ts).
+ * the source table (collectors/kit/sources.ts).
  *
  * Blip only compares version numbers, so MariaDB 10.11 looks "newer than MySQL 8" and gets
  * MySQL-8 queries. sonde decides the flavor from the text instead: `@@version` containing

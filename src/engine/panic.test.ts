@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
 import { CollectError } from '../core/collector.js';
 import { MetricType } from '../core/metrics.js';
-import { planOf } from '../collectors/test-helpers.js';
+import { planOf } from '../collectors/kit/test-helpers.js';
 import type { PooledDb } from '../db/pool.js';
 import { connectAs, startMariaDB, type MariaDB } from '../../test/helpers/mariadb.js';
 import { isPanic, panicText } from './panic.js';

@@ -20,9 +20,9 @@ import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { MonitorTallies, ProbeTargets } from '../core/probe.js';
-import { refuseMethod, send, sendText } from '../util/http-answer.js';
-import { loadWebConfig } from '../util/web-config.js';
-import { startWebListeners } from '../util/web-listener.js';
+import { refuseMethod, send, sendText } from '../http/answer.js';
+import { loadWebConfig } from '../http/web-config.js';
+import { startWebListeners } from '../http/listener.js';
 import { EXPORTER_KEEP_ALIVE_MS, ScrapeHandler } from './server.js';
 
 /** The label of a `/targets` entry holding the monitor's address. */

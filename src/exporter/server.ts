@@ -27,10 +27,10 @@ import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { scraperByDomain } from '../core/upstream.js';
 import { withDeadline } from '../util/abort.js';
-import { TEXT_PLAIN, refuseMethod, send, sendText } from '../util/http-answer.js';
-import { TokenFile, admit } from '../util/http-guard.js';
+import { TEXT_PLAIN, refuseMethod, send, sendText } from '../http/answer.js';
+import { TokenFile, admit } from '../http/guard.js';
 import { escapeHtml } from '../util/text.js';
-import { startWebListeners } from '../util/web-listener.js';
+import { startWebListeners } from '../http/listener.js';
 import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
 import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
 

@@ -13,7 +13,7 @@ import type { StatusWriter } from '../core/status.js';
 import { createDb, type PooledDb } from '../db/pool.js';
 import { ReplCollector, help as replHelp } from '../collectors/repl/index.js';
 import { ReplLagCollector } from '../collectors/repl.lag/index.js';
-import { NO_SIGNAL, planOf } from '../collectors/test-helpers.js';
+import { NO_SIGNAL, planOf } from '../collectors/kit/test-helpers.js';
 import { startReplicationPair, type ReplicationPair } from '../../test/helpers/replication.js';
 import { HEARTBEAT_TABLE_DDL } from './table.js';
 import { runHeartbeatWriter } from './writer.js';

@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { Events } from '../core/events.js';
 import type { StatusWriter } from '../core/status.js';
 import type { Row } from '../core/db.js';
-import { FakeDb } from '../collectors/test-helpers.js';
+import { FakeDb } from '../collectors/kit/test-helpers.js';
 import {
   HeartbeatReader,
   lagAndWait,

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { NO_EVENTS } from '../core/events.js';
-import { FakeDb } from '../collectors/test-helpers.js';
+import { FakeDb } from '../collectors/kit/test-helpers.js';
 import { heartbeatTableSql } from './table.js';
 import { isReadOnlyError, runHeartbeatWriter, writerStatements } from './writer.js';
 

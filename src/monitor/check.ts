@@ -13,7 +13,7 @@ import { Engine, type ActivePlan } from '../engine/engine.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
 import { awsTargetOf, type MonitorDeps } from './monitor.js';
 import { planChangingEnabled } from './plan-changer.js';
-import { exporterActivePlan } from './scrape-reader.js';
+import { exporterActivePlan } from '../exporter/scrape-reader.js';
 
 /** How long connecting and each plan's preparation may take. */
 export const CHECK_TIMEOUT_MS = 10_000;

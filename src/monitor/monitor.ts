@@ -10,9 +10,10 @@ import type { Events } from '../core/events.js';
 import { ALWAYS_ACTIVE, type HighAvailability } from '../core/ha.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
-import { exporterSettings, type ExporterSettings } from './exporter-flags.js';
+import { exporterSettings, type ExporterSettings } from '../exporter/flags.js';
 import type { Plan } from '../core/plan.js';
-import type { CollectionTally, LevelTiming } from '../core/probe.js';
+import { MonitorNotRunning } from '../core/probe.js';
+import type { CollectionTally, LevelTiming, ProbeLease } from '../core/probe.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { errorMessage } from '../core/errors.js';
@@ -26,7 +27,7 @@ import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
 import type { PlanRuntime, TransformMetrics } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
-import { HOUR_SLOTS, SeriesBuffer } from './series.js';
+import { HOUR_SLOTS, SeriesBuffer } from '../web/series.js';
 import type { DomainRecord } from '../engine/engine.js';
 import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.js';
 import { HaWatch } from './ha-watch.js';
@@ -148,17 +149,6 @@ function connectLine(dsn: string, ms: number, error: string | undefined): string
     ? `connected to ${dsn} in ${formatDuration(ms)}`
     : `connecting to ${dsn} failed after ${formatDuration(ms)}: ${error}`;
 }
-
-/** A source for one probe; release() closes what the probe opened for itself. */
-export interface ProbeLease {
-  source: ExporterSource;
-  /** The monitor's `timeout-offset` exporter flag, in seconds. */
-  timeoutOffsetS: number;
-  release(): Promise<void>;
-}
-
-/** A probe of a monitor that is not running (stopped, or not started yet). */
-export class MonitorNotRunning extends Error {}
 
 /** What a running monitor lends to probes: its pool, its collector cap and its plans. */
 interface Running {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { MonitorControl } from '../core/control.js';
 import { connect, type Socket } from 'node:net';
-import { LISTENER_LIMITS, TokenFile } from '../util/http-guard.js';
+import { LISTENER_LIMITS, TokenFile } from '../http/guard.js';
 import { makeTlsFiles } from '../../test/helpers/tls.js';
 import { rawExchange } from '../../test/helpers/agent.js';
 import { httpCall } from '../../test/helpers/http-call.js';

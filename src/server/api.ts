@@ -4,8 +4,8 @@
  * Blip routes by exact path with Go's http.ServeMux, answers errors with
  * `text/plain; charset=utf-8` bodies of one line plus `\n`, and `404 page not found` for
  * unknown paths. The API runs on `node:http` like sonde's other listeners: the router
- * (util/http-router.ts) gives ServeMux's answers, util/http-guard.ts the Host, token and
- * cross-site checks, util/http-server.ts the server with its limits and TLS.
+ * (http/router.ts) gives ServeMux's answers, http/guard.ts the Host, token and
+ * cross-site checks, http/server.ts the server with its limits and TLS.
  */
 import type { IncomingMessage, ServerResponse, Server } from 'node:http';
 import type { ServerOptions as HttpsOptions } from 'node:https';
@@ -13,10 +13,10 @@ import type { AgentInfo, MonitorControl } from '../core/control.js';
 import { SondeError, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { StatusReader } from '../core/status.js';
-import { TEXT_PLAIN, send, sendEmpty, sendText } from '../util/http-answer.js';
-import { LISTENER_LIMITS, admit, admitChange, isWildcard, type TokenCheck } from '../util/http-guard.js';
-import { Router, type Call, type Route, type RouteHandler } from '../util/http-router.js';
-import { createListener } from '../util/http-server.js';
+import { TEXT_PLAIN, send, sendEmpty, sendText } from '../http/answer.js';
+import { LISTENER_LIMITS, admit, admitChange, isWildcard, type TokenCheck } from '../http/guard.js';
+import { Router, type Call, type Route, type RouteHandler } from '../http/router.js';
+import { createListener } from '../http/server.js';
 import { parseHostPort, splitHostPort } from '../util/net.js';
 import { escapeHtml } from '../util/text.js';
 

@@ -14,8 +14,8 @@ import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { UiSource } from '../core/ui.js';
-import { send, sendText } from '../util/http-answer.js';
-import type { Call, Route } from '../util/http-router.js';
+import { send, sendText } from '../http/answer.js';
+import type { Call, Route } from '../http/router.js';
 import { escapeHtml } from '../util/text.js';
 
 /** The page's own files: `web/` at the package root (next to `dist/`). */

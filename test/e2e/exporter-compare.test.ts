@@ -14,7 +14,7 @@ import { builtinCollectors } from '../../src/collectors/builtin.js';
 import { NO_EVENTS } from '../../src/core/events.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
 import { type PooledDb } from '../../src/db/pool.js';
-import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
+import { createScrapeReader, type ScrapeReader } from '../../src/exporter/scrape-reader.js';
 import { startExporter } from '../../src/exporter/server.js';
 import { defaultPlan } from '../../src/plan/defaults.js';
 import { connectAs, type MariaDB, rootDb, startMariaDB } from '../helpers/mariadb.js';

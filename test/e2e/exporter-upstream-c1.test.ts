@@ -17,7 +17,7 @@ import { NO_EVENTS } from '../../src/core/events.js';
 import type { ExporterHandle } from '../../src/core/exporter.js';
 import { type PooledDb } from '../../src/db/pool.js';
 import { startExporter } from '../../src/exporter/server.js';
-import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
+import { createScrapeReader, type ScrapeReader } from '../../src/exporter/scrape-reader.js';
 import { applyCollectFlags, upstreamPlan } from '../../src/plan/exporter-plan.js';
 import type { MariaDB } from '../helpers/mariadb.js';
 import { startReplicationPair, type ReplicationPair } from '../helpers/replication.js';

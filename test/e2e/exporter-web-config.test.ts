@@ -17,7 +17,7 @@ import type { ExporterHandle } from '../../src/core/exporter.js';
 import { NO_EVENTS } from '../../src/core/events.js';
 import { type PooledDb } from '../../src/db/pool.js';
 import { startExporter } from '../../src/exporter/server.js';
-import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
+import { createScrapeReader, type ScrapeReader } from '../../src/exporter/scrape-reader.js';
 import { defaultPlan } from '../../src/plan/defaults.js';
 import { runSonde, writeConfig } from '../helpers/agent.js';
 import { freePort, type MariaDB, rootDb, startMariaDB } from '../helpers/mariadb.js';

@@ -17,7 +17,7 @@ import type { Metrics } from '../../src/core/metrics.js';
 import type { Plan } from '../../src/core/plan.js';
 import type { Sink } from '../../src/core/sink.js';
 import { NO_EVENTS } from '../../src/core/events.js';
-import { buildConnection } from '../../src/config/connection.js';
+import { buildConnection } from '../../src/db/credentials.js';
 import { builtinCollectors } from '../../src/collectors/builtin.js';
 import { createDb } from '../../src/db/pool.js';
 import { runHeartbeatWriter } from '../../src/heartbeat/writer.js';

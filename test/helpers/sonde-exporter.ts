@@ -9,7 +9,7 @@ import type { ExporterHandle } from '../../src/core/exporter.js';
 import type { Plan } from '../../src/core/plan.js';
 import type { StatusWriter } from '../../src/core/status.js';
 import { startExporter } from '../../src/exporter/server.js';
-import { createScrapeReader, type ScrapeReader } from '../../src/monitor/scrape-reader.js';
+import { createScrapeReader, type ScrapeReader } from '../../src/exporter/scrape-reader.js';
 
 export interface SondeExporter {
   /** `127.0.0.1:<port>` */

@@ -6,7 +6,7 @@ import type { Plan } from '../../core/plan.js';
 import { openCloudWatch } from '../../aws/cloudwatch.js';
 import { startFakeCloudWatch, type FakeCloudWatch } from '../../../test/helpers/aws/cloudwatch.js';
 import { awsTestEnv, TEST_CREDENTIALS } from '../../../test/helpers/aws/env.js';
-import { FakeDb } from '../test-helpers.js';
+import { FakeDb } from '../kit/test-helpers.js';
 import { AwsRdsCollector, newValues, rdsLevel, targetRegion, windowStart } from './index.js';
 
 const MIN = 60_000;

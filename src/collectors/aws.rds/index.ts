@@ -35,7 +35,7 @@ import type { DomainPlan, Plan } from '../../core/plan.js';
 import type { CloudWatchReader, MetricSeries, RdsMetricQuery } from '../../aws/cloudwatch.js';
 import { PERIOD_S } from '../../aws/cloudwatch.js';
 import { regionFromRdsHostname } from '../../aws/region.js';
-import { levelPlans } from '../common.js';
+import { levelPlans } from '../kit/common.js';
 
 export const DOMAIN = 'aws.rds';
 

@@ -3,7 +3,7 @@
  * implementation is shared by the five error.* domains: see ../error-summary.ts.
  */
 import type { CollectorHelp, CollectorRegistration } from '../../core/collector.js';
-import { errorRegistration } from '../error-summary.js';
+import { errorRegistration } from '../kit/error-summary.js';
 
 export const DOMAIN = 'error.thread';
 

@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
-import { FakeDb } from '../test-helpers.js';
+import { FakeDb } from '../kit/test-helpers.js';
 import { LOG_BIN_SQL, SQL, binlogSamples, registration } from './binlog_size.js';
 import { collectOnce, dbError, render } from './recorded.fixture.js';
 

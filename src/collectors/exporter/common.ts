@@ -22,8 +22,8 @@ import type { Plan } from '../../core/plan.js';
 import { PROM_HELP_META, scraperByDomain, type UpstreamScraper } from '../../core/upstream.js';
 import { parseDateText } from '../../db/values.js';
 import { parseGoBool } from '../../util/text.js';
-import { levelPlans, queryError } from '../common.js';
-import { prepareSource } from '../sources.js';
+import { levelPlans, queryError } from '../kit/common.js';
+import { prepareSource } from '../kit/sources.js';
 
 /** One Prometheus family: name, TYPE (as a Blip type) and the shared HELP meta. */
 export interface Family {

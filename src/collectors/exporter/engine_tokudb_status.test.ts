@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { FakeDb } from '../test-helpers.js';
+import { FakeDb } from '../kit/test-helpers.js';
 import { SQL, registration, sanitizeTokudbName } from './engine_tokudb_status.js';
 import { collectOnce, dbError, render } from './recorded.fixture.js';
 

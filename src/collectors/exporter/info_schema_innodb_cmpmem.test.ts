@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
-import { FakeDb } from '../test-helpers.js';
+import { FakeDb } from '../kit/test-helpers.js';
 import { DOMAIN, QUERY, registration } from './info_schema_innodb_cmpmem.js';
 import { helps, lines, scrapeWith } from './scrape-fixture.js';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row } from '../../core/db.js';
-import { FakeDb } from '../test-helpers.js';
+import { FakeDb } from '../kit/test-helpers.js';
 import {
   DOMAIN,
   TABLE_NAME_QUERY,

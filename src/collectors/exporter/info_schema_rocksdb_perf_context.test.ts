@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
-import { FakeDb } from '../test-helpers.js';
+import { FakeDb } from '../kit/test-helpers.js';
 import { DOMAIN, FAMILIES, QUERY, registration } from './info_schema_rocksdb_perf_context.js';
 import { helps, lines, scrapeWith } from './scrape-fixture.js';
 

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row } from '../../core/db.js';
-import { FakeDb } from '../test-helpers.js';
+import { FakeDb } from '../kit/test-helpers.js';
 import { DOMAIN, QUERY, registration } from './info_schema_schemastats.js';
 import { helps, lines, scrapeWith } from './scrape-fixture.js';
 import { USERSTAT_CHECK } from './userstat.js';

@@ -5,7 +5,7 @@
  */
 import type { CollectResult, CollectorRegistration } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
-import { FakeDb, NO_SIGNAL } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL } from '../kit/test-helpers.js';
 import { collectOnce } from './recorded.fixture.js';
 
 export interface Run extends CollectResult {

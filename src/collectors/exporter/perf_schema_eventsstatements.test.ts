@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row } from '../../core/db.js';
-import { sourceFor } from '../sources.js';
+import { sourceFor } from '../kit/sources.js';
 import { parseServerVersion } from '../../db/flavor.js';
 import { MARIADB, MYSQL_8_0_27, MYSQL_8_0_28, lines, runScraper } from './perf_schema.fixture.js';
 import {

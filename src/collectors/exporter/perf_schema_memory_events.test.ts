@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { parseServerVersion } from '../../db/flavor.js';
-import { sourceFor } from '../sources.js';
+import { sourceFor } from '../kit/sources.js';
 import { MARIADB, MYSQL_8_0_28, lines, runScraper } from './perf_schema.fixture.js';
 import { DOMAIN, QUERY, registration } from './perf_schema_memory_events.js';
 

@@ -5,7 +5,7 @@
 import type { Collector, CollectorRegistration, CollectResult } from '../../core/collector.js';
 import type { MetricValue } from '../../core/metrics.js';
 import type { Db } from '../../core/db.js';
-import { NO_SIGNAL, planOf } from '../test-helpers.js';
+import { NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 
 /** `name{k="v",…} value`, labels sorted by name, one line per sample, lines sorted. */
 export function render(values: readonly MetricValue[]): string[] {

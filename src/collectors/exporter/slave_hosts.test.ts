@@ -2,7 +2,7 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
-import { FakeDb } from '../test-helpers.js';
+import { FakeDb } from '../kit/test-helpers.js';
 import { collectOnce, dbError, render } from './recorded.fixture.js';
 import { SHOW_REPLICAS, SHOW_SLAVE_HOSTS, isUuid, registration, slaveHostsSamples } from './slave_hosts.js';
 

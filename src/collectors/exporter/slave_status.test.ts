@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import type { CollectResult } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { collectOnce, render } from './recorded.fixture.js';
 import { DOMAIN, STATEMENTS, registration, slaveStatusSamples } from './slave_status.js';
 

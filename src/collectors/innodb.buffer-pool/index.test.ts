@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MetricType } from '../../core/metrics.js';
 import { type PooledDb } from '../../db/pool.js';
 import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import {
   BUFFER_POOL_COLUMNS,
   BufferPoolCollector,

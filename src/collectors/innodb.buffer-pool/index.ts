@@ -21,8 +21,8 @@ import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, option } from '../common.js';
-import { PerLevelQueryCollector } from '../per-level-query.js';
+import { field, option } from '../kit/common.js';
+import { PerLevelQueryCollector } from '../kit/per-level-query.js';
 
 export const DOMAIN = 'innodb.buffer-pool';
 

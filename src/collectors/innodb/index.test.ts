@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { MetricType } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { GAUGES, InnodbCollector, buildInnodbQuery, help, innodbValues } from './index.js';
 
 const BASE = 'SELECT subsystem, name, count FROM information_schema.innodb_metrics';

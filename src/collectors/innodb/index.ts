@@ -19,8 +19,8 @@ import type { Db, Row } from '../../core/db.js';
 import { INNODB_META, MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, placeholders, queryError } from '../common.js';
-import { prepareSource } from '../sources.js';
+import { field, levelPlans, option, placeholders, queryError } from '../kit/common.js';
+import { prepareSource } from '../kit/sources.js';
 
 export const DOMAIN = 'innodb';
 

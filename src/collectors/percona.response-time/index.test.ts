@@ -6,8 +6,8 @@ import { MetricType } from '../../core/metrics.js';
 import { type PooledDb } from '../../db/pool.js';
 import { parseServerVersion } from '../../db/flavor.js';
 import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
-import { sourceFor } from '../sources.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { sourceFor } from '../kit/sources.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import {
   DOMAIN,
   FLUSH_QUERY,

@@ -29,10 +29,10 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { ER_UNKNOWN_TABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { field, mapLevels, option, queryError } from '../common.js';
-import { parsePercentiles, type Percentile } from '../percentiles.js';
-import { withCause } from '../pfs.js';
-import { sourceFor, unsupportedError } from '../sources.js';
+import { field, mapLevels, option, queryError } from '../kit/common.js';
+import { parsePercentiles, type Percentile } from '../kit/percentiles.js';
+import { withCause } from '../kit/pfs.js';
+import { sourceFor, unsupportedError } from '../kit/sources.js';
 
 export const DOMAIN = 'percona.response-time';
 

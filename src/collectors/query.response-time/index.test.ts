@@ -4,8 +4,8 @@ import { CollectError } from '../../core/collector.js';
 import type { DbError, Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import { parseServerVersion } from '../../db/flavor.js';
-import { sourceFor } from '../sources.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { sourceFor } from '../kit/sources.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { DOMAIN, QueryResponseTimeCollector, help, percentileQuery, percentileValue } from './index.js';
 
 /**

@@ -29,11 +29,11 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { ER_NO_SUCH_TABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { field, mapLevels, option, queryError } from '../common.js';
-import { parsePercentiles, type Percentile } from '../percentiles.js';
-import { withCause } from '../pfs.js';
-import { sourceFor, unsupportedError } from '../sources.js';
-import { LevelTruncate, TRUNCATE_POLICY, truncateHow, type TruncateHow } from '../truncate.js';
+import { field, mapLevels, option, queryError } from '../kit/common.js';
+import { parsePercentiles, type Percentile } from '../kit/percentiles.js';
+import { withCause } from '../kit/pfs.js';
+import { sourceFor, unsupportedError } from '../kit/sources.js';
+import { LevelTruncate, TRUNCATE_POLICY, truncateHow, type TruncateHow } from '../kit/truncate.js';
 
 export const DOMAIN = 'query.response-time';
 

@@ -4,8 +4,8 @@ import type { Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import type { StatusWriter } from '../../core/status.js';
 import { parseServerVersion } from '../../db/flavor.js';
-import { absentReason, sourceFor } from '../sources.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { absentReason, sourceFor } from '../kit/sources.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import {
   DOMAIN,
   PFS_SQL,

@@ -37,8 +37,8 @@ import { DEFAULT_NETWORK_LATENCY_MS, HeartbeatReader, REPL_CHECK_NAME } from '..
 import { DEFAULT_HEARTBEAT_TABLE } from '../../heartbeat/table.js';
 import { parseDuration } from '../../util/duration.js';
 import { isYes } from '../../util/text.js';
-import { field, levelPlans, queryError } from '../common.js';
-import { absentReason, sourceFor, unsupportedError } from '../sources.js';
+import { field, levelPlans, queryError } from '../kit/common.js';
+import { absentReason, sourceFor, unsupportedError } from '../kit/sources.js';
 
 export const DOMAIN = 'repl.lag';
 

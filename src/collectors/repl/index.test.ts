@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { CollectError } from '../../core/collector.js';
 import { MetricType } from '../../core/metrics.js';
 import { parseServerVersion } from '../../db/flavor.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { ReplCollector, help, replValues, replicaStatusSource, runningOf } from './index.js';
 
 /** SHOW REPLICA STATUS on MySQL 8.0.36 (the columns this domain reads, plus neighbours). */

@@ -26,8 +26,8 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { ER_SPECIFIC_ACCESS_DENIED } from '../../db/errnos.js';
 import { isYes } from '../../util/text.js';
-import { field, levelPlans, option, queryError } from '../common.js';
-import { sourceFor } from '../sources.js';
+import { field, levelPlans, option, queryError } from '../kit/common.js';
+import { sourceFor } from '../kit/sources.js';
 
 export const DOMAIN = 'repl';
 

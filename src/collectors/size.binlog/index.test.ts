@@ -9,7 +9,7 @@ import { createDb, type PooledDb } from '../../db/pool.js';
 import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
 import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { DOMAIN, SizeBinlogCollector, binlogBytes, help } from './index.js';
 
 const bytes = (value: number): MetricValue => ({ name: 'bytes', value, type: MetricType.Gauge });

@@ -21,8 +21,8 @@ import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { ER_NO_BINARY_LOGGING, ER_SPECIFIC_ACCESS_DENIED } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { field, queryError } from '../common.js';
-import { PerLevelQueryCollector, type LevelQuery } from '../per-level-query.js';
+import { field, queryError } from '../kit/common.js';
+import { PerLevelQueryCollector, type LevelQuery } from '../kit/per-level-query.js';
 
 export const DOMAIN = 'size.binlog';
 

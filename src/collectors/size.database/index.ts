@@ -15,9 +15,9 @@ import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field } from '../common.js';
-import { DEFAULT_SCHEMA_EXCLUDE, parseSchemaFilter } from '../filter.js';
-import { PerLevelQueryCollector } from '../per-level-query.js';
+import { field } from '../kit/common.js';
+import { DEFAULT_SCHEMA_EXCLUDE, parseSchemaFilter } from '../kit/filter.js';
+import { PerLevelQueryCollector } from '../kit/per-level-query.js';
 
 export const DOMAIN = 'size.database';
 

@@ -6,8 +6,8 @@ import { type PooledDb } from '../../db/pool.js';
 import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
 import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
-import { parseTableFilter } from '../filter.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { parseTableFilter } from '../kit/filter.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { MYISAM_TABLES, createSizeFixture, fixtureNames, myisamBytes } from './fixture.js';
 import {
   DEFAULT_LIMIT,

@@ -4,7 +4,7 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { type PooledDb } from '../../db/pool.js';
 import { parseValue } from '../../db/values.js';
 import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { GAUGES, StatusGlobalCollector, help, statusValues } from './index.js';
 
 const byName = (values: MetricValue[]) => new Map(values.map((v) => [v.name, v]));

@@ -35,8 +35,8 @@ import type { Db, Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { upstreamValues } from '../../db/values.js';
-import { mapLevels, option, placeholders, queryError, variableValues } from '../common.js';
-import { prepareSource } from '../sources.js';
+import { mapLevels, option, placeholders, queryError, variableValues } from '../kit/common.js';
+import { prepareSource } from '../kit/sources.js';
 
 export const DOMAIN = 'status.global';
 

@@ -9,7 +9,7 @@ import { type PooledDb } from '../../db/pool.js';
 import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
 import { type MariaDB, rootDb, startMariaDB } from '../../../test/helpers/mariadb.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import {
   CONSUMERS_SQL,
   PFS_ON_SQL,

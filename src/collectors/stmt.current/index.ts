@@ -28,8 +28,8 @@ import type { DomainPlan, Plan } from '../../core/plan.js';
 import { ER_UNKNOWN_SYSTEM_VARIABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
 import { parseDuration } from '../../util/duration.js';
-import { field, mapLevels, queryError } from '../common.js';
-import { sourceFor, unsupportedError } from '../sources.js';
+import { field, mapLevels, queryError } from '../kit/common.js';
+import { sourceFor, unsupportedError } from '../kit/sources.js';
 
 export const DOMAIN = 'stmt.current';
 

@@ -9,7 +9,7 @@ import { type Row } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import { type PooledDb } from '../../db/pool.js';
 import { type MariaDB, rootDb, startMariaDB } from '../../../test/helpers/mariadb.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { HAVE_SSL_SQL, TLS_CHANNEL_SQL, TlsCollector, checkTlsMetrics, help, tlsValue } from './index.js';
 
 const enabled = (value: number) => ({ name: 'enabled', value, type: MetricType.Bool });

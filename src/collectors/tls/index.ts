@@ -23,8 +23,8 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { ER_NO_SUCH_TABLE, ER_UNKNOWN_SYSTEM_VARIABLE } from '../../db/errnos.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, queryError } from '../common.js';
-import { sourceFor, sourceList, unsupportedError } from '../sources.js';
+import { field, levelPlans, queryError } from '../kit/common.js';
+import { sourceFor, sourceList, unsupportedError } from '../kit/sources.js';
 
 export const DOMAIN = 'tls';
 

@@ -4,7 +4,7 @@ import { createConnection, type Connection } from 'mysql2/promise';
 import { MetricType } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { TRX_SQL, TrxCollector, checkTrxMetrics, help, trxValues } from './index.js';
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));

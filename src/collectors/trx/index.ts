@@ -19,8 +19,8 @@ import type { Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { DomainPlan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, queryError } from '../common.js';
-import { PerLevelQueryCollector, type LevelQuery } from '../per-level-query.js';
+import { field, queryError } from '../kit/common.js';
+import { PerLevelQueryCollector, type LevelQuery } from '../kit/per-level-query.js';
 
 export const DOMAIN = 'trx';
 

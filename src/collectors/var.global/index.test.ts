@@ -4,7 +4,7 @@ import { ConnectionSpec } from '../../core/db.js';
 import { MetricType } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { VarGlobalCollector, buildVarQuery, help, varValues } from './index.js';
 
 void describe('var.global queries and rows', () => {

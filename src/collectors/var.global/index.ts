@@ -26,8 +26,8 @@ import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { describeServer } from '../../db/flavor.js';
 import { upstreamValues } from '../../db/values.js';
-import { field, levelPlans, option, placeholders, queryError, variableValues } from '../common.js';
-import { absentReason, sourceFor, sourceList, type SourceChoice } from '../sources.js';
+import { field, levelPlans, option, placeholders, queryError, variableValues } from '../kit/common.js';
+import { absentReason, sourceFor, sourceList, type SourceChoice } from '../kit/sources.js';
 
 export const DOMAIN = 'var.global';
 

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
-import { parseTableFilter } from '../filter.js';
+import { parseTableFilter } from '../kit/filter.js';
 import { engineFor } from '../../engine/run.fixture.js';
 import { StatusRegistry } from '../../status/registry.js';
-import { FakeDb, NO_SIGNAL, planOf } from '../test-helpers.js';
+import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import {
   COLUMNS,
   WaitIoTableCollector,

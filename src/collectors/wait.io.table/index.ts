@@ -29,11 +29,11 @@ import type { Db, Row, ServerInfo } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, mapLevels, option, queryError } from '../common.js';
-import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../filter.js';
-import { performanceSchemaEnabled } from '../pfs.js';
-import { prepareSource, unsupportedError } from '../sources.js';
-import { LevelTruncate, TRUNCATE_POLICY, truncateHow, type TruncateHow } from '../truncate.js';
+import { field, mapLevels, option, queryError } from '../kit/common.js';
+import { DEFAULT_TABLE_EXCLUDE, parseTableFilter } from '../kit/filter.js';
+import { performanceSchemaEnabled } from '../kit/pfs.js';
+import { prepareSource, unsupportedError } from '../kit/sources.js';
+import { LevelTruncate, TRUNCATE_POLICY, truncateHow, type TruncateHow } from '../kit/truncate.js';
 
 export const DOMAIN = 'wait.io.table';
 

@@ -2,9 +2,9 @@
  * Test helpers for collectors: build plans in one line, and a fake row source (a Db that
  * answers from given rows) for flavor branches no local server can exercise (MySQL 8).
  */
-import type { Db, QueryOptions, Row, ServerInfo } from '../core/db.js';
-import type { DomainPlan, Plan } from '../core/plan.js';
-import { parseServerVersion } from '../db/flavor.js';
+import type { Db, QueryOptions, Row, ServerInfo } from '../../core/db.js';
+import type { DomainPlan, Plan } from '../../core/plan.js';
+import { parseServerVersion } from '../../db/flavor.js';
 
 /** level name → domain → partial DomainPlan. Levels get freq 1s, 2s, … in the given order. */
 export function planOf(levels: Record<string, Record<string, Partial<DomainPlan>>>): Plan {

@@ -3,8 +3,8 @@
  * percona.response-time, wait.io.table, error.*): error causes and the
  * `@@performance_schema` check. The "not supported" error is sources.ts's.
  */
-import type { Db } from '../core/db.js';
-import { errorMessage } from '../core/errors.js';
+import type { Db } from '../../core/db.js';
+import { errorMessage } from '../../core/errors.js';
 
 /** `reason (server error text)` when there is a server error to quote. */
 export function withCause(reason: string, err: unknown): string {

@@ -1,13 +1,13 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createConnection } from 'mysql2/promise';
-import { CollectError } from '../core/collector.js';
-import { type Db, type DbError, type QueryOptions, type Row, type ServerInfo } from '../core/db.js';
-import { MetricType, type MetricValue } from '../core/metrics.js';
-import { createDb, type PooledDb } from '../db/pool.js';
-import { parseServerVersion } from '../db/flavor.js';
+import { CollectError } from '../../core/collector.js';
+import { type Db, type DbError, type QueryOptions, type Row, type ServerInfo } from '../../core/db.js';
+import { MetricType, type MetricValue } from '../../core/metrics.js';
+import { createDb, type PooledDb } from '../../db/pool.js';
+import { parseServerVersion } from '../../db/flavor.js';
 import { NO_SIGNAL } from './test-helpers.js';
-import { startMariaDB, type MariaDB, tcpSpec } from '../../test/helpers/mariadb.js';
+import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
 import {
   DEFAULT_TRUNCATE_TIMEOUT_MS,
   LevelTruncate,

@@ -10,12 +10,18 @@
  */
 import type { FinalMonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
-import type { MonitorTallies, ProbeOpen, ProbeTarget, ProbeTargets } from '../core/probe.js';
+import { MonitorNotRunning } from '../core/probe.js';
+import type {
+  CollectionTally,
+  MonitorTallies,
+  ProbeLease,
+  ProbeOpen,
+  ProbeTarget,
+  ProbeTargets,
+} from '../core/probe.js';
 import { ConfigError } from '../config/errors.js';
 import { monitorAddress } from '../config/connection.js';
 import { splitHostPort } from '../util/net.js';
-import type { LoadedMonitor } from './loader.js';
-import { MonitorNotRunning } from './monitor.js';
 
 /** Longest piece of a request quoted back in a refusal. */
 const QUOTE_MAX = 200;
@@ -44,9 +50,19 @@ export function authModuleName(v: string): string | undefined {
   return /^[^\]\r\n[]*$/.test(name) && name.trim() === name ? name : undefined;
 }
 
+/** What the probe targets need of a loaded monitor (the loader's monitors are these). */
+export interface ProbeableMonitor {
+  readonly id: string;
+  readonly config: FinalMonitorConfig;
+  /** Both readers' counts, when the monitor keeps them. */
+  readonly tally?: { level: CollectionTally; scrape: CollectionTally };
+  /** A source for one probe; throws MonitorNotRunning when the monitor is not running. */
+  probe?(authModule: string): Promise<ProbeLease>;
+}
+
 export interface ProbeTargetsOptions {
   /** The loaded monitors, sorted by id (Loader.loaded). */
-  monitors(): readonly LoadedMonitor[];
+  monitors(): readonly ProbeableMonitor[];
   /** Base of relative my.cnf paths; default process.cwd(). */
   cwd?: string;
 }
@@ -60,7 +76,7 @@ class Targets implements ProbeTargets {
     this.#opts = opts;
   }
 
-  #address(m: LoadedMonitor): string {
+  #address(m: ProbeableMonitor): string {
     let a = this.#addresses.get(m.config);
     if (a === undefined) {
       a = monitorAddress(m.config, this.#opts.cwd === undefined ? {} : { cwd: this.#opts.cwd });
@@ -82,7 +98,7 @@ class Targets implements ProbeTargets {
   }
 
   /** The monitor `target` names, or the refusal. */
-  #resolve(target: string): LoadedMonitor | { status: number; reason: string } {
+  #resolve(target: string): ProbeableMonitor | { status: number; reason: string } {
     const monitors = this.#opts.monitors();
     const byId = monitors.find((m) => m.id === target);
     if (byId !== undefined) return byId;
@@ -97,7 +113,7 @@ class Targets implements ProbeTargets {
         status: 400,
         reason: `target ${quote(target)} is the address of monitors ${found.map((m) => m.id).join(', ')}: use a monitor id`,
       };
-    return found[0] as LoadedMonitor;
+    return found[0] as ProbeableMonitor;
   }
 
   async open(target: string, authModule: string): Promise<ProbeOpen> {

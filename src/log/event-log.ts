@@ -31,7 +31,7 @@ import type {
   Events,
   EventStream,
 } from '../core/events.js';
-import { formatEventTime, formatTimestampMs } from './time.js';
+import { formatEventTime, formatTimestampMs } from '../util/time.js';
 
 /** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
 export interface TextOutput {

@@ -5,24 +5,24 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CollectorRegistration } from '../core/collector.js';
-import type { Metrics } from '../core/metrics.js';
-import type { Plan } from '../core/plan.js';
-import { describeServer } from '../db/flavor.js';
-import { type PooledDb } from '../db/pool.js';
-import { engineFor } from '../engine/run.fixture.js';
-import { StatusRegistry } from '../status/registry.js';
-import { startMariaDB, type MariaDB, connectAs } from '../../test/helpers/mariadb.js';
-import { registration as errorAccount } from './error.account/index.js';
-import { registration as errorGlobal } from './error.global/index.js';
-import { registration as errorHost } from './error.host/index.js';
-import { registration as errorThread } from './error.thread/index.js';
-import { registration as errorUser } from './error.user/index.js';
-import { registration as perconaRt } from './percona.response-time/index.js';
-import { registration as queryRt } from './query.response-time/index.js';
-import { CollectorRegistry } from './registry.js';
-import { registration as statusGlobal } from './status.global/index.js';
-import { registration as waitIoTable } from './wait.io.table/index.js';
+import type { CollectorRegistration } from '../../core/collector.js';
+import type { Metrics } from '../../core/metrics.js';
+import type { Plan } from '../../core/plan.js';
+import { describeServer } from '../../db/flavor.js';
+import { type PooledDb } from '../../db/pool.js';
+import { engineFor } from '../../engine/run.fixture.js';
+import { StatusRegistry } from '../../status/registry.js';
+import { startMariaDB, type MariaDB, connectAs } from '../../../test/helpers/mariadb.js';
+import { registration as errorAccount } from '../error.account/index.js';
+import { registration as errorGlobal } from '../error.global/index.js';
+import { registration as errorHost } from '../error.host/index.js';
+import { registration as errorThread } from '../error.thread/index.js';
+import { registration as errorUser } from '../error.user/index.js';
+import { registration as perconaRt } from '../percona.response-time/index.js';
+import { registration as queryRt } from '../query.response-time/index.js';
+import { CollectorRegistry } from '../registry.js';
+import { registration as statusGlobal } from '../status.global/index.js';
+import { registration as waitIoTable } from '../wait.io.table/index.js';
 import { planOf } from './test-helpers.js';
 
 const REGS: CollectorRegistration[] = [

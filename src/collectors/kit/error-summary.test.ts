@@ -1,8 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { DbError, Row } from '../core/db.js';
-import { MetricType } from '../core/metrics.js';
-import { parseServerVersion } from '../db/flavor.js';
+import type { DbError, Row } from '../../core/db.js';
+import { MetricType } from '../../core/metrics.js';
+import { parseServerVersion } from '../../db/flavor.js';
 import { sourceFor } from './sources.js';
 import { FakeDb, NO_SIGNAL, planOf } from './test-helpers.js';
 import {
@@ -13,11 +13,11 @@ import {
   parseAccounts,
   type ErrorScope,
 } from './error-summary.js';
-import { registration as accountReg } from './error.account/index.js';
-import { registration as globalReg } from './error.global/index.js';
-import { registration as hostReg } from './error.host/index.js';
-import { registration as threadReg } from './error.thread/index.js';
-import { registration as userReg } from './error.user/index.js';
+import { registration as accountReg } from '../error.account/index.js';
+import { registration as globalReg } from '../error.global/index.js';
+import { registration as hostReg } from '../error.host/index.js';
+import { registration as threadReg } from '../error.thread/index.js';
+import { registration as userReg } from '../error.user/index.js';
 
 const C = MetricType.CumulativeCounter;
 const D = MetricType.DeltaCounter;

@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { CollectorHelp } from '../core/collector.js';
-import { MetricType } from '../core/metrics.js';
-import { builtinCollectors } from './builtin.js';
+import type { CollectorHelp } from '../../core/collector.js';
+import { MetricType } from '../../core/metrics.js';
+import { builtinCollectors } from '../builtin.js';
 import { anchor, code, domainsMarkdown, REGENERATE_COMMAND, text } from './docs.js';
 import { SOURCE_TABLE, type SourceRule } from './sources.js';
 
@@ -80,7 +80,7 @@ A metric is reported as \`<domain>.<metric>\` (for example \`status.global.queri
 ## Sources by server
 
 Which source each domain reads on each kind of server (the source table in
-\`src/collectors/sources.ts\`). \`a\` → \`b\`: tried in that order, the first that works is used.
+\`src/collectors/kit/sources.ts\`). \`a\` → \`b\`: tried in that order, the first that works is used.
 *not supported*: the domain reports \`<domain>: not supported on <flavor> <x.y.z>: <reason>\`
 once and stops until the plan is activated again. Percona Server counts as MySQL.
 
@@ -160,7 +160,7 @@ describe('domainsMarkdown', () => {
   it('is the committed docs/domains.md for the built-in collectors and the source table (regenerate with the command above)', () => {
     const registry = builtinCollectors();
     const helps = registry.domains().map((d) => registry.help(d));
-    const committed = readFileSync(new URL('../../../docs/domains.md', import.meta.url), 'utf8');
+    const committed = readFileSync(new URL('../../../../docs/domains.md', import.meta.url), 'utf8');
     assert.equal(
       committed,
       domainsMarkdown(helps, SOURCE_TABLE),

@@ -4,7 +4,7 @@
  * runs the query and reports the failure. These rows do the same (a source on both flavors)
  * except where the server cannot have the source at all.
  */
-import type { SourceRule } from '../sources.js';
+import type { SourceRule } from './source-rule.js';
 
 const both = (source: string): SourceRule[] => [
   { flavor: 'mysql', source },

@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Db, QueryOptions, Row, ServerInfo } from '../core/db.js';
-import { MetricType } from '../core/metrics.js';
-import { parseServerVersion } from '../db/flavor.js';
-import { BUILTIN } from './implementations.js';
+import type { Db, QueryOptions, Row, ServerInfo } from '../../core/db.js';
+import { MetricType } from '../../core/metrics.js';
+import { parseServerVersion } from '../../db/flavor.js';
+import { BUILTIN } from '../implementations.js';
 import {
   SERVER_COLUMNS,
   SOURCE_STEPS,

@@ -10,9 +10,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerOptions as HttpsOptions } from 'node:https';
 import type { TLSSocket } from 'node:tls';
 import { errorMessage } from '../core/errors.js';
-import { sendText } from './http-answer.js';
-import { createListener, type Listener } from './http-server.js';
-import { parseHostPort } from './net.js';
+import { sendText } from './answer.js';
+import { createListener, type Listener } from './server.js';
+import { parseHostPort } from '../util/net.js';
 import {
   certificateSans,
   loadWebConfig,

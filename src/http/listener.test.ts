@@ -16,7 +16,7 @@ import {
   startWebListeners,
   type RequestHandler,
   type WebListeners,
-} from './web-listener.js';
+} from './listener.js';
 
 const HASH = bcrypt.hashSync('s3cret', 4);
 const basic = (user: string, password: string): string =>

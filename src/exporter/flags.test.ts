@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Limiter, NestedLimiter } from '../engine/limiter.js';
-import { EXPORTER_LOG_SLOW_FILTER, exporterSettings } from './exporter-flags.js';
+import { EXPORTER_LOG_SLOW_FILTER, exporterSettings } from './flags.js';
 
 describe('exporterSettings', () => {
   it("mysqld_exporter's defaults: lock_wait_timeout 2, no slow-log filter, plan deadlines, 2 collectors, 0.25 s", () => {

@@ -2,8 +2,8 @@
  * `--print-domains` text, generated from each collector's help. The same
  * help drives plan validation and docs/domains.md.
  */
-import type { CollectorHelp } from '../core/collector.js';
-import { METRIC_TYPE_NAMES } from '../core/metrics.js';
+import type { CollectorHelp } from '../../core/collector.js';
+import { METRIC_TYPE_NAMES } from '../../core/metrics.js';
 
 function block(title: string, lines: string[]): string[] {
   if (lines.length === 0) return [];

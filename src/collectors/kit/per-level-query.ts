@@ -5,9 +5,9 @@
  * that does not list the domain collects nothing; a query failure is returned as data
  * (with its errno) for the engine's error policies.
  */
-import type { CollectError, CollectResult, Collector, CollectorContext } from '../core/collector.js';
-import type { Db, Row } from '../core/db.js';
-import type { DomainPlan, Plan } from '../core/plan.js';
+import type { CollectError, CollectResult, Collector, CollectorContext } from '../../core/collector.js';
+import type { Db, Row } from '../../core/db.js';
+import type { DomainPlan, Plan } from '../../core/plan.js';
 import { mapLevels, queryError } from './common.js';
 import { prepareSource } from './sources.js';
 

@@ -10,13 +10,20 @@ import type { ConnectionSpec, Db } from '../core/db.js';
 import { NO_EVENTS } from '../core/events.js';
 import type { Plan } from '../core/plan.js';
 import type { ProbeTargets } from '../core/probe.js';
-import { buildConnection } from '../config/connection.js';
+import { buildConnection } from '../db/credentials.js';
 import { createDb } from '../db/pool.js';
-import { startProbe, type ProbeHandle } from '../exporter/probe.js';
+import { startProbe, type ProbeHandle } from './probe.js';
 import { StatusRegistry } from '../status/registry.js';
 import { FakeClock } from '../util/fake-clock.fixture.js';
-import { FakeDb, RecordingEvents, RecordingSink, Scripted, gauge, twoLevels } from './centre.fixture.js';
-import { Monitor, type MonitorDeps } from './monitor.js';
+import {
+  FakeDb,
+  RecordingEvents,
+  RecordingSink,
+  Scripted,
+  gauge,
+  twoLevels,
+} from '../monitor/centre.fixture.js';
+import { Monitor, type MonitorDeps } from '../monitor/monitor.js';
 import { authModuleName, probeTargets } from './probe-targets.js';
 
 // ---- refusals: real monitors (not started), real connection building, a counting server --

@@ -19,7 +19,7 @@ import { createSecureContext, type SecureVersion } from 'node:tls';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import { errorMessage } from '../core/errors.js';
-import { parseDuration } from './duration.js';
+import { parseDuration } from '../util/duration.js';
 
 /** Who must show a client certificate, and whether it is verified. */
 export const CLIENT_AUTH_TYPES = [

@@ -1,7 +1,7 @@
 /**
  * The event table of docs/events.md, made from the catalogue (`EVENT_NAMES`):
  * `node scripts/gen-events-doc.mjs` writes it between the markers, and
- * src/util/events-doc.test.ts fails when the page and the catalogue differ.
+ * src/log/events-doc.test.ts fails when the page and the catalogue differ.
  */
 import { EVENT_NAMES, type EventSpec } from '../core/events.js';
 

@@ -10,9 +10,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isIP } from 'node:net';
 import type { Socket } from 'node:net';
 import { errorMessage } from '../core/errors.js';
-import { sendText } from './http-answer.js';
+import { sendText } from './answer.js';
 import { http } from './node-http.js';
-import { splitHostPort } from './net.js';
+import { splitHostPort } from '../util/net.js';
 
 /** Limits every listener applies; a slow or idle client cannot hold a connection for long. */
 export const LISTENER_LIMITS = {

@@ -34,14 +34,14 @@ import type {
   CollectorHelp,
   CollectorRegistration,
   OptionHelp,
-} from '../core/collector.js';
-import { CollectError } from '../core/collector.js';
-import type { Db, Row, ServerInfo } from '../core/db.js';
-import { errnoOf, errorMessage } from '../core/errors.js';
-import { MetricType, type MetricValue } from '../core/metrics.js';
-import type { DomainPlan, Plan } from '../core/plan.js';
-import { ER_NO_SUCH_TABLE } from '../db/errnos.js';
-import { parseValue } from '../db/values.js';
+} from '../../core/collector.js';
+import { CollectError } from '../../core/collector.js';
+import type { Db, Row, ServerInfo } from '../../core/db.js';
+import { errnoOf, errorMessage } from '../../core/errors.js';
+import { MetricType, type MetricValue } from '../../core/metrics.js';
+import type { DomainPlan, Plan } from '../../core/plan.js';
+import { ER_NO_SUCH_TABLE } from '../../db/errnos.js';
+import { parseValue } from '../../db/values.js';
 import { field, mapLevels, option, placeholders, queryError } from './common.js';
 import { withCause } from './pfs.js';
 import { sourceFor, unsupportedError } from './sources.js';

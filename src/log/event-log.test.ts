@@ -2,8 +2,8 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AgentEvent } from '../core/events.js';
 import { ErrorGate } from '../monitor/error-gate.js';
-import { FakeClock } from './fake-clock.fixture.js';
-import { EventLog, formatEventLine, redact, type EventLogOptions } from './events.js';
+import { FakeClock } from '../util/fake-clock.fixture.js';
+import { EventLog, formatEventLine, redact, type EventLogOptions } from './event-log.js';
 
 // Each test file runs in its own process: fix the zone so line times are deterministic.
 process.env.TZ = 'UTC';
@@ -87,7 +87,7 @@ describe('event lines', () => {
     assert.equal(err.writes.length, 1);
     assert.match(
       err.writes[0] ?? '',
-      /^2024\/07\/19 10:00:00\.123000 DEBUG events\.test\.js:\d+ plan default-mysql ready\n$/,
+      /^2024\/07\/19 10:00:00\.123000 DEBUG event-log\.test\.js:\d+ plan default-mysql ready\n$/,
     );
     ev.setDebug(false);
     ev.debug('hidden again');
@@ -190,7 +190,7 @@ describe('levels', () => {
     ev.setDebug(true);
     ev.debug(message, 'db1');
     assert.equal(built, 1);
-    assert.match(err.writes[0] ?? '', / DEBUG events\.test\.js:\d+ \[db1\] built 1\n$/);
+    assert.match(err.writes[0] ?? '', / DEBUG event-log\.test\.js:\d+ \[db1\] built 1\n$/);
   });
 });
 
@@ -232,7 +232,7 @@ describe('JSON lines', () => {
       assert.equal(Date.parse(String(l.time)), T.getTime());
       assert.match(String(l.time), /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d$/);
     }
-    assert.match(String(lines[4]?.caller), /^events\.test\.js:\d+$/);
+    assert.match(String(lines[4]?.caller), /^event-log\.test\.js:\d+$/);
     assert.equal(lines[0]?.caller, undefined);
     assert.deepEqual(Object.keys(lines[0] ?? {}).sort(), ['event', 'level', 'message', 'monitor', 'time']);
   });

@@ -16,7 +16,7 @@
  * http-answer.ts) or keep the answer open (a stream), ending it when `call.signal` aborts.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { refuseMethod, sendText } from './http-answer.js';
+import { refuseMethod, sendText } from './answer.js';
 
 /** A route's method; GET routes answer HEAD too, any other method changes state. */
 export type RouteMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';

@@ -21,30 +21,14 @@
  * version range, or ranged rules marked `unknown: true` — the tolerant choice for domains
  * that can fall back at run time.
  */
-import { CollectError } from '../core/collector.js';
-import type { Db, Flavor, ServerInfo } from '../core/db.js';
-import { errnoOf } from '../core/errors.js';
-import { describeServer, versionAtLeast } from '../db/flavor.js';
-import { EXPORTER_SOURCES } from './exporter/sources.js';
+import { CollectError } from '../../core/collector.js';
+import type { Db, Flavor, ServerInfo } from '../../core/db.js';
+import { errnoOf } from '../../core/errors.js';
+import { describeServer, versionAtLeast } from '../../db/flavor.js';
+import { EXPORTER_SOURCES } from './exporter-sources.js';
+import type { SourceRule } from './source-rule.js';
 
-/** One row of the table. The first row of a domain that matches the server wins. */
-export interface SourceRule {
-  flavor: Flavor;
-  /** Inclusive lower bound `x.y.z`. */
-  min?: string;
-  /** Exclusive upper bound `x.y.z`. */
-  below?: string;
-  /** With a range: the rule also applies when the server version is unknown. */
-  unknown?: boolean;
-  /** The source key, or several tried in order, comma-separated. */
-  source?: string;
-  /** Why the domain cannot work there. */
-  unsupported?: string;
-  /** Sources of the domain this server lacks, with the reason (for options naming one). */
-  absent?: Readonly<Record<string, string>>;
-  /** What to tell the user when the source turns out to be missing at run time. */
-  hint?: string;
-}
+export type { SourceRule };
 
 /** What sourceFor() answers: a source key (with its notes), or why the domain cannot work. */
 export type SourceChoice =

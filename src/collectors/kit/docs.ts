@@ -7,8 +7,8 @@
  * The output is plain CommonMark/GFM. Help texts are free text written for `--print-domains`,
  * so they are escaped before they go into Markdown: see `text()`.
  */
-import type { CollectorHelp, OptionHelp } from '../core/collector.js';
-import { METRIC_TYPE_NAMES } from '../core/metrics.js';
+import type { CollectorHelp, OptionHelp } from '../../core/collector.js';
+import { METRIC_TYPE_NAMES } from '../../core/metrics.js';
 import {
   SERVER_COLUMNS,
   SOURCE_STEPS,
@@ -196,7 +196,7 @@ function sourcesSection(
     '## Sources by server',
     '',
     'Which source each domain reads on each kind of server (the source table in',
-    '`src/collectors/sources.ts`). `a` → `b`: tried in that order, the first that works is used.',
+    '`src/collectors/kit/sources.ts`). `a` → `b`: tried in that order, the first that works is used.',
     '*not supported*: the domain reports `<domain>: not supported on <flavor> <x.y.z>: <reason>`',
     'once and stops until the plan is activated again. Percona Server counts as MySQL.',
     '',

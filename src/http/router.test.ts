@@ -2,9 +2,9 @@ import { after, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'node:http';
 import { httpCall } from '../../test/helpers/http-call.js';
-import { send, sendText } from './http-answer.js';
-import { Query, Router, splitTarget, type Route } from './http-router.js';
-import { createListener, type Listener } from './http-server.js';
+import { send, sendText } from './answer.js';
+import { Query, Router, splitTarget, type Route } from './router.js';
+import { createListener, type Listener } from './server.js';
 
 const listeners: Listener[] = [];
 after(async () => {

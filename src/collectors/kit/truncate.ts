@@ -24,12 +24,12 @@
  * The collectors only report what happened, as typed errors under the `truncate-timeout`
  * policy (TruncateTracker); the engine applies the plan's policy to them.
  */
-import { CollectError, type CollectResult } from '../core/collector.js';
-import type { Db, ServerInfo } from '../core/db.js';
-import { errnoOf, errorMessage } from '../core/errors.js';
-import type { MetricValue } from '../core/metrics.js';
-import type { DomainPlan } from '../core/plan.js';
-import { parseDuration } from '../util/duration.js';
+import { CollectError, type CollectResult } from '../../core/collector.js';
+import type { Db, ServerInfo } from '../../core/db.js';
+import { errnoOf, errorMessage } from '../../core/errors.js';
+import type { MetricValue } from '../../core/metrics.js';
+import type { DomainPlan } from '../../core/plan.js';
+import { parseDuration } from '../../util/duration.js';
 import { option } from './common.js';
 import { TRUNCATE_STEP, sourceFor } from './sources.js';
 

@@ -7,7 +7,7 @@
  */
 import type { RequestListener, Server } from 'node:http';
 import type { ServerOptions as HttpsOptions } from 'node:https';
-import { LISTENER_LIMITS, answerClientError, listenerOptions } from './http-guard.js';
+import { LISTENER_LIMITS, answerClientError, listenerOptions } from './guard.js';
 import { http, https } from './node-http.js';
 
 export interface ListenerOptions {

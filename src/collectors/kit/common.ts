@@ -1,12 +1,12 @@
 /**
  * Small helpers shared by collectors. Nothing here knows about a particular domain.
  */
-import { CollectError } from '../core/collector.js';
-import type { Row } from '../core/db.js';
-import { errnoOf, errorMessage } from '../core/errors.js';
-import type { MetricType, MetricValue } from '../core/metrics.js';
-import { parseValue } from '../db/values.js';
-import type { DomainPlan, Plan } from '../core/plan.js';
+import { CollectError } from '../../core/collector.js';
+import type { Row } from '../../core/db.js';
+import { errnoOf, errorMessage } from '../../core/errors.js';
+import type { MetricType, MetricValue } from '../../core/metrics.js';
+import { parseValue } from '../../db/values.js';
+import type { DomainPlan, Plan } from '../../core/plan.js';
 
 /**
  * This domain's part of every level of the plan: level name → DomainPlan. A level that
