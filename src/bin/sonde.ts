@@ -13,6 +13,7 @@ import type { Shard } from '../monitor/shard.js';
 import { enableCompileCache } from './compile-cache.js';
 import { tuneHeapGrowth } from './heap.js';
 import type { LogFormat, LogLevel } from '../log/event-log.js';
+import { didYouMean } from '../util/suggest.js';
 import { parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
 import {
@@ -155,7 +156,7 @@ function parseArgs(argv: string[]): Options {
       const arg = /'([^']+)'/.exec(err.message)?.[1];
       throw new BootError(
         err.code === 'commander.unknownOption' && arg
-          ? `Error parsing command line: unknown argument ${arg}`
+          ? `Error parsing command line: unknown argument ${arg}${didYouMean(arg.replace(/=.*$/, ''), optionNames(program))}`
           : `Error parsing command line: ${err.message.replace(/^error: /, '')}`,
       );
     }
@@ -186,6 +187,11 @@ function parseArgs(argv: string[]): Options {
     version: o.version === true,
     check: o.check === true,
   };
+}
+
+/** Every long option sonde's command line takes (for "did you mean"). */
+function optionNames(program: Command): string[] {
+  return program.options.flatMap((o) => (o.long !== undefined && !o.hidden ? [o.long] : []));
 }
 
 /**

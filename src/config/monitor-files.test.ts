@@ -39,7 +39,7 @@ describe('readMonitorFiles', () => {
   it('is strict about keys, naming the file, line and key', async () => {
     await writeFile(join(dir, 'typo.yaml'), 'id: db1\nhostnme: db1\n');
     await assert.rejects(readMonitorFiles(['typo.yaml'], { cwd: dir }), {
-      message: 'typo.yaml: invalid YAML: line 2: unknown key hostnme',
+      message: 'typo.yaml: invalid YAML: line 2: unknown key hostnme (did you mean hostname?)',
     });
     await writeFile(
       join(dir, 'typo-list.yaml'),

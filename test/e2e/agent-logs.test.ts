@@ -94,7 +94,11 @@ describe('agent logs', { timeout: 90_000 }, () => {
     const connected = find(/^connected to sonde:\.\.\.@tcp\(127\.0\.0\.1:\d+\)\/\S* in \d/);
     assert.ok(connected, 'connect line');
     assert.match(connected.caller ?? '', /^monitor\.js:\d+$/);
-    assert.ok(find(/^plan change state: plan: -> state:active plan:: monitor started, plan changing off$/));
+    assert.ok(
+      find(
+        /^plan change state:none plan:none -> state:active plan:\(first plan\): monitor started, plan changing off$/,
+      ),
+    );
     assert.ok(find(/^plan plan\.yaml active \(levels kpi\) after \d/), 'plan active line');
     assert.ok(find(/^plan\.yaml\/kpi\/1: collecting 1 domains: status\.global$/), 'collection start');
     assert.ok(

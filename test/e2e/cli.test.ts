@@ -86,6 +86,11 @@ describe('sonde CLI', () => {
     const r = await runSonde(['--bogus']);
     assert.equal(r.code, 1);
     assert.equal(oneLine(r.stderr), 'Error parsing command line: unknown argument --bogus');
+    const typo = await runSonde(['--confg', 'x.yaml']);
+    assert.equal(
+      oneLine(typo.stderr),
+      'Error parsing command line: unknown argument --confg (did you mean --config?)',
+    );
   });
 
   it('refuses a positional argument, telling where a config file goes', async () => {
