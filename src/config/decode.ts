@@ -303,7 +303,7 @@ interface SchemaDef {
 }
 
 function defOf(schema: z.ZodType | undefined): SchemaDef {
-  return ((schema as { _zod?: { def?: SchemaDef } } | undefined)?._zod?.def ?? {}) as SchemaDef;
+  return (schema as { _zod?: { def?: SchemaDef } } | undefined)?._zod?.def ?? {};
 }
 
 /** The keys an object schema at `path` has (for "did you mean"); [] when it cannot tell. */
