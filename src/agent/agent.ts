@@ -62,6 +62,14 @@ export interface AgentOptions {
   /** Called once the config is loaded and once the shared plans are (`--print-config`, `--print-plans`). */
   onConfig?: (config: Config) => void;
   onPlans?: (plans: Plan[]) => void;
+  /**
+   * A listener could not listen once running (a monitor's exporter address is taken or not
+   * allowed): the message names the flag or key, e.g.
+   * `exporter.flags.web.listen-address: listen EADDRINUSE: address already in use 127.0.0.1:9104 (monitor db1)`.
+   * The CLI stops and exits 1 with that line, as mysqld_exporter does; without this option the
+   * monitor reports it in its status and retries.
+   */
+  onListenFailure?: (message: string) => void;
 }
 
 /** The most a graceful stop waits for the monitors. */
@@ -160,6 +168,7 @@ export class Agent {
       ...(o.ha ? { ha: o.ha } : {}),
       ...(o.onConfig ? { onConfig: o.onConfig } : {}),
       ...(o.onPlans ? { onPlans: o.onPlans } : {}),
+      ...(o.onListenFailure ? { onListenFailure: o.onListenFailure } : {}),
       ...regs,
     };
   }

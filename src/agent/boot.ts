@@ -82,6 +82,8 @@ export interface BootOptions {
   /** Told the config once loaded, and the shared plans once loaded (`--print-config`, `--print-plans`). */
   onConfig?: (config: Config) => void;
   onPlans?: (plans: Plan[]) => void;
+  /** A running listener could not listen: one line naming the flag or key (see AgentOptions). */
+  onListenFailure?: (message: string) => void;
 }
 
 /**
@@ -168,6 +170,8 @@ export interface Boot {
   /** The HA hook; undefined: always active. */
   ha?: HighAvailability;
   translators: ReadonlyMap<string, SinkTranslator>;
+  /** A running listener could not listen (BootOptions.onListenFailure). */
+  onListenFailure?: (message: string) => void;
 }
 
 /** Options of a database handle made by the CLI: password reload failures become events. */
@@ -305,7 +309,20 @@ export function monitorDeps(b: Boot): MonitorDeps {
       return buildRuntime(plan, cfg);
     },
     uiHistory: b.config.api?.['ui-history'] !== false,
+    ...(b.onListenFailure ? { exporterListenFailed: exporterListenFailed(b, b.onListenFailure) } : {}),
   };
+}
+
+/**
+ * The line for an exporter listener that cannot listen, naming what sets its address:
+ * `--web.listen-address` on mysqld_exporter's command line, else the config key.
+ */
+function exporterListenFailed(
+  b: Boot,
+  report: (message: string) => void,
+): (id: string, err: unknown) => void {
+  const key = b.exporterPlan !== undefined ? '--web.listen-address' : 'exporter.flags.web.listen-address';
+  return (id, err) => report(`${key}: ${errorMessage(err)} (monitor ${id})`);
 }
 
 /** A monitor's sinks: those configured, or the log sink when none is. */
@@ -566,6 +583,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     factories: opts.factories ?? {},
     ...(opts.ha ? { ha: opts.ha } : {}),
     translators: opts.translators,
+    ...(opts.onListenFailure ? { onListenFailure: opts.onListenFailure } : {}),
   };
 
   serverStatus.set(ServerKey.server, 'boot: loading plans');

@@ -35,6 +35,9 @@ const VERSION = pkg.version;
 /** A boot failure: sonde exits 1 after printing its message on one stderr line, no stack. */
 class BootError extends Error {}
 
+/** A failure once running (a listener that cannot listen): the same one line, `server.Run failed: …`. */
+class RunError extends Error {}
+
 /** A Go-style boolean flag or env value; anything else fails the boot. */
 function parseBool(text: string, what: string): boolean {
   const value = parseGoBool(text);
@@ -346,8 +349,9 @@ function armHardStop(events: Events): () => void {
 }
 
 /** The agent the command line asks for: its config, log lines, shard and printing steps. */
-function cliAgent(opts: Options): Agent {
+function cliAgent(opts: Options, onListenFailure?: (message: string) => void): Agent {
   return new Agent({
+    ...(onListenFailure ? { onListenFailure } : {}),
     ...(opts.config !== undefined ? { config: opts.config } : {}),
     ...(opts.preset ? { exporter: opts.preset } : {}),
     ...(opts.shard ? { shard: opts.shard } : {}),
@@ -367,7 +371,9 @@ function cliAgent(opts: Options): Agent {
 
 /** Boot, print the monitors when asked, then run until a signal (unless --run=false). */
 async function bootAndRun(opts: Options): Promise<number> {
-  const agent = cliAgent(opts);
+  let listenFailed: (message: string) => void = () => undefined;
+  const failure = new Promise<string>((resolve) => (listenFailed = resolve));
+  const agent = cliAgent(opts, (message) => listenFailed(message));
   await agent.boot();
   if (opts.printMonitors) {
     const shard = agent.shardSummary;
@@ -376,7 +382,18 @@ async function bootAndRun(opts: Options): Promise<number> {
   if (!opts.run) return 0;
   reportStrayErrors(agent.events);
   await agent.start();
-  const signal = await untilSignal(agent.events, () => agent.reload());
+  const ended = await Promise.race([
+    untilSignal(agent.events, () => agent.reload()),
+    failure.then((message) => new RunError(message)),
+  ]);
+  if (ended instanceof RunError) {
+    // A listener that cannot listen ends sonde, as it ends mysqld_exporter: stop, then one line.
+    const disarm = armHardStop(agent.events);
+    await agent.stop(STOP_DEADLINE_MS);
+    disarm();
+    throw ended;
+  }
+  const signal = ended;
   agent.events.notice('server-stopped', '', `caught ${signal}, stopping`);
   const disarm = armHardStop(agent.events);
   await agent.stop(STOP_DEADLINE_MS);
@@ -464,9 +481,9 @@ main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
-    if (logFormat === 'json')
-      new EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
-    else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);
+    const what = err instanceof RunError ? 'server.Run failed' : 'server.Boot failed';
+    if (logFormat === 'json') new EventLog({ format: 'json' }).error('boot-error', '', `${what}: ${text}`);
+    else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} ${what}: ${text}\n`);
     process.exit(1);
   },
 );

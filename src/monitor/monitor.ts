@@ -76,6 +76,11 @@ export interface MonitorDeps {
     role?: string;
     signal: AbortSignal;
   }): Promise<void>;
+  /**
+   * The exporter's listener cannot listen (address taken, not local, not allowed): a
+   * configuration problem retrying cannot fix. Unset: the monitor retries like any start error.
+   */
+  exporterListenFailed?(monitorId: string, err: unknown): void;
   /** The mysqld_exporter emulation (docs/exporter.md), when `exporter.mode` is set. */
   exporter?: {
     createSource(args: {
@@ -148,6 +153,15 @@ function connectLine(dsn: string, ms: number, error: string | undefined): string
   return error === undefined
     ? `connected to ${dsn} in ${formatDuration(ms)}`
     : `connecting to ${dsn} failed after ${formatDuration(ms)}: ${error}`;
+}
+
+/** The OS error under `err` (or `err`) when it says the address cannot be listened on. */
+function listenFailure(err: unknown): Error | undefined {
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') return e;
+  }
+  return undefined;
 }
 
 /** What a running monitor lends to probes: its pool, its collector cap and its plans. */
@@ -385,6 +399,13 @@ export class Monitor {
     const ex = this.config.exporter;
     if (ex?.mode && this.#deps.exporter) {
       const failed = await this.#startExporter(db, lookup, limiter, ex.mode === 'legacy');
+      const cannotListen = listenFailure(failed);
+      if (cannotListen !== undefined && this.#deps.exporterListenFailed) {
+        // Reported once, by whoever ends the process (no retry can fix it).
+        this.#status.set(MonitorKey.monitor, `error starting exporter: ${errorMessage(cannotListen)}`);
+        this.#deps.exporterListenFailed(this.id, cannotListen);
+        return false;
+      }
       if (failed !== undefined) return this.#fail('error starting exporter', failed);
       this.#running = { db, limiter, lookup };
       if (ex.mode === 'legacy') {
