@@ -13,7 +13,8 @@ import type { Config, FinalMonitorConfig } from '../core/config.js';
 import type { HighAvailability } from '../core/ha.js';
 import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
-import { ServerKey } from '../core/status-keys.js';
+import { healthSummary, healthText } from '../core/health.js';
+import { MonitorKey, ServerKey } from '../core/status-keys.js';
 import type { CollectorRegistry } from '../collectors/registry.js';
 import type { CheckResult } from '../monitor/check.js';
 import type { Loader, LoadedMonitor } from '../monitor/loader.js';
@@ -187,6 +188,8 @@ export class Agent {
     const runStart = Date.now();
     status.setComputed(ServerKey.uptime, () => String(Math.floor((Date.now() - runStart) / 1000)));
     status.setComputed(ServerKey.collections, () => collectionTiming(loader.loaded()));
+    status.setMonitorComputed(MonitorKey.health, healthText);
+    status.setComputed(ServerKey.monitorsHealth, () => healthSummary(status.monitors()));
     const state = { stopping: false };
     const bind = b.config.api?.bind ?? DEFAULT_API_BIND;
     const apiLoop = api
