@@ -189,8 +189,8 @@ describe('sonde CLI', () => {
     ['bad stop-loss', "monitor-loader:\n  stop-loss: '5x'\n", /'5x' does not match/],
     [
       'bad exporter mode',
-      'exporter:\n  mode: bogus\n',
-      /invalid config\.exporter\.mode: bogus; valid values: dual, legacy/,
+      'exporter:\n  mode: duel\n',
+      /sonde\.yaml: line 2: invalid config\.exporter\.mode: duel \(did you mean dual\?\); valid values: dual, legacy/,
     ],
     [
       'zero heartbeat',
@@ -207,6 +207,11 @@ describe('sonde CLI', () => {
       'duplicate monitor ids',
       `${QUIET}monitors:\n  - hostname: db1\n  - id: db1\n`,
       /duplicate monitor id: db1/,
+    ],
+    [
+      'missing monitor file',
+      'api:\n  bind: 127.0.0.1:0\nmonitor-loader:\n  files: [nope.yaml]\n',
+      /^monitor-loader\.files: open nope\.yaml: no such file or directory$/,
     ],
     [
       'missing plan file',
