@@ -304,7 +304,7 @@ function stateTitle(r) {
 }
 
 /** A fleet row's height: a table row, or a card on narrow screens (app.css keeps them equal). */
-const CARD_H = 132;
+const CARD_H = 168;
 const narrow = window.matchMedia('(max-width: 700px)');
 const rowHeight = () => (narrow.matches ? CARD_H : ROW_H);
 

@@ -31,6 +31,7 @@ const PLAN = `fast:
         created_tmp_disk_tables]
     var.global:
       metrics: [max_connections]
+    size.binlog:
 `;
 
 /** Where the screenshots go: SONDE_SCREENSHOTS, else a temp dir removed at the end. */
@@ -220,7 +221,11 @@ monitors:
     const domains = await inPage<string[]>(
       `[...document.querySelectorAll('table.domains tbody tr td:first-child')].map((td) => td.textContent)`,
     );
-    assert.deepEqual(domains, ['status.global', 'var.global']);
+    assert.deepEqual(domains, ['size.binlog', 'status.global', 'var.global']);
+    const binlogError = await inPage<string>(
+      `[...document.querySelectorAll('table.domains tbody tr')].find((tr) => tr.firstChild.textContent === 'size.binlog').lastChild.textContent`,
+    );
+    assert.ok(binlogError.length > 10, `size.binlog fails on a server without a binary log: ${binlogError}`);
     // Every empty chart says why; the axes fit their units.
     const charts = JSON.parse(
       await inPage<string>(`JSON.stringify([...document.querySelectorAll('figure.chart')].map((f) => ({
@@ -316,6 +321,7 @@ monitors:
       .filter((td) => !td.classList.contains('col-actions'))
       .map((td) => td.getAttribute('data-label') + '|' + getComputedStyle(td, '::before').content)`);
     assert.equal(labels[1]?.split('|')[0], 'Address');
+    await page.screenshot({ path: join(SHOTS, 'ui-fleet-narrow.png') });
     for (const l of labels) assert.doesNotMatch(l, /^\||\|none$/, `a labelled cell: ${l}`);
     await page.goto(agent.base + '/#/m/beta');
     await waitFor('beta charts at 390 px', `document.querySelector('#chart-connections canvas') !== null`);
