@@ -5,7 +5,7 @@ import tseslint from 'typescript-eslint';
 
 /** The folders below monitor/: monitor may use all of them, agent and bin these and the rest. */
 const BELOW_MONITOR =
-  'core util http log aws config db prom plan collectors sinks heartbeat engine exporter status web'.split(
+  'core util sql http log aws config db prom plan collectors sinks heartbeat engine exporter status web'.split(
     ' ',
   );
 
@@ -18,6 +18,7 @@ const BELOW_MONITOR =
 export const LAYERS = {
   core: [],
   util: ['core'],
+  sql: ['core'],
   http: ['core', 'util'],
   log: ['core', 'util'],
   aws: ['core', 'util'],
@@ -25,14 +26,14 @@ export const LAYERS = {
   db: ['core', 'util', 'aws', 'config'],
   prom: ['core', 'util'],
   plan: ['core', 'util'],
-  collectors: ['core', 'util', 'aws', 'db', 'heartbeat'],
-  sinks: ['core', 'util', 'prom'],
+  collectors: ['core', 'util', 'aws', 'db', 'heartbeat', 'sql'],
+  sinks: ['core', 'util', 'prom', 'sql'],
   heartbeat: ['core', 'util', 'db'],
   engine: ['core', 'util', 'plan'],
-  exporter: ['core', 'util', 'http', 'prom', 'config', 'plan', 'engine'],
+  exporter: ['core', 'util', 'http', 'prom', 'config', 'plan', 'engine', 'sql'],
   status: ['core', 'util'],
-  web: ['core', 'util', 'http', 'engine'],
-  server: ['core', 'util', 'http'],
+  web: ['core', 'util', 'http', 'engine', 'sql'],
+  server: ['core', 'util', 'http', 'sql'],
   monitor: BELOW_MONITOR,
   plugins: ['core', 'collectors', 'sinks'],
   agent: [...BELOW_MONITOR, 'server', 'monitor', 'plugins'],
