@@ -32,7 +32,10 @@ describe('readMonitorFiles', () => {
 
   it('fails on a missing file with the Go-style open error', async () => {
     await assert.rejects(readMonitorFiles(['missing.yaml'], { cwd: dir }), (err: unknown) => {
-      return err instanceof ConfigError && err.message === 'monitor-loader.files: open missing.yaml: no such file or directory';
+      return (
+        err instanceof ConfigError &&
+        err.message === 'monitor-loader.files: open missing.yaml: no such file or directory'
+      );
     });
   });
 
