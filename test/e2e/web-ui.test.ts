@@ -1,18 +1,23 @@
 /**
- * The web page in a real browser: sonde watching two throwaway MariaDB servers, Debian's
- * chromium driven headless through puppeteer-core. The page asks for the API token, lists
- * every monitor with its state, draws a monitor's charts whose last point is the value the
- * log sink printed for that collection, stops a monitor from the page, works at 1280 px and
- * 390 px, shows no action when the API is read-only, and logs no console error. Its
- * screenshots go to a temp dir, or to SONDE_SCREENSHOTS when set (`npm run screenshots`
- * sets docs/img to refresh the committed ones): a test run leaves the work tree as it was.
+ * The web page in a real browser: sonde watching two throwaway MariaDB servers (and a third
+ * monitor with a wrong password), Debian's chromium driven headless through puppeteer-core.
+ * The page asks for the API token, lists every monitor with its state (the one that cannot
+ * connect is failing: red, counted, first, and so in /status/monitors and /status, while
+ * /readyz stays ready), draws a monitor's charts whose last point is the value the log sink
+ * printed for that collection, says why each empty chart is empty, fits the axes to their
+ * units, shows one time format and every sink's last send, clips no column at 1280 px,
+ * shows every fleet column at 390 px, keeps the latest value under a chart when the newest
+ * point lacks it, stops a monitor from the page, shows no action when the API is read-only,
+ * and logs no console error. Its screenshots go to a temp dir, or to SONDE_SCREENSHOTS when
+ * set (`npm run screenshots` sets docs/img to refresh the committed ones): a test run leaves
+ * the work tree as it was.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { ROOT, startAgent, type Agent } from '../helpers/agent.js';
 
@@ -338,6 +343,43 @@ monitors:
       `document.querySelector('#chart-connections').getBoundingClientRect().width`,
     );
     assert.ok(box > 200 && box <= 390, `chart width ${box}`);
+  });
+
+  it('keeps the latest value under a chart when the newest point lacks it (no flicker to —)', async () => {
+    await page.setViewport({ width: 1280, height: 800 });
+    await page.setRequestInterception(true);
+    // The newest point of beta's answer loses its connections value, as a collection of a
+    // level without status.global leaves it.
+    const handler = (req: HTTPRequest): void => {
+      if (!req.url().includes('/api/ui/monitor?id=beta')) {
+        void req.continue();
+        return;
+      }
+      void (async () => {
+        const res = await fetch(req.url(), { headers: { authorization: `Bearer ${TOKEN}` } });
+        const body = (await res.json()) as { series: { values: { connections: (number | null)[] } } };
+        const c = body.series.values.connections;
+        c[c.length - 1] = null;
+        await req.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
+      })();
+    };
+    page.on('request', handler);
+    try {
+      await page.goto(agent.base + '/#/m/beta');
+      await waitFor(
+        'beta connections drawn',
+        `Number(document.querySelector('#chart-connections')?.getAttribute('data-points')) >= 2`,
+      );
+      const last = JSON.parse(
+        await inPage<string>(`document.querySelector('#chart-connections').getAttribute('data-last')`),
+      ) as Record<string, number | null>;
+      assert.equal(last.connections, null, 'the newest point lacks the value');
+      const now = await inPage<string>(`document.querySelector('#chart-connections .now').textContent`);
+      assert.match(now, /^now: used \d+ · max 88$/);
+    } finally {
+      page.off('request', handler);
+      await page.setRequestInterception(false);
+    }
   });
 
   it('shows no action when the API is read-only, and the API refuses the POST', async () => {
