@@ -38,6 +38,7 @@ import { uiSource } from '../web/view.js';
 import { parsePlan, validatePlans } from '../plan/parse.js';
 import { loadPlugins } from '../plugins/load.js';
 import { PlanStore, type HelpLookup } from '../plan/store.js';
+import { didYouMean } from '../util/suggest.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
 import { buildApi, type ApiDeps } from '../server/api.js';
 import type { SinkRegistry } from '../sinks/registry.js';
@@ -331,7 +332,8 @@ async function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): 
   const list = configured.length > 0 ? configured : [['log', {}] as [string, Record<string, string>]];
   const sinks: Sink[] = [];
   for (const [name, options] of list) {
-    if (!b.sinks.has(name)) throw new Error(`sink ${name} not registered`);
+    if (!b.sinks.has(name))
+      throw new Error(`sink ${name} not registered${didYouMean(name, b.sinks.names())}`);
     const tags = m.tags ?? {};
     const httpClient = b.factories.httpClient?.({ sinkName: name, monitorId: m.id, options, tags });
     sinks.push(

@@ -204,6 +204,11 @@ describe('sonde CLI', () => {
       /sink nosuch not registered/,
     ],
     [
+      'misspelt sink',
+      `${QUIET}monitors:\n  - id: a\n    sinks:\n      datadg: {}\n`,
+      /sink datadg not registered \(did you mean datadog\?\)/,
+    ],
+    [
       'duplicate monitor ids',
       `${QUIET}monitors:\n  - hostname: db1\n  - id: db1\n`,
       /duplicate monitor id: db1/,
