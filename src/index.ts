@@ -5,7 +5,13 @@
  */
 export { Agent, createAgent, STOP_DEADLINE_MS, type AgentOptions } from './agent/agent.js';
 export { BootError, VERSION } from './agent/boot.js';
-export type { AgentFactories, AgentHooks, HttpClientContext, PlanDocument } from './agent/options.js';
+export type {
+  AgentFactories,
+  AgentHooks,
+  DbHandle,
+  HttpClientContext,
+  PlanDocument,
+} from './agent/options.js';
 export { CollectError } from './core/collector.js';
 export type {
   CollectResult,
@@ -14,6 +20,13 @@ export type {
   CollectorHelp,
   CollectorRegistration,
 } from './core/collector.js';
+export type {
+  AwsClientConfig,
+  AwsConfigContext,
+  AwsConfigFactory,
+  AwsCredentials,
+  AwsService,
+} from './core/aws.js';
 export type { Config, FinalMonitorConfig, MonitorConfig } from './core/config.js';
 export type { Db } from './core/db.js';
 export { ALWAYS_ACTIVE, type HighAvailability } from './core/ha.js';
@@ -23,6 +36,7 @@ export {
   type EventLevel,
   type EventListener,
   type EventName,
+  type EventReceiver,
 } from './core/events.js';
 export { MetricType, type Metrics, type MetricValue } from './core/metrics.js';
 export type { Plan } from './core/plan.js';

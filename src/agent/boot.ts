@@ -24,6 +24,7 @@ import { readMonitorFiles } from '../config/monitor-files.js';
 import { monitorAddress } from '../config/connection.js';
 import { buildConnection } from '../db/credentials.js';
 import { renderConfigJson, renderConfigYaml } from '../config/render.js';
+import { ConfigError } from '../config/errors.js';
 import { createDb, type CreateDbOptions } from '../db/pool.js';
 import type { ProbeHandle } from '../exporter/probe.js';
 import { Loader, type LoadedMonitor, type LoaderDeps, type MonitorLoaderAws } from '../monitor/loader.js';
@@ -200,7 +201,10 @@ async function bootConfig(opts: BootOptions, events: EventLog): Promise<{ config
     }
     if (!opts.check) await checkProbeConfig(config);
   } catch (err) {
-    events.info('boot-config-invalid', '', errorMessage(err));
+    // As Blip: a file that cannot be found, read or decoded is the boot's `boot-error`
+    // (sent by the agent); a wrong value is the error event `boot-config-invalid`.
+    if (!(err instanceof ConfigError && err.kind === 'load'))
+      events.error('boot-config-invalid', '', errorMessage(err));
     throw new BootError(errorMessage(err));
   }
   events.info('boot-config-loaded', '');
@@ -233,9 +237,9 @@ async function checkProbeConfig(config: Config): Promise<void> {
 }
 
 /** A connection builder that adds each password it reads to the secrets scrubbed from output. */
-function scrubbingConnect(events: EventLog): Connect {
+function scrubbingConnect(events: EventLog, aws: AgentFactories['awsConfig']): Connect {
   return async (cfg, o) => {
-    const spec = await buildConnection(cfg, o);
+    const spec = await buildConnection(cfg, { ...o, aws, monitorId: cfg.id });
     if (spec.password() !== '') events.addSecret(spec.password());
     return spec;
   };
@@ -249,7 +253,9 @@ async function bootPlans(b: Boot): Promise<void> {
     if (b.config.plans?.table) {
       const pm = finalizePlansMonitor(b.config);
       if (!pm) throw new Error('plans.table: Table set but Monitor is nil (set plans.monitor)');
-      tableDb = createDb(await b.connect(pm), dbOptions(b.events, 'plans.monitor'));
+      tableDb = b.factories.db
+        ? (await factoryDb(b.factories.db)(pm)).db
+        : createDb(await b.connect(pm), dbOptions(b.events, 'plans.monitor'));
     }
     try {
       const hook = b.hooks.loadPlans;
@@ -273,6 +279,24 @@ function onceEach(fn: (message: string) => void): (message: string) => void {
   };
 }
 
+/** The `db` factory's connection, checked: a handle without the methods sonde calls is refused. */
+function factoryDb(
+  make: NonNullable<AgentFactories['db']>,
+): (cfg: FinalMonitorConfig) => Promise<{ db: Db & { close(): Promise<void> }; dsn: string }> {
+  return async (cfg) => {
+    let made;
+    try {
+      made = await make(cfg);
+    } catch (err) {
+      throw new Error(`db factory: ${errorMessage(err)}`, { cause: err });
+    }
+    const db = made?.db as Partial<Db & { close(): Promise<void> }> | undefined;
+    for (const m of ['query', 'serverInfo', 'ping', 'close'] as const)
+      if (typeof db?.[m] !== 'function') throw new Error(`db factory: the handle has no ${m}() method`);
+    return { db: made.db, dsn: typeof made.dsn === 'string' ? made.dsn : '' };
+  };
+}
+
 /** Everything a monitor needs, wired to the concrete pieces. */
 export function monitorDeps(b: Boot): MonitorDeps {
   const { events, plans, help, collectors } = b;
@@ -285,7 +309,7 @@ export function monitorDeps(b: Boot): MonitorDeps {
       createSource: ({ cfg, settings, ...args }) =>
         createScrapeReader({
           ...args,
-          aws: awsTargetOf(cfg),
+          aws: awsTargetOf(cfg, b.factories.awsConfig),
           collectors,
           session: settings.session,
           maxCollectors: settings.maxCollectors,
@@ -295,6 +319,8 @@ export function monitorDeps(b: Boot): MonitorDeps {
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, withModifyDb(b.hooks, o)),
+    ...(b.factories.db ? { makeDb: factoryDb(b.factories.db) } : {}),
+    ...(b.factories.awsConfig ? { awsConfig: b.factories.awsConfig } : {}),
     ...(b.hooks.transformMetrics ? { transformMetrics: b.hooks.transformMetrics } : {}),
     ...(b.ha ? { ha: b.ha } : {}),
     loadPlans: async (cfg: FinalMonitorConfig, db: Db) => {
@@ -369,13 +395,18 @@ function autoDetect(b: Boot): LoaderDeps['autoDetect'] {
 }
 
 /** RDS discovery (imports the AWS SDK only when regions are listed). */
-async function readRdsMonitors(events: EventLog, aws: MonitorLoaderAws): Promise<MonitorConfig[]> {
-  const [{ discoverRdsMonitors }, { imdsRegion }] = await Promise.all([
+async function readRdsMonitors(
+  events: EventLog,
+  aws: MonitorLoaderAws,
+  factory: AgentFactories['awsConfig'],
+): Promise<MonitorConfig[]> {
+  const [{ discoverRdsMonitors, listDbInstances }, { imdsRegion }] = await Promise.all([
     import('../aws/rds-discovery.js'),
     import('../aws/region.js'),
   ]);
   return discoverRdsMonitors(aws, {
     autoRegion: imdsRegion,
+    list: (region) => listDbInstances(region, factory),
     onSkip: (_region, message) =>
       events.error('monitors-aws-error', '', `${message} (skipped: auto is listed)`),
     onRegion: (region, instances, monitors) =>
@@ -400,7 +431,7 @@ function makeLoader(b: Boot, shard: Shard | undefined): Loader {
     },
     equal: (a, b) => monitorsEqual(a, b),
     readMonitorFiles: (files) => readMonitorFiles(files),
-    readRdsMonitors: async (aws) => readRdsMonitors(events, aws),
+    readRdsMonitors: async (aws) => readRdsMonitors(events, aws, b.factories.awsConfig),
     autoDetect: autoDetect(b),
     makeSinks: (m, writer) => makeSinks(b, m, writer),
     monitorDeps: monitorDeps(b),
@@ -572,7 +603,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     serverStatus,
     config,
     ...(configPath === undefined ? {} : { configPath }),
-    connect: scrubbingConnect(events),
+    connect: scrubbingConnect(events, opts.factories?.awsConfig),
     collectors,
     sinks: opts.sinks,
     plans: new PlanStore({

@@ -6,6 +6,8 @@
 import type { ConnectionOptions } from 'mysql2';
 import type { CollectorRegistration } from '../core/collector.js';
 import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
+import type { AwsConfigFactory } from '../core/aws.js';
+import type { Db } from '../core/db.js';
 import type { HttpClient, SinkRegistration } from '../core/sink.js';
 import type { TransformMetrics } from '../monitor/level-collector.js';
 import type { SinkTranslator } from '../sinks/translators.js';
@@ -62,6 +64,17 @@ export interface HttpClientContext {
   tags: Record<string, string>;
 }
 
+/** A database connection from the `db` factory: the handle and the DSN to show for it. */
+export interface DbHandle {
+  /** Queries of the monitor's collectors, heartbeat and plan changer; closed when the monitor stops. */
+  db: Db & { close(): Promise<void> };
+  /**
+   * The DSN shown in the `dsn` status key and the `monitor-started` event, without a
+   * password: sonde shows it as given (e.g. `user:...@tcp(db1:3306)/`).
+   */
+  dsn: string;
+}
+
 export interface AgentFactories {
   /** Collectors for more domains; a domain already registered is a boot error. */
   collectors?: readonly CollectorRegistration[];
@@ -74,4 +87,22 @@ export interface AgentFactories {
    * chronosphere, prom-pushgateway); undefined keeps the sink's own.
    */
   httpClient?: (ctx: HttpClientContext) => HttpClient | undefined;
+  /**
+   * The database connection of each monitor, and of `plans.monitor` (Blip's `DbConn`
+   * factory), instead of sonde's own pool built from the monitor's config: given the
+   * monitor's final config (defaults applied). Called each time the monitor starts; a throw
+   * is reported like a config error of that monitor (`error making DB/DSN, sleep and
+   * retry: …`, then retried). The `modifyDb` hook does not apply to these connections, and
+   * an exporter probe with an `auth_module` still builds its own pool.
+   */
+  db?: (monitor: FinalMonitorConfig) => DbHandle | Promise<DbHandle>;
+  /**
+   * The AWS SDK settings of each AWS client sonde makes (Blip's `AWSConfig` factory):
+   * Secrets Manager for `aws.password-secret`, the RDS IAM token signer for
+   * `aws.iam-auth`, RDS for `monitor-loader.aws` discovery and CloudWatch for the `aws.rds`
+   * domain. Told the service, the region sonde resolved and the monitor; returns
+   * credentials, region and endpoint, each left out keeping sonde's choice (the SDK's
+   * default credential chain). A throw fails that call like an AWS error of it.
+   */
+  awsConfig?: AwsConfigFactory;
 }

@@ -141,7 +141,16 @@ describe('Secrets Manager', () => {
       });
     }
     assert.throws(() => parseDbSecret('x', '[1]'), /is not a JSON object/);
-    assert.throws(() => parseDbSecret('x', undefined), /no SecretString/);
+    assert.throws(() => parseDbSecret('x', undefined), /has neither SecretString nor SecretBinary/);
+  });
+
+  it('reads a secret stored as SecretBinary like a SecretString: its bytes are the JSON text', async () => {
+    sm.binary.set('db/bin', Buffer.from(JSON.stringify({ username: 'bin', password: 'pw-Bin-ü3' }), 'utf8'));
+    sm.binary.set('db/bin-text', Buffer.from('not json at all', 'utf8'));
+    assert.deepEqual(await fetchDbSecret('db/bin', REGION), { username: 'bin', password: 'pw-Bin-ü3' });
+    await assert.rejects(fetchDbSecret('db/bin-text', REGION), /^Error: secret db\/bin-text is not JSON/);
+    // What travelled was a base64 blob, as Secrets Manager sends one.
+    assert.equal(sm.reads('db/bin'), 1);
   });
 
   it('fails when the signature does not match the credentials the service knows', async () => {
@@ -178,6 +187,33 @@ describe('IAM auth token', () => {
     const other = await iamToken({ ...t, port: 3307 });
     assert.ok(verifyPresignedUrl(other, CREDS).ok);
     assert.notEqual(other, token);
+  });
+
+  it('an awsConfig factory signs with its own credentials and region, its tokens cached apart', async () => {
+    const own: TestCredentials = { accessKeyId: 'AKIAFACTORYIAM', secretAccessKey: 'factory/iam+key' };
+    const asked: unknown[] = [];
+    const aws = (ctx: unknown) => {
+      asked.push(ctx);
+      return { credentials: own, region: 'us-east-2' };
+    };
+    const t = rdsTarget('db9');
+    const token = await iamToken(t, { aws, monitorId: 'm9' });
+    assert.ok(verifyPresignedUrl(token, own, { service: 'rds-db', region: 'us-east-2' }).ok);
+    assert.equal(verifyPresignedUrl(token, CREDS).ok, false);
+    assert.deepEqual(asked, [{ service: 'rds-signer', region: REGION, monitorId: 'm9' }]);
+    assert.equal(await iamToken(t, { aws }), token, 'reused within the factory');
+    assert.ok(
+      verifyPresignedUrl(await iamToken(t), CREDS).ok,
+      'without the factory: the process credentials',
+    );
+    await assert.rejects(
+      iamToken(rdsTarget('db10'), {
+        aws: () => {
+          throw new Error('vault sealed');
+        },
+      }),
+      /awsConfig factory: vault sealed/,
+    );
   });
 
   it('hands a token out again while under 10 minutes old, makes a new one after, and at once when asked fresh', async () => {

@@ -6,7 +6,8 @@
  * endpoint may be overridden with `AWS_ENDPOINT_URL_CLOUDWATCH`.
  */
 import type { CloudWatchClient, MetricDataQuery, MetricDataResult } from '@aws-sdk/client-cloudwatch';
-import { awsCredentials, awsErrorText } from './sdk.js';
+import type { AwsConfigFactory } from '../core/aws.js';
+import { awsClientSettings, awsErrorText } from './sdk.js';
 
 /** One metric to read: the query id (lowercase name) and the CloudWatch metric name. */
 export interface RdsMetricQuery {
@@ -101,12 +102,16 @@ export function mergePage(acc: Map<string, MetricSeries>, results: readonly Metr
 const CALL_TIMEOUT_MS = 20_000;
 
 /** A reader for `region` (undefined: the SDK's default) on the AWS SDK; close() releases its connections. */
-export async function openCloudWatch(region: string | undefined): Promise<CloudWatchReader> {
-  const [sdk, credentials] = await Promise.all([import('@aws-sdk/client-cloudwatch'), awsCredentials()]);
-  const client: CloudWatchClient = new sdk.CloudWatchClient({
-    credentials,
-    ...(region === undefined ? {} : { region }),
-  });
+export async function openCloudWatch(
+  region: string | undefined,
+  factory?: AwsConfigFactory,
+  monitorId = '',
+): Promise<CloudWatchReader> {
+  const [sdk, settings] = await Promise.all([
+    import('@aws-sdk/client-cloudwatch'),
+    awsClientSettings('cloudwatch', region, factory, monitorId),
+  ]);
+  const client: CloudWatchClient = new sdk.CloudWatchClient(settings);
   return {
     region,
     close: () => client.destroy(),

@@ -8,7 +8,8 @@
  *
  * The token is a cleartext password: the database driver sends it only over TLS.
  */
-import { awsCredentials, awsErrorText } from './sdk.js';
+import type { AwsConfigFactory } from '../core/aws.js';
+import { awsClientSettings, awsErrorText } from './sdk.js';
 
 /** An IAM token is accepted this long after it is made. */
 export const IAM_TOKEN_LIFETIME_MS = 15 * 60_000;
@@ -29,20 +30,38 @@ interface Cached {
 }
 
 const cache = new Map<string, Cached>();
+/** Tokens signed with the settings of an embedding program's factory, kept apart per factory. */
+const factoryCaches = new WeakMap<AwsConfigFactory, Map<string, Cached>>();
+
+function cacheOf(aws: AwsConfigFactory | undefined): Map<string, Cached> {
+  if (aws === undefined) return cache;
+  let c = factoryCaches.get(aws);
+  if (c === undefined) factoryCaches.set(aws, (c = new Map<string, Cached>()));
+  return c;
+}
+
+/** Where a token is made: the target, and the embedding program's factory when there is one. */
+interface TokenSource {
+  aws?: AwsConfigFactory | undefined;
+  monitorId?: string;
+}
 
 function keyOf(t: IamTarget): string {
   return JSON.stringify([t.host, t.port, t.user, t.region ?? '']);
 }
 
-async function makeToken(t: IamTarget): Promise<string> {
-  const [{ Signer }, credentials] = await Promise.all([import('@aws-sdk/rds-signer'), awsCredentials()]);
+async function makeToken(t: IamTarget, src: TokenSource): Promise<string> {
+  const [{ Signer }, settings] = await Promise.all([
+    import('@aws-sdk/rds-signer'),
+    awsClientSettings('rds-signer', t.region, src.aws, src.monitorId),
+  ]);
   try {
     const signer = new Signer({
       hostname: t.host,
       port: t.port,
       username: t.user,
-      credentials,
-      ...(t.region === undefined ? {} : { region: t.region }),
+      credentials: settings.credentials,
+      ...(settings.region === undefined ? {} : { region: settings.region }),
     });
     return await signer.getAuthToken();
   } catch (err) {
@@ -58,14 +77,15 @@ async function makeToken(t: IamTarget): Promise<string> {
  */
 export async function iamToken(
   target: IamTarget,
-  opts: { fresh?: boolean; now?: () => number } = {},
+  opts: { fresh?: boolean; now?: () => number } & TokenSource = {},
 ): Promise<string> {
   const now = opts.now ?? Date.now;
   const key = keyOf(target);
-  const hit = cache.get(key);
+  const tokens = cacheOf(opts.aws);
+  const hit = tokens.get(key);
   if (hit && opts.fresh !== true && now() - hit.madeAt < IAM_TOKEN_REUSE_MS) return hit.token;
   const t0 = now();
-  const token = await makeToken(target);
-  cache.set(key, { token, madeAt: t0 });
+  const token = await makeToken(target, opts);
+  tokens.set(key, { token, madeAt: t0 });
   return token;
 }

@@ -18,7 +18,8 @@
 import type { DBInstance, RDSClient } from '@aws-sdk/client-rds';
 import type { MonitorConfig } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
-import { awsCredentials, awsErrorText, oneLine, withTimeout } from './sdk.js';
+import type { AwsConfigFactory } from '../core/aws.js';
+import { awsClientSettings, awsErrorText, oneLine, withTimeout } from './sdk.js';
 
 /** What the loader asks for: `monitor-loader.aws`. */
 export interface RdsDiscoveryConfig {
@@ -119,9 +120,12 @@ export function fromSdk(db: DBInstance): RdsInstance {
  * endpoint may be overridden with `AWS_ENDPOINT_URL_RDS`), following `Marker` to the end.
  * Errors read `DescribeDBInstances: <code>: <message>`.
  */
-export async function listDbInstances(region: string): Promise<RdsInstance[]> {
-  const [sdk, credentials] = await Promise.all([import('@aws-sdk/client-rds'), awsCredentials()]);
-  const client: RDSClient = new sdk.RDSClient({ region, credentials });
+export async function listDbInstances(region: string, factory?: AwsConfigFactory): Promise<RdsInstance[]> {
+  const [sdk, settings] = await Promise.all([
+    import('@aws-sdk/client-rds'),
+    awsClientSettings('rds', region, factory),
+  ]);
+  const client: RDSClient = new sdk.RDSClient(settings);
   try {
     const out: RdsInstance[] = [];
     const seen = new Set<string>();

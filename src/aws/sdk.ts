@@ -8,7 +8,9 @@
  * Endpoints follow the SDK's standard variables (`AWS_ENDPOINT_URL`,
  * `AWS_ENDPOINT_URL_<SERVICE>`, `AWS_EC2_METADATA_SERVICE_ENDPOINT`).
  */
-import type { AwsCredentialIdentityProvider } from '@aws-sdk/types';
+import type { AwsCredentialIdentity, AwsCredentialIdentityProvider } from '@aws-sdk/types';
+import type { AwsConfigFactory, AwsService } from '../core/aws.js';
+import { errorMessage } from '../core/errors.js';
 
 let provider: Promise<AwsCredentialIdentityProvider> | undefined;
 
@@ -20,6 +22,39 @@ export function awsCredentials(): Promise<AwsCredentialIdentityProvider> {
     provider = undefined;
   });
   return provider;
+}
+
+/** The settings one SDK client is made with: credentials always, region and endpoint when chosen. */
+export interface AwsClientSettings {
+  credentials: AwsCredentialIdentity | AwsCredentialIdentityProvider;
+  region?: string;
+  endpoint?: string;
+}
+
+/**
+ * The settings of a client for `service`: the embedding program's `awsConfig` factory's
+ * answer when there is one (each field it leaves out keeps sonde's choice), else the
+ * default credential chain and `region` (undefined: the SDK's default). A factory that
+ * throws fails the call: `awsConfig factory: <error>`.
+ */
+export async function awsClientSettings(
+  service: AwsService,
+  region: string | undefined,
+  factory?: AwsConfigFactory,
+  monitorId = '',
+): Promise<AwsClientSettings> {
+  let own;
+  try {
+    own = factory === undefined ? undefined : await factory({ service, region, monitorId });
+  } catch (err) {
+    throw new Error(`awsConfig factory: ${errorMessage(err)}`, { cause: err });
+  }
+  const chosen = own?.region ?? region;
+  return {
+    credentials: own?.credentials ?? (await awsCredentials()),
+    ...(chosen === undefined ? {} : { region: chosen }),
+    ...(own?.endpoint === undefined ? {} : { endpoint: own.endpoint }),
+  };
 }
 
 /**

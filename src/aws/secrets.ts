@@ -1,14 +1,16 @@
 /**
  * Database credentials kept in AWS Secrets Manager (`aws.password-secret`): the secret's
  * string must be JSON with a `password` key, and may carry `username` too (the shape RDS
- * and Secrets Manager rotation use). It is read when the connection is built and read
+ * and Secrets Manager rotation use). A secret stored as SecretBinary is read the same way:
+ * its bytes are that JSON text in UTF-8. It is read when the connection is built and read
  * again when the server answers "access denied", so a rotated password is picked up
  * without a restart.
  *
  * Errors are one line and never contain the secret's value.
  */
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { awsCredentials, awsErrorName, awsErrorText, withTimeout } from './sdk.js';
+import type { AwsConfigFactory } from '../core/aws.js';
+import { awsClientSettings, awsCredentials, awsErrorName, awsErrorText, withTimeout } from './sdk.js';
 
 /** How long one read of the secret may take (credentials already at hand). */
 export const SECRET_TIMEOUT_MS = 500;
@@ -42,8 +44,16 @@ async function client(region: string | undefined): Promise<SecretsManagerClient>
 export async function fetchDbSecret(
   secretId: string,
   region: string | undefined,
+  opts: { aws?: AwsConfigFactory | undefined; monitorId?: string } = {},
 ): Promise<SecretCredentials> {
-  const sm = await client(region);
+  // With the embedding program's factory, a client of its settings for this read only.
+  const own =
+    opts.aws === undefined
+      ? undefined
+      : new (await import('@aws-sdk/client-secrets-manager')).SecretsManagerClient(
+          await awsClientSettings('secrets-manager', region, opts.aws, opts.monitorId),
+        );
+  const sm = own ?? (await client(region));
   const { GetSecretValueCommand } = await import('@aws-sdk/client-secrets-manager');
   let out: { SecretString?: string | undefined; SecretBinary?: Uint8Array | undefined };
   try {
@@ -52,8 +62,20 @@ export async function fetchDbSecret(
     );
   } catch (err) {
     throw new Error(secretErrorText(secretId, err), { cause: err });
+  } finally {
+    own?.destroy();
   }
-  return parseDbSecret(secretId, out.SecretString);
+  return parseDbSecret(secretId, secretText(out));
+}
+
+/** The secret's text: its SecretString, else its SecretBinary's bytes as UTF-8. */
+export function secretText(out: {
+  SecretString?: string | undefined;
+  SecretBinary?: Uint8Array | undefined;
+}): string | undefined {
+  if (out.SecretString !== undefined) return out.SecretString;
+  if (out.SecretBinary === undefined) return undefined;
+  return Buffer.from(out.SecretBinary).toString('utf8');
 }
 
 function secretErrorText(id: string, err: unknown): string {
@@ -71,8 +93,7 @@ function secretErrorText(id: string, err: unknown): string {
 
 /** The `password` (and `username`) of a secret string; errors never quote the string. */
 export function parseDbSecret(id: string, text: string | undefined): SecretCredentials {
-  if (text === undefined)
-    throw new Error(`secret ${id} has no SecretString (a binary secret cannot hold a password)`);
+  if (text === undefined) throw new Error(`secret ${id} has neither SecretString nor SecretBinary`);
   let doc: unknown;
   try {
     doc = JSON.parse(text);

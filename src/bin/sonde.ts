@@ -4,7 +4,8 @@
  * and the API) until a signal. This is the only file that wires concrete pieces together;
  * nothing imports bin/.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
 import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
@@ -116,7 +117,10 @@ function cliProgram(): Command {
     .addOption(new Option('--print-config', 'print the final config after validation'))
     .addOption(new Option('--no-print-config').hideHelp())
     .addOption(
-      new Option('--print-domains', 'print every metric domain with its options and metrics, then exit'),
+      new Option(
+        '--print-domains',
+        "print every metric domain with its options and metrics (the config's plugins' included), then exit",
+      ),
     )
     .addOption(new Option('--no-print-domains').hideHelp())
     .addOption(new Option('--print-monitors', 'print the loaded monitors after boot'))
@@ -241,6 +245,9 @@ async function earlyAnswer(argv: string[]): Promise<string | undefined> {
   const opts = parseArgs(sondeArgv(argv));
   if (opts.version) return `v${VERSION}\n`;
   if (!opts.printDomains) return undefined;
+  // A config file may add domains through its `plugins:`: main() reads it and loads them.
+  const { DEFAULT_CONFIG_FILES } = await import('../config/load.js');
+  if (opts.config !== undefined || DEFAULT_CONFIG_FILES.some((f) => existsSync(resolve(f)))) return undefined;
   const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
   const { printDomains } = await import('../collectors/kit/print.js');
   return printDomains(collectors.domains().map((d) => collectors.help(d)));
@@ -360,6 +367,8 @@ function cliAgent(opts: Options, onListenFailure?: (message: string) => void): A
       log: opts.log,
       debug: opts.debug,
       format: opts.logFormat,
+      // The boot failure line prints its message: one line for a bad config.
+      hide: ['boot-config-invalid'],
       ...(opts.logLevel ? { level: opts.logLevel } : {}),
     },
     ...(opts.printConfig
@@ -464,10 +473,46 @@ async function mainExporter(argv: string[]): Promise<number> {
   return bootAndRun(opts);
 }
 
+/**
+ * `--print-domains` with a config file: the built-in domains and those the file's
+ * `plugins:` add (the plugins are loaded as at boot; nothing else of the config is used).
+ * A config that cannot be loaded leaves the built-in domains, with a line on stderr saying
+ * why; a plugin that fails to load fails the command (its domains were asked for).
+ */
+async function printDomainsOf(configFile: string | undefined): Promise<number> {
+  const { loadConfig } = await import('../config/load.js');
+  const { loadPlugins } = await import('../plugins/load.js');
+  const { builtinCollectors } = await import('../collectors/builtin.js');
+  const { builtinSinks } = await import('../sinks/builtin.js');
+  const { sinkTranslators } = await import('../sinks/translators.js');
+  const { printDomains } = await import('../collectors/kit/print.js');
+  const collectors = builtinCollectors();
+  let loaded;
+  try {
+    loaded = await loadConfig(configFile);
+  } catch (err) {
+    process.stderr.write(`--print-domains: ${errorMessage(err)}; built-in domains only\n`);
+  }
+  try {
+    const { config, path } = loaded ?? { config: {}, path: undefined };
+    await loadPlugins(config.plugins ?? [], {
+      baseDir: path === undefined ? process.cwd() : dirname(path),
+      collectors,
+      sinks: builtinSinks(),
+      translators: new Map(sinkTranslators),
+    });
+  } catch (err) {
+    throw new BootError(errorMessage(err));
+  }
+  process.stdout.write(printDomains(collectors.domains().map((d) => collectors.help(d))));
+  return 0;
+}
+
 async function main(argv: string[]): Promise<number> {
   if (isExporterCommandLine(argv, process.argv[1])) return mainExporter(argv);
-  // --version and --print-domains: answered before the imports (earlyAnswer).
+  // --version, and --print-domains without a config file: answered before the imports (earlyAnswer).
   const opts = parseArgs(sondeArgv(argv));
+  if (opts.printDomains) return printDomainsOf(opts.config);
   logFormat = opts.logFormat;
   const shard = shardOption(opts.shardFlag);
   if (shard) opts.shard = shard;

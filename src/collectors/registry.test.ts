@@ -38,10 +38,26 @@ void describe('CollectorRegistry', () => {
     );
   });
 
+  void it('replaces a registered domain only when asked, and only one that exists', () => {
+    const r = new CollectorRegistry();
+    r.register(fake('x'));
+    const mine = { ...fake('x'), replace: true };
+    r.register(mine);
+    assert.equal(r.get('x'), mine);
+    assert.throws(
+      () => r.register({ ...fake('y'), replace: true }),
+      /^Error: collector for domain y: replace is set but no collector is registered for it$/,
+    );
+    assert.deepEqual(r.domains(), ['x']);
+  });
+
   void it('refuses a duplicate and an unknown domain', () => {
     const r = new CollectorRegistry();
     r.register(fake('x'));
-    assert.throws(() => r.register(fake('x')), /collector for domain x already registered/);
+    assert.throws(
+      () => r.register(fake('x')),
+      /collector for domain x already registered \(set replace: true to replace it\)/,
+    );
     assert.throws(() => r.help('y'), /collector for domain y not registered/);
     assert.throws(
       () => r.make('y', { monitorId: 'm', db: new FakeDb('8.0.36', () => []) }),

@@ -27,11 +27,18 @@ export type RegistryEntry = CollectorRegistration | LazyCollectorRegistration;
 export class CollectorRegistry {
   readonly #entries = new Map<string, RegistryEntry>();
 
-  /** Add a domain. Registering the same domain twice is a programming error. */
+  /**
+   * Add a domain. A domain registered twice is an error, unless the second registration
+   * asks to `replace` the first (and then the domain must be registered already).
+   */
   register(reg: RegistryEntry): void {
     const domain = reg.help.domain;
     if (domain === '') throw new Error('collector help has no domain');
-    if (this.#entries.has(domain)) throw new Error(`collector for domain ${domain} already registered`);
+    const replace = 'replace' in reg && reg.replace === true;
+    if (this.#entries.has(domain) && !replace)
+      throw new Error(`collector for domain ${domain} already registered (set replace: true to replace it)`);
+    if (!this.#entries.has(domain) && replace)
+      throw new Error(`collector for domain ${domain}: replace is set but no collector is registered for it`);
     this.#entries.set(domain, reg);
   }
 

@@ -355,6 +355,29 @@ describe('validateMonitor', () => {
     );
   });
 
+  it('database-type: mysql (the default) and database-config are accepted; another type names the key', () => {
+    const m = parseConfig(
+      'monitors:\n  - id: a\n    database-type: mysql\n    database-config:\n      charset: ${CS}\n  - id: b\n',
+      { env: {} },
+    ).monitors;
+    const [a, b] = finalizeMonitors(m ?? [], {}, { CS: 'utf8mb4' });
+    assert.equal(a?.['database-type'], 'mysql');
+    assert.deepEqual(a?.['database-config'], { charset: 'utf8mb4' });
+    assert.equal(b?.['database-type'], undefined);
+    let err: unknown;
+    try {
+      finalizeMonitors([{ id: 'pg', 'database-type': 'postgres' }], {}, {});
+    } catch (e) {
+      err = e;
+    }
+    assert.ok(err instanceof ConfigError);
+    assert.equal(err.key, 'database-type');
+    assert.equal(
+      err.message,
+      'monitor pg: invalid database-type: postgres; valid values: mysql (sonde monitors MySQL and MariaDB)',
+    );
+  });
+
   it('runs during finalization', () => {
     assert.throws(() => finalizeMonitors([{ hostname: 'db1', exporter: { mode: 'nope' } }], {}, {}), {
       message: 'monitor db1: invalid config.exporter.mode: nope; valid values: dual, legacy',

@@ -181,6 +181,8 @@ function eachField(
   one(m, 'timeout-connect');
   mapValues(m.tags, 'tags', f);
   mapValues(m.meta, 'meta', f);
+  one(m, 'database-type');
+  mapValues(m['database-config'], 'database-config', f);
   one(m.aws, 'password-secret', 'aws.');
   one(m.aws, 'region', 'aws.');
   // exporter.mode and .plan are no-ops in Blip (bug); interpolated here (sonde's choice).
@@ -317,6 +319,7 @@ export function finalizeMonitors(
 export function validateMonitor(m: FinalMonitorConfig, opts: { cwd?: string | undefined } = {}): void {
   const cwd = opts.cwd ?? process.cwd();
   const checks: [string, () => string | undefined][] = [
+    ['database-type', () => checkDatabaseType(m['database-type'])],
     ['exporter.mode', () => checkExporter(m.exporter)],
     ['exporter.flags', () => checkExporterFlags(m.exporter)],
     ['heartbeat', () => checkHeartbeat(m.heartbeat)],
@@ -330,11 +333,20 @@ export function validateMonitor(m: FinalMonitorConfig, opts: { cwd?: string | un
   }
 }
 
+/** The database types sonde monitors: `mysql` (MySQL and MariaDB), Blip's default. */
+export const DATABASE_TYPES: readonly string[] = ['mysql'];
+
+/** `database-type`: empty (the default, mysql) or one sonde monitors. */
+function checkDatabaseType(t: string | undefined): string | undefined {
+  if (t === undefined || t === '' || DATABASE_TYPES.includes(t)) return undefined;
+  return `invalid database-type: ${t}; valid values: ${DATABASE_TYPES.join(', ')} (sonde monitors MySQL and MariaDB)`;
+}
+
 function isPlainObject(v: unknown): v is Record<string, unknown> {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
-const STRING_MAPS = new Set(['tags', 'meta', 'flags']);
+const STRING_MAPS = new Set(['tags', 'meta', 'flags', 'database-config']);
 
 /**
  * Drop undefined and empty values and sections left empty, so equal configs compare equal

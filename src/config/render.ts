@@ -137,6 +137,8 @@ function monitor(m: MonitorConfig): Out {
   return {
     id: m.id ?? '',
     ...obj([
+      ['database-type', str(m['database-type'])],
+      ['database-config', sortedMap(m['database-config'], redactOption)],
       ['hostname', str(m.hostname)],
       ['socket', str(m.socket)],
       ['mycnf', str(m.mycnf)],
@@ -162,7 +164,12 @@ function monitor(m: MonitorConfig): Out {
 function monitorSecrets(m: MonitorConfig | undefined, out: string[]): void {
   if (!m) return;
   if (m.password) out.push(m.password);
-  const maps = [...Object.values(m.sinks ?? {}), m.exporter?.flags ?? {}, m.meta ?? {}];
+  const maps = [
+    ...Object.values(m.sinks ?? {}),
+    m.exporter?.flags ?? {},
+    m.meta ?? {},
+    m['database-config'] ?? {},
+  ];
   for (const map of maps) {
     for (const [k, v] of Object.entries(map)) {
       if (redactOption(k, v) === REDACTED) out.push(v);

@@ -5,6 +5,7 @@
  * plan, then asked to collect one level at a time. `help` is static data that drives plan
  * validation, `--print-domains` and the generated domain docs.
  */
+import type { AwsConfigFactory } from './aws.js';
 import type { Db } from './db.js';
 import type { Events } from './events.js';
 import type { StatusWriter } from './status.js';
@@ -131,6 +132,8 @@ export interface AwsTarget {
   disableAutoRegion: boolean;
   /** The MySQL hostname (`host[:port]`): an RDS endpoint name carries its region. */
   hostname: string;
+  /** The embedding program's AWS SDK settings (`factories.awsConfig`), when it gives them. */
+  config?: AwsConfigFactory;
 }
 
 export interface CollectorContext {
@@ -149,4 +152,10 @@ export interface CollectorContext {
 export interface CollectorRegistration {
   help: CollectorHelp;
   create(ctx: CollectorContext): Collector;
+  /**
+   * Replace the collector already registered for this domain (a built-in one, say), as
+   * Blip's remove-then-register does. Without it a domain taken twice is an error; with it,
+   * a domain nobody registered is an error too (a misspelt name).
+   */
+  replace?: boolean;
 }

@@ -133,6 +133,10 @@ const plansBase = z.strictObject({
 /** A monitor without its `plans` key: mysql keys at top level plus the sub-sections. */
 const monitorBase = z.strictObject({
   id: opt(str),
+  /** Blip's: which database the monitor watches; sonde watches `mysql` (MySQL, MariaDB) only. */
+  'database-type': opt(str),
+  /** Blip's: settings of the database type; `mysql` reads the monitor's own keys, so none are used. */
+  'database-config': opt(strMap),
   ...mysqlShape,
   tags: opt(strMap),
   meta: opt(strMap),

@@ -50,9 +50,7 @@ const ALL: Emission[] = sourceFiles(SRC).flatMap((f) => emissions(readFileSync(f
 /**
  * Events emitted at a level the catalogue does not give yet, with where they are: a call
  * there at another level is accepted, and the entry is not required at its catalogue
- * level. `boot-config-invalid` is an error (a config value is wrong; a file that cannot be
- * read is `boot-error`), but the boot still emits it as info for every config failure.
- * Delete the entry once the boot emits it at its catalogue level.
+ * level. Delete the entry once the code emits it at its catalogue level.
  */
 const PENDING: ReadonlyMap<string, string> = new Map();
 

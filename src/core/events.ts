@@ -37,9 +37,9 @@ export const EVENT_NAMES = {
   'boot-config-loading': { level: 'info', description: 'loading the config file' },
   'boot-config-loaded': { level: 'info', description: 'the config file is loaded and valid' },
   'boot-config-invalid': {
-    level: 'info',
+    level: 'error',
     description:
-      'the config could not be loaded or a value is wrong; the message is the error. Boot fails (info level, so the failure prints as one line: `server.Boot failed: …`)',
+      'a config value is wrong (a file that cannot be found, read or decoded is `boot-error`); the message is the error, and the boot fails. The command line prints it once, as its `server.Boot failed: …` line',
   },
   'boot-error': {
     level: 'info',
@@ -301,6 +301,13 @@ export interface AgentEvent {
  * rejection.
  */
 export type EventListener = (e: AgentEvent) => void;
+
+/**
+ * The agent's event output, replaced (Blip's event receiver): it gets every event, at every
+ * level, instead of the printed lines. Like a listener it runs synchronously where the event
+ * is emitted; a promise it returns is only watched for a rejection.
+ */
+export type EventReceiver = (e: AgentEvent) => void;
 
 /** Something that delivers events to subscribers (the agent's event log). */
 export interface EventStream {

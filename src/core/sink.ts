@@ -67,6 +67,11 @@ export interface SinkRegistration {
   description: string;
   /** Build the sink; throws with a clear message on bad options. */
   create(ctx: SinkContext): Sink;
+  /**
+   * Replace the sink already registered under this name (a built-in one, say). Without it a
+   * name taken twice is an error; with it, a name nobody registered is an error too.
+   */
+  replace?: boolean;
 }
 
 /**

@@ -10,6 +10,7 @@
  * the AWS SDK.
  */
 import { readFile } from 'node:fs/promises';
+import type { AwsConfigFactory } from '../core/aws.js';
 import type { FinalMonitorConfig } from '../core/config.js';
 import { ConnectionSpec } from '../core/db.js';
 import type { ConnectionSettings, CredentialSource, TlsChoice, TlsSpec } from '../core/db.js';
@@ -32,6 +33,9 @@ export interface ResolveOptions {
    * last one is still young. The password file and the secret are read at every resolution.
    */
   reload?: boolean;
+  /** The embedding program's AWS SDK settings (secrets, IAM tokens), and the monitor they are for. */
+  aws?: AwsConfigFactory | undefined;
+  monitorId?: string;
 }
 
 /**
@@ -51,23 +55,23 @@ export async function readPasswordFile(path: string): Promise<string> {
 }
 
 /** The login a credential source gives now. Throws ConfigError naming the config key. */
-async function resolveCredentials(src: CredentialSource, reload: boolean): Promise<Credentials> {
+async function resolveCredentials(src: CredentialSource, opts: ResolveOptions): Promise<Credentials> {
   switch (src.kind) {
     case 'static':
       return { username: src.username, password: src.password };
     case 'file':
       return { username: src.username, password: await readPasswordFile(src.path) };
     case 'secret':
-      return secretCredentials(src);
+      return secretCredentials(src, opts);
     case 'iam':
-      return iamCredentials(src, reload);
+      return iamCredentials(src, opts);
   }
 }
 
 /** An RDS IAM token for host:port and the username, signed for the monitor's region. */
 async function iamCredentials(
   src: Extract<CredentialSource, { kind: 'iam' }>,
-  reload: boolean,
+  opts: ResolveOptions,
 ): Promise<Credentials> {
   try {
     const [{ resolveRegion }, { iamToken }] = await Promise.all([
@@ -76,15 +80,19 @@ async function iamCredentials(
     ]);
     const region = await resolveRegion({ region: src.region, hostname: src.hostname });
     const target = { host: src.host, port: src.port, user: src.username, region };
-    const password = await iamToken(target, { fresh: reload });
-    return { username: src.username, password, cleartext: () => iamToken(target) };
+    const via = { aws: opts.aws, monitorId: opts.monitorId ?? '' };
+    const password = await iamToken(target, { ...via, fresh: opts.reload === true });
+    return { username: src.username, password, cleartext: () => iamToken(target, via) };
   } catch (err) {
     throw new ConfigError(`aws.iam-auth: ${errorMessage(err)}`, { key: 'aws.iam-auth', cause: err });
   }
 }
 
 /** The `password` (and `username`, when it has one) of the monitor's Secrets Manager secret. */
-async function secretCredentials(src: Extract<CredentialSource, { kind: 'secret' }>): Promise<Credentials> {
+async function secretCredentials(
+  src: Extract<CredentialSource, { kind: 'secret' }>,
+  opts: ResolveOptions,
+): Promise<Credentials> {
   const key = 'aws.password-secret';
   try {
     const [{ resolveRegion }, { fetchDbSecret }] = await Promise.all([
@@ -92,7 +100,10 @@ async function secretCredentials(src: Extract<CredentialSource, { kind: 'secret'
       import('../aws/secrets.js'),
     ]);
     const region = await resolveRegion({ region: src.region, hostname: src.hostname });
-    const secret = await fetchDbSecret(src.secretId, region);
+    const secret = await fetchDbSecret(src.secretId, region, {
+      aws: opts.aws,
+      monitorId: opts.monitorId ?? '',
+    });
     return { username: secret.username ?? src.username, password: secret.password };
   } catch (err) {
     throw new ConfigError(`aws.password-secret: ${errorMessage(err)}`, { key, cause: err });
@@ -125,7 +136,7 @@ export async function resolveConnection(
   s: ConnectionSettings,
   opts: ResolveOptions = {},
 ): Promise<ConnectionSpec> {
-  const creds = await resolveCredentials(s.credentials, opts.reload === true);
+  const creds = await resolveCredentials(s.credentials, opts);
   const tls = s.tls === undefined ? undefined : await tlsSpec(s.tls);
   const iam = creds.cleartext !== undefined;
   return new ConnectionSpec({

@@ -142,7 +142,7 @@ void describe('heartbeat and replication lag on a MariaDB primary/replica pair',
     }
     const res = await lag.collect('l', NO_SIGNAL);
     assert.deepEqual(res.values[0]?.meta, { source: 'db1' });
-    assert.match(readerStatus.map.get('heartbeat-reader') ?? '', /^\d+ ms lag from db1, next in \d/);
+    assert.match(readerStatus.map.get('heartbeat-reader') ?? '', /^\d+ ms lag from db1 \(\), next in \d/);
     assert.equal(readerStatus.map.get('error:heartbeat-reader'), undefined);
     assert.deepEqual((await repl.collect('l', NO_SIGNAL)).values, [
       { name: 'running', value: 1, type: MetricType.Gauge, meta: { source: '127.0.0.1' } },

@@ -191,12 +191,12 @@ void describe('heartbeat reader: loop', () => {
     assert.deepEqual(
       obs.map((o) => [o.lag.lag, o.lag.source, o.wait, o.status]),
       [
-        [350, 'db1', 1650, '350 ms lag from db1, next in 1.65s'],
-        [10, 'db1', 1990, '10 ms lag from db1, next in 1.99s'],
-        [50, 'db1', 50, '50 ms lag from db1, next in 50ms'],
+        [350, 'db1', 1650, '350 ms lag from db1 (), next in 1.65s'],
+        [10, 'db1', 1990, '10 ms lag from db1 (), next in 1.99s'],
+        [50, 'db1', 50, '50 ms lag from db1 (), next in 50ms'],
         // late at two readings in a row: half a period (1 s) is added
-        [1700, 'db1', 500, '1700 ms lag from db1, next in 500ms'],
-        [4000, 'db1', 1000, '4000 ms lag from db1, next in 1s'],
+        [1700, 'db1', 500, '1700 ms lag from db1 (), next in 500ms'],
+        [4000, 'db1', 1000, '4000 ms lag from db1 (), next in 1s'],
       ],
     );
     assert.equal(db.queries.length, 5);
@@ -212,20 +212,25 @@ void describe('heartbeat reader: loop', () => {
       wait: 3000,
       lag: { lag: -1, source: '', replica: true },
       status: undefined,
-      error: 'no heartbeat row with src_id "db1" in blip.heartbeat (retry in 3s)',
+      error: 'no heartbeat for db1 (retry in 3s)',
     });
     assert.deepEqual(obs[1], {
       wait: 950,
       lag: { lag: 50, source: 'db1', replica: true },
-      status: '50 ms lag from db1 (role primary), next in 950ms',
+      status: '50 ms lag from db1 (primary), next in 950ms',
       error: undefined,
     });
   });
 
-  void it('no row of the configured source-role: the error names the role and the table', async () => {
-    const { obs } = await runAll(['none'], { sourceRole: 'primary', table: 'hb.beats' });
-    assert.equal(obs[0]?.error, 'no heartbeat row with src_role "primary" in hb.beats (retry in 3s)');
+  void it("no row of the configured source-role: Blip's error, naming the source last read (none yet: empty)", async () => {
+    const { obs } = await runAll(['none', hb('10:00:00.100', '10:00:00.000', 'db7', '1000'), 'none'], {
+      sourceRole: 'primary',
+      table: 'hb.beats',
+    });
+    assert.equal(obs[0]?.error, 'no heartbeat for  (retry in 3s)');
     assert.equal(obs[0]?.status, undefined);
+    assert.equal(obs[1]?.status, '50 ms lag from db7 (primary), next in 950ms');
+    assert.equal(obs[2]?.error, 'no heartbeat for db7 (retry in 3s)');
   });
 
   void it('no source configured and no row from another writer: an info status, no error key', async () => {
@@ -248,7 +253,7 @@ void describe('heartbeat reader: loop', () => {
     assert.deepEqual(obs[1], {
       wait: 1000,
       lag: { lag: 350, source: 'db1', replica: true },
-      status: '350 ms lag from db1, next in 1.65s',
+      status: '350 ms lag from db1 (), next in 1.65s',
       error: 'error: Lock wait timeout exceeded; try restarting transaction (retry in 1s)',
     });
   });

@@ -392,17 +392,22 @@ export class HeartbeatReader {
       );
       return;
     }
-    const which =
-      mode === 'source-id' ? `src_id "${this.#sourceIdOption}"` : `src_role "${this.#sourceRoleOption}"`;
-    this.#status.set(
-      MonitorKey.heartbeatReaderError,
-      `no heartbeat row with ${which} in ${this.#table} (retry in 3s)`,
-    );
+    // Blip's text: the source last read, else the configured source-id (empty in role mode
+    // before the first row).
+    const src = this.#lastSrcId !== '' ? this.#lastSrcId : this.#sourceIdOption;
+    this.#status.set(MonitorKey.heartbeatReaderError, noHeartbeatStatus(src));
   }
 }
 
-/** The status after a good read: the role is shown only when the `source-role` option is set. */
+/**
+ * The status after a good read, Blip's text: the `source-role` option in parentheses, which
+ * stay (empty) when no role is set: `22 ms lag from node2 (), next in 1s`.
+ */
 export function lagStatus(lag: number, srcId: string, role: string, waitMs: number): string {
-  const from = role === '' ? srcId : `${srcId} (role ${role})`;
-  return `${lag} ms lag from ${from}, next in ${formatDuration(waitMs)}`;
+  return `${lag} ms lag from ${srcId} (${role}), next in ${formatDuration(waitMs)}`;
+}
+
+/** The error when the configured source has no row, Blip's text: `no heartbeat for <src id> (retry in 3s)`. */
+export function noHeartbeatStatus(srcId: string): string {
+  return `no heartbeat for ${srcId} (retry in 3s)`;
 }

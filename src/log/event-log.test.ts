@@ -479,3 +479,64 @@ describe('--debug prints every event', () => {
       }
     });
 });
+
+describe('event receiver (the output replaced) and hidden events', () => {
+  it('a receiver gets every event at every level instead of the printed lines; listeners still get them', () => {
+    const got: AgentEvent[] = [];
+    const heard: string[] = [];
+    const { ev, out, err } = setup({ receiver: (e) => void got.push(e), secrets: ['s3cret'] });
+    ev.subscribe((e) => void heard.push(e.name));
+    ev.info('boot-start', '', 'sonde 1');
+    ev.error('collector-error', 'db1', 'bad password s3cret');
+    ev.warn('plans-load-shared', '', 'w');
+    assert.deepEqual(out.writes, []);
+    assert.deepEqual(err.writes, []);
+    assert.deepEqual(
+      got.map((e) => [e.level, e.name, e.monitorId, e.message]),
+      [
+        ['info', 'boot-start', '', 'sonde 1'],
+        ['error', 'collector-error', 'db1', 'bad password ...'],
+        ['warn', 'plans-load-shared', '', 'w'],
+      ],
+    );
+    assert.equal(got[0]?.time.getTime(), T.getTime());
+    assert.deepEqual(heard, ['boot-start', 'collector-error', 'plans-load-shared']);
+  });
+
+  it('debug lines still print while debugging with a receiver', () => {
+    const { ev, err } = setup({ receiver: () => undefined, debug: true });
+    ev.debug('a debug line');
+    assert.equal(err.writes.length, 1);
+    assert.match(err.writes[0] ?? '', / DEBUG .*a debug line\n$/);
+  });
+
+  it('a receiver that throws is reported once on stderr and keeps receiving', () => {
+    let n = 0;
+    const { ev, err } = setup({
+      receiver: () => {
+        n++;
+        throw new Error('down');
+      },
+    });
+    ev.error('collector-error', 'db1', 'x');
+    ev.error('collector-error', 'db1', 'y');
+    assert.equal(n, 2);
+    assert.deepEqual(err.writes, [
+      '2024/07/19 10:00:00.123000 [event-listener-error     ] [] ERROR: the event receiver threw (later failures not reported): Error: down\n',
+    ]);
+  });
+
+  it('hidden events are not printed, in text or JSON, but reach the listeners', () => {
+    for (const format of ['text', 'json'] as const) {
+      const heard: string[] = [];
+      const { ev, out, err } = setup({ hide: ['boot-config-invalid'], format });
+      ev.subscribe((e) => void heard.push(`${e.level} ${e.name}`));
+      ev.error('boot-config-invalid', '', 'invalid config.api.bind');
+      ev.error('boot-error', '', 'other');
+      assert.deepEqual(heard, ['error boot-config-invalid', 'error boot-error'], format);
+      assert.deepEqual(out.writes, [], format);
+      assert.equal(err.writes.length, 1, format);
+      assert.match(err.writes[0] ?? '', /boot-error/, format);
+    }
+  });
+});

@@ -28,6 +28,7 @@ import type {
   EventLevel,
   EventListener,
   EventName,
+  EventReceiver,
   Events,
   EventStream,
 } from '../core/events.js';
@@ -63,6 +64,19 @@ export interface EventLogOptions {
   now?: () => Date;
   /** Strings scrubbed from every printed line (see `redact`). */
   secrets?: string[];
+  /**
+   * Replace the printed output (Blip's event receiver): every event, at every level and
+   * whatever the level, goes to this function instead of stdout/stderr, secrets scrubbed.
+   * Debug lines still print to stderr while debugging (they are not events). Listeners
+   * added with `subscribe` get the events as before. If it throws, the first failure is
+   * printed to stderr as `event-listener-error` and the receiver keeps getting events.
+   */
+  receiver?: EventReceiver;
+  /**
+   * Events that are not printed (still given to the receiver and the listeners). The
+   * command line hides `boot-config-invalid`: its boot failure line prints the same message.
+   */
+  hide?: readonly EventName[];
 }
 
 function escapeRegExp(s: string): string {
@@ -164,6 +178,9 @@ export class EventLog implements Events, EventStream {
   readonly #now: () => Date;
   readonly #secrets: string[];
   #debugging: boolean;
+  readonly #receiver: EventReceiver | undefined;
+  readonly #hidden: ReadonlySet<EventName>;
+  #receiverFailed = false;
   /** Replaced, never changed in place: a delivery in progress keeps its snapshot. */
   #listeners: readonly Subscriber[] = [];
 
@@ -176,6 +193,8 @@ export class EventLog implements Events, EventStream {
     this.#debugging = opts.debug === true || level === 'debug';
     this.#json = opts.format === 'json' ? jsonLogger(opts.stderr, this.#now) : undefined;
     this.#secrets = [...(opts.secrets ?? [])];
+    this.#receiver = opts.receiver;
+    this.#hidden = new Set(opts.hide ?? []);
   }
 
   /** Whether debug lines (and info events) are printed now. */
@@ -246,22 +265,57 @@ export class EventLog implements Events, EventStream {
     };
   }
 
-  /** Print the event if its level lets it through, then hand it to the subscribers. */
+  /**
+   * Print the event if its level lets it through (or hand it to the receiver that replaces
+   * the printing), then hand it to the subscribers.
+   */
   #emit(level: EventLevel, event: EventName, monitorId: string, message: string): void {
-    if (this.#shows(level)) this.#event(level, event, monitorId, message);
+    if (this.#receiver !== undefined) this.#receive(this.#receiver, level, event, monitorId, message);
+    else if (this.#shows(level) && !this.#hidden.has(event)) this.#event(level, event, monitorId, message);
     // Nothing is built for the stream while nobody listens.
     if (this.#listeners.length > 0) this.#deliver(level, event, monitorId, message);
   }
 
-  /** One AgentEvent to every subscriber (a snapshot: (un)subscribing meanwhile waits). */
-  #deliver(level: EventLevel, name: EventName, monitorId: string, message: string): void {
-    const e: AgentEvent = {
+  #agentEvent(level: EventLevel, name: EventName, monitorId: string, message: string): AgentEvent {
+    return {
       time: this.#now(),
       name,
       level,
       monitorId: redact(monitorId, this.#secrets),
       message: redact(message.replace(/\n+$/, ''), this.#secrets),
     };
+  }
+
+  /** One event to the receiver; its first failure is printed (not sent to it: no loop). */
+  #receive(
+    receiver: EventReceiver,
+    level: EventLevel,
+    name: EventName,
+    monitorId: string,
+    message: string,
+  ): void {
+    const failed = (err: unknown): void => {
+      if (this.#receiverFailed) return;
+      this.#receiverFailed = true;
+      const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+      this.#event(
+        'error',
+        'event-listener-error',
+        '',
+        `the event receiver threw (later failures not reported): ${what}`,
+      );
+    };
+    try {
+      const back: unknown = receiver(this.#agentEvent(level, name, monitorId, message));
+      if (isThenable(back)) back.then(undefined, failed);
+    } catch (err) {
+      failed(err);
+    }
+  }
+
+  /** One AgentEvent to every subscriber (a snapshot: (un)subscribing meanwhile waits). */
+  #deliver(level: EventLevel, name: EventName, monitorId: string, message: string): void {
+    const e = this.#agentEvent(level, name, monitorId, message);
     // Failures are reported after every listener has this event, so none sees the report first.
     let failures: [Subscriber, unknown][] | undefined;
     for (const entry of this.#listeners) {

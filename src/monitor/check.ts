@@ -28,7 +28,14 @@ export interface CheckResult {
 
 type CheckDeps = Pick<
   MonitorDeps,
-  'events' | 'help' | 'makeCollector' | 'buildConnection' | 'createDb' | 'loadPlans' | 'buildRuntime'
+  | 'events'
+  | 'help'
+  | 'makeCollector'
+  | 'buildConnection'
+  | 'createDb'
+  | 'loadPlans'
+  | 'buildRuntime'
+  | 'awsConfig'
 >;
 
 /** The plan names the monitor can run with: its plan ('' = the first), and each state's plan. */
@@ -66,7 +73,7 @@ export async function checkMonitor(
     const lookup = await deps.loadPlans(cfg, db);
     const prepare = async (plan: Plan, active: ActivePlan, exporter: boolean): Promise<void> => {
       step = `plan ${plan.name}`;
-      const ctx = { monitorId: cfg.id, db, events: deps.events, aws: awsTargetOf(cfg) };
+      const ctx = { monitorId: cfg.id, db, events: deps.events, aws: awsTargetOf(cfg, deps.awsConfig) };
       const signal = AbortSignal.timeout(timeoutMs);
       const engine = await Engine.prepare(
         {

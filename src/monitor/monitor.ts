@@ -3,6 +3,7 @@
  * loads the monitor's plans and starts the level collector, retrying with backoff; Stop
  * tears it all down and leaves the monitor loaded with its last status.
  */
+import type { AwsConfigFactory } from '../core/aws.js';
 import type { AwsTarget, Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db, ServerInfo } from '../core/db.js';
@@ -56,6 +57,13 @@ export interface MonitorDeps {
       onConnect?: (ms: number, error?: string) => void;
     },
   ): OwnedDb;
+  /**
+   * The embedding program's own connection for a monitor, instead of buildConnection and
+   * createDb: the handle and its redacted DSN.
+   */
+  makeDb?(cfg: FinalMonitorConfig): Promise<{ db: OwnedDb; dsn: string }>;
+  /** The embedding program's AWS SDK settings for the collectors that call AWS (`aws.rds`). */
+  awsConfig?: AwsConfigFactory;
   /** The embedding program's hook on each batch before the sinks (level-collector.ts). */
   transformMetrics?: TransformMetrics;
   /** Load this monitor's plans; returns the lookup used by plan activation. */
@@ -141,11 +149,12 @@ const STARTUP_BACKOFF_CAP_MS = 20_000;
 
 /** The debug line of one attempt to open a connection. */
 /** What a collector calling AWS needs of the monitor's config to pick its region. */
-export function awsTargetOf(cfg: FinalMonitorConfig): AwsTarget {
+export function awsTargetOf(cfg: FinalMonitorConfig, config?: AwsConfigFactory): AwsTarget {
   return {
     region: cfg.aws?.region ?? '',
     disableAutoRegion: cfg.aws?.['disable-auto-region'] === true,
     hostname: cfg.hostname ?? '',
+    ...(config === undefined ? {} : { config }),
   };
 }
 
@@ -427,6 +436,13 @@ export class Monitor {
     const events = this.#events;
     this.#status.set(MonitorKey.monitor, 'making DB/DSN (not connecting)');
     try {
+      if (this.#deps.makeDb !== undefined) {
+        const made = await this.#deps.makeDb(cfg);
+        this.#db = made.db;
+        this.#dsn = made.dsn;
+        this.#status.set(MonitorKey.dsn, made.dsn);
+        return made.db;
+      }
       const spec = await this.#deps.buildConnection(cfg);
       const dsn = spec.redactedDsn;
       const db = this.#deps.createDb(spec, {
@@ -682,7 +698,7 @@ export class Monitor {
           db,
           status: this.#status,
           events,
-          aws: awsTargetOf(cfg),
+          aws: awsTargetOf(cfg, this.#deps.awsConfig),
         }),
       lookupPlan: async (name) => lookup(name),
       buildRuntime: (plan) => this.#deps.buildRuntime(plan, cfg),

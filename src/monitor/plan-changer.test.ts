@@ -13,6 +13,9 @@ async function drive(
   const calls: string[] = [];
   const events: string[] = [];
   const status = new StatusRegistry();
+  /** The `plan-changer` text at each call on the target. */
+  const texts: string[] = [];
+  const text = (): number => texts.push(status.monitorStatus('m')?.['plan-changer'] ?? '');
   const ac = new AbortController();
   let i = 0;
   const pch = new PlanChanger({
@@ -24,8 +27,8 @@ async function drive(
       debug: () => undefined,
     },
     target: {
-      changePlan: async (state, plan) => void calls.push(`plan ${state} ${plan}`),
-      pause: () => void calls.push('pause'),
+      changePlan: async (state, plan) => void (calls.push(`plan ${state} ${plan}`), text()),
+      pause: () => void (calls.push('pause'), text()),
     },
     change,
     monitorPlan,
@@ -40,7 +43,7 @@ async function drive(
     },
   });
   await pch.run(ac.signal);
-  return { calls, events, status: status.monitorStatus('m') ?? {} };
+  return { calls, events, texts, status: status.monitorStatus('m') ?? {} };
 }
 
 describe('PlanChanger', () => {
@@ -85,6 +88,11 @@ describe('PlanChanger', () => {
     const down = new Error('connect ECONNREFUSED');
     const r = await drive(['active', down, down, down], { active: { plan: 'rw.yaml' } });
     assert.deepEqual(r.calls, ['plan active rw.yaml', 'pause']);
+    // Blip's texts: a pause is announced as a change to the empty plan.
+    assert.deepEqual(r.texts, [
+      'calling LevelCollector.ChangePlan: active rw.yaml',
+      'calling LevelCollector.ChangePlan: offline ',
+    ]);
     assert.equal(r.status['error:plan-changer'], 'connect ECONNREFUSED');
     assert.match(r.status.state ?? '', /^offline {2}\d{4}-/);
   });
@@ -107,7 +115,7 @@ describe('PlanChanger', () => {
     const down = new Error('never up');
     const r = await drive([down, down, down], { active: { plan: 'rw.yaml' } });
     assert.deepEqual(r.calls, []);
-    assert.equal(r.status.state, 'offline  0001-01-01T00:00:00+00:00');
+    assert.equal(r.status.state, 'offline  0001-01-01T00:00:00Z');
   });
 });
 

@@ -54,7 +54,7 @@ export interface PlanChangerContext {
 }
 
 const STATE_QUERY_TIMEOUT_MS = 10_000;
-const NEVER = '0001-01-01T00:00:00+00:00';
+const NEVER = '0001-01-01T00:00:00Z';
 
 /**
  * Read-only detection that works on MySQL and MariaDB: `@@read_only` exists on both
@@ -117,7 +117,8 @@ export class PlanChanger {
     const { status, target, monitorPlan, events, monitorId } = this.#ctx;
     if (plan === '' && (state === 'offline' || state === 'standby')) {
       events.debug(() => `plan changer: ${why}: pausing the level collector`, monitorId);
-      status.set(MonitorKey.planChanger, `calling LevelCollector.Pause: ${state}`);
+      // Blip's text: a pause is a change to the empty plan.
+      status.set(MonitorKey.planChanger, `calling LevelCollector.ChangePlan: ${state} `);
       if (state === 'standby') target.pause(state);
       else target.pause();
       return;

@@ -354,6 +354,26 @@ describe('loadPlugins: boot errors naming the module', () => {
     });
   });
 
+  it('replace: true replaces a built-in collector or sink; replacing a name nobody registered fails', async () => {
+    const baseDir = writeModule(
+      'r.js',
+      plugin(
+        `api.sink({ name: 'log', description: 'mine', replace: true, create: () => ({}) });` +
+          `api.collector({ help: ${help('status.global')}, replace: true, create: () => ({}) });`,
+      ),
+    );
+    const regs = registries();
+    await loadPlugins(['./r.js'], { baseDir, ...regs });
+    assert.equal(regs.sinks.get('log')?.description, 'mine');
+    assert.equal(regs.collectors.help('status.global').description, 'test domain');
+    assert.equal(
+      await problem(
+        plugin(`api.sink({ name: 'nosuch', description: 'd', replace: true, create: () => ({}) });`),
+      ),
+      'plugins: ./p.js: sink nosuch: replace is set but nothing is registered under it',
+    );
+  });
+
   it('refuses registrations made after register() returned', async () => {
     const baseDir = writeModule(
       'late.js',

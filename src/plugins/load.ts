@@ -168,7 +168,10 @@ async function runRegister(spec: string, plugin: SondePlugin, registerTimeoutMs:
   return pending;
 }
 
-/** Every name free: not built in, not another plugin's, not twice in this one. */
+/**
+ * Every name free: not built in, not another plugin's, not twice in this one; or, for a
+ * collector or sink registered with `replace: true`, taken already (the one it replaces).
+ */
 function checkNames(spec: string, p: Pending, opts: LoadPluginsOptions, owners: Map<string, string>): void {
   const translators = opts.translators ?? sinkTranslators;
   const taken = (kind: string, name: string, exists: boolean): string | undefined => {
@@ -176,17 +179,22 @@ function checkNames(spec: string, p: Pending, opts: LoadPluginsOptions, owners: 
     return owners.get(`${kind}:${name}`) ?? 'built-in';
   };
   const seen = new Set<string>();
-  const check = (kind: string, label: string, name: string, exists: boolean): void => {
+  const check = (kind: string, label: string, name: string, exists: boolean, replace = false): void => {
     if (seen.has(`${kind}:${name}`)) throw new PluginError(spec, `${label} registered twice`);
     seen.add(`${kind}:${name}`);
+    if (replace) {
+      if (!exists) throw new PluginError(spec, `${label}: replace is set but nothing is registered under it`);
+      return;
+    }
     const by = taken(kind, name, exists);
     if (by !== undefined) throw new PluginError(spec, `${label} already registered (by ${by})`);
   };
   for (const c of p.collectors) {
     const d = c.help.domain;
-    check('collector', `collector for domain ${d}`, d, opts.collectors.has(d));
+    check('collector', `collector for domain ${d}`, d, opts.collectors.has(d), c.replace === true);
   }
-  for (const s of p.sinks) check('sink', `sink ${s.name}`, s.name, opts.sinks.has(s.name));
+  for (const s of p.sinks)
+    check('sink', `sink ${s.name}`, s.name, opts.sinks.has(s.name), s.replace === true);
   for (const [name] of p.translators) {
     check('translator', `sink translator ${name}`, name, translators.has(name));
   }

@@ -9,6 +9,9 @@ import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { SinkContext } from '../core/sink.js';
 import {
   createDatadogSink,
+  DATADOG_MAX_PAYLOAD,
+  DATADOG_MAX_POINTS,
+  DATADOG_MAX_UNCOMPRESSED,
   datadogSeriesUrl,
   datadogSinkRegistration,
   dogstatsdLines,
@@ -250,6 +253,73 @@ describe('datadog API mode', () => {
     assert.deepEqual(c.events.errors, [
       'sink-invalid-metrics: zero data points created after processing Blip metrics: 1 values in 1 domains',
     ]);
+  });
+
+  it('sizes large batches before sending: every request within the intake limits, none refused, none lost', async () => {
+    // The intake's documented limits, enforced as the real one does (413 when over).
+    const over = (r: { raw: Buffer; body: Buffer }): string | undefined => {
+      const n = (JSON.parse(r.body.toString()) as { series: { points: unknown[] }[] }).series.reduce(
+        (a, s) => a + s.points.length,
+        0,
+      );
+      if (r.raw.length > DATADOG_MAX_PAYLOAD) return `payload ${r.raw.length} bytes`;
+      if (r.body.length >= DATADOG_MAX_UNCOMPRESSED) return `decompressed ${r.body.length} bytes`;
+      if (n > DATADOG_MAX_POINTS) return `${n} points`;
+      return undefined;
+    };
+    const refused: string[] = [];
+    rx.reply = (req) => {
+      const why = over(req);
+      if (why !== undefined) refused.push(why);
+      return why === undefined
+        ? { status: 202, body: '{}' }
+        : { status: 413, body: '{"errors":["Payload too large"]}' };
+    };
+    const cases: [string, Record<string, string>, MetricValue[]][] = [
+      // Many small series, compressed: the points cap cuts them.
+      [
+        '25000 series, gzip',
+        API_KEYS,
+        Array.from({ length: 25_000 }, (_, i) => ({ name: `m${i}`, value: i, type: G })),
+      ],
+      // Uncompressed: the 512000-byte payload cuts them.
+      [
+        '3000 series of 500 bytes, no compression',
+        { ...API_KEYS, 'api-compress': 'no' },
+        Array.from({ length: 3000 }, (_, i) => ({
+          name: `m${i}`,
+          value: i,
+          type: G,
+          group: { t: 'x'.repeat(450) },
+        })),
+      ],
+      // Incompressible tags: the compressed size cuts them below the raw limits.
+      [
+        '9000 series of random tags, gzip',
+        API_KEYS,
+        Array.from({ length: 9000 }, (_, i) => ({
+          name: `m${i}`,
+          value: i,
+          type: G,
+          group: { t: randomBytes(450).toString('base64') },
+        })),
+      ],
+    ];
+    for (const [what, options, values] of cases) {
+      rx.requests.length = 0;
+      refused.length = 0;
+      const sink = createDatadogSink(ctx(options), { apiUrl: `${rx.url}/api/v2/series` });
+      await sink.send(metrics({ g: values }));
+      assert.deepEqual(refused, [], what);
+      const names = rx.requests.flatMap((r) =>
+        (JSON.parse(r.body.toString()) as { series: { metric: string }[] }).series.map((s) => s.metric),
+      );
+      assert.equal(names.length, values.length, what);
+      assert.equal(new Set(names).size, values.length, what);
+      assert.ok(rx.requests.length >= 2, `${what}: ${rx.requests.length} requests`);
+      await sink.close?.();
+    }
+    rx.reply = () => ({ status: 202, body: '{}' });
   });
 
   it('splits after HTTP 413 down to what the server takes and keeps the smaller batch size', async () => {

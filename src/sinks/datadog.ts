@@ -41,8 +41,17 @@ import { createRetried } from './retry.js';
 import type { SinkTranslator } from './translators.js';
 import { namingOption, readSecretFile, sinkMetricName, sinkTranslators } from './translators.js';
 
-/** Datadog's payload limit (bytes) used to size batches after an HTTP 413. */
+/**
+ * The series intake's limits: a request body (compressed, when it is) of at most 512000
+ * bytes, and a compressed body that inflates to less than 5242880 bytes. Batches are cut to
+ * fit before they are sent, and to at most {@link DATADOG_MAX_POINTS} points, the Datadog
+ * Agent's own cap per series payload. The payload limit also sizes batches after an HTTP 413.
+ */
 export const DATADOG_MAX_PAYLOAD = 512000;
+/** A compressed body must inflate to less than this many bytes. */
+export const DATADOG_MAX_UNCOMPRESSED = 5242880;
+/** Points per request at most. */
+export const DATADOG_MAX_POINTS = 10000;
 /** DogStatsD datagram size limit for packed lines (datadog-go's UDP default). */
 export const DOGSTATSD_MAX_DATAGRAM = 1432;
 
@@ -191,6 +200,55 @@ interface Series {
   points: Array<{ timestamp: number; value: number }>;
   tags?: string[];
   resources?: Array<{ name: string; type: string }>;
+}
+
+/**
+ * The batch cut into requests the intake takes: each at most {@link DATADOG_MAX_POINTS}
+ * points and, as JSON, at most {@link DATADOG_MAX_PAYLOAD} bytes (uncompressed sends) or
+ * less than {@link DATADOG_MAX_UNCOMPRESSED} bytes whose gzip is at most
+ * {@link DATADOG_MAX_PAYLOAD} bytes (compressed sends; a part that compresses too little
+ * is cut further until it fits). A single series over the limit goes alone.
+ */
+export function payloadParts<S extends { points: readonly unknown[] }>(
+  series: readonly S[],
+  compress: boolean,
+): S[][] {
+  const budget = compress ? DATADOG_MAX_UNCOMPRESSED - 1 : DATADOG_MAX_PAYLOAD;
+  const parts: S[][] = [];
+  let cur: S[] = [];
+  let bytes = Buffer.byteLength('{"series":[]}');
+  let points = 0;
+  for (const s of series) {
+    const n = Buffer.byteLength(JSON.stringify(s));
+    if (cur.length > 0 && (bytes + 1 + n > budget || points + s.points.length > DATADOG_MAX_POINTS)) {
+      parts.push(cur);
+      cur = [];
+      bytes = Buffer.byteLength('{"series":[]}');
+      points = 0;
+    }
+    bytes += (cur.length > 0 ? 1 : 0) + n;
+    points += s.points.length;
+    cur.push(s);
+  }
+  if (cur.length > 0) parts.push(cur);
+  return compress ? parts.flatMap((p) => fitCompressed(p)) : parts;
+}
+
+/**
+ * Cut `part` until each piece's gzipped JSON is within the payload limit: into as many
+ * equal pieces as its compressed size says (with a 10 % margin), then again if one is still over.
+ */
+function fitCompressed<S>(part: S[]): S[][] {
+  const json = JSON.stringify({ series: part });
+  // gzip never grows JSON text much: a body this small fits without compressing it.
+  if (Buffer.byteLength(json) <= DATADOG_MAX_PAYLOAD - 1024 || part.length === 1) return [part];
+  const zipped = gzipSync(json).length;
+  if (zipped <= DATADOG_MAX_PAYLOAD) return [part];
+  const pieces = Math.min(part.length, Math.ceil(zipped / (DATADOG_MAX_PAYLOAD * 0.9)));
+  const size = Math.ceil(part.length / pieces);
+  const out: S[][] = [];
+  for (let i = 0; i < part.length; i += size) out.push(...fitCompressed(part.slice(i, i + size)));
+  return out;
 }
 
 /** Intake types of the v2 API. */
@@ -392,9 +450,16 @@ class DatadogSink implements Sink {
     }
   }
 
+  /** The batch in requests the intake takes (sized before sending; see payloadParts). */
   async #sendApi(points: DatadogPoint[], signal: AbortSignal | undefined): Promise<void> {
-    const series = datadogSeries(points, this.#ctx.tags);
     const errors: string[] = [];
+    for (const part of payloadParts(datadogSeries(points, this.#ctx.tags), this.#cfg.compress))
+      await this.#sendPart(part, signal, errors);
+    if (errors.length > 0) throw new Error(errors.join('\n'));
+  }
+
+  /** One sized part; after an HTTP 413 it is resent in smaller chunks (kept for later sends). */
+  async #sendPart(series: Series[], signal: AbortSignal | undefined, errors: string[]): Promise<void> {
     let max = this.#maxPerRequest;
     let start = 0;
     while (start < series.length) {
@@ -439,7 +504,6 @@ class DatadogSink implements Sink {
       start = end;
     }
     if (max < this.#maxPerRequest) this.#maxPerRequest = max;
-    if (errors.length > 0) throw new Error(errors.join('\n'));
   }
 }
 

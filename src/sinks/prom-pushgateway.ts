@@ -192,7 +192,8 @@ export function createPushgatewaySink(opts: PushgatewayOptions, deps: Pushgatewa
       }
       status.set(
         monitorKeyOf.sink(SINK_NAME),
-        `last sent ${body.series} metrics at ${formatTimestampMs(new Date())}`,
+        // Blip's text for this sink: no count.
+        `last sent metrics at ${formatTimestampMs(new Date())}`,
       );
     },
   };

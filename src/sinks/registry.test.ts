@@ -58,10 +58,21 @@ describe('sink registry', () => {
     });
   });
 
-  it('refuses to register a name twice', () => {
+  it('refuses to register a name twice, unless the second asks to replace the first', async () => {
     const reg = new SinkRegistry();
     reg.register(logSinkRegistration());
-    assert.throws(() => reg.register(logSinkRegistration()), /^Error: sink log already registered$/);
+    assert.throws(
+      () => reg.register(logSinkRegistration()),
+      /^Error: sink log already registered \(set replace: true to replace it\)$/,
+    );
+    const mine = { ...logSinkRegistration(), description: 'mine', replace: true };
+    reg.register(mine);
+    assert.equal(reg.get('log'), mine);
+    assert.throws(
+      () => reg.register({ ...mine, name: 'lgo' }),
+      /^Error: sink lgo: replace is set but no sink is registered under that name$/,
+    );
+    assert.deepEqual(reg.names(), ['log']);
   });
 
   it('lists each built-in sink with the name and description of the implementation it loads', async () => {

@@ -16,9 +16,16 @@ export interface LazySinkRegistration {
 export class SinkRegistry {
   readonly #sinks = new Map<string, SinkRegistration | LazySinkRegistration>();
 
-  /** Add a sink; a name can be registered only once. */
+  /**
+   * Add a sink. A name registered twice is an error, unless the second registration asks
+   * to `replace` the first (and then the name must be registered already).
+   */
   register(reg: SinkRegistration | LazySinkRegistration): void {
-    if (this.#sinks.has(reg.name)) throw new Error(`sink ${reg.name} already registered`);
+    const replace = 'replace' in reg && reg.replace === true;
+    if (this.#sinks.has(reg.name) && !replace)
+      throw new Error(`sink ${reg.name} already registered (set replace: true to replace it)`);
+    if (!this.#sinks.has(reg.name) && replace)
+      throw new Error(`sink ${reg.name}: replace is set but no sink is registered under that name`);
     this.#sinks.set(reg.name, reg);
   }
 

@@ -14,18 +14,27 @@ function offset(d: Date): string {
   return `${sign}${pad(Math.floor(a / 60))}:${pad(a % 60)}`;
 }
 
-/** `2026-11-21T22:37:33+00:00` */
-export function formatTimestamp(d: Date): string {
+/** Local date and time to the second, without the zone: `2026-11-21T22:37:33`. */
+function localSeconds(d: Date): string {
   return (
     `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}` +
-    `T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}${offset(d)}`
+    `T${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}`
   );
+}
+
+/**
+ * Status timestamps as Blip writes them (Go's RFC 3339 layout): local time to the second,
+ * `Z` when the offset is zero, else the numeric offset: `2026-11-21T22:37:33Z`,
+ * `2026-11-21T23:37:33+01:00`.
+ */
+export function formatTimestamp(d: Date): string {
+  const off = offset(d);
+  return `${localSeconds(d)}${off === '+00:00' ? 'Z' : off}`;
 }
 
 /** RFC 3339 with milliseconds, numeric offset: `2026-11-21T22:37:33.123+00:00`. */
 export function formatTimestampMs(d: Date): string {
-  const base = formatTimestamp(d);
-  return `${base.slice(0, 19)}.${pad(d.getMilliseconds(), 3)}${base.slice(19)}`;
+  return `${localSeconds(d)}.${pad(d.getMilliseconds(), 3)}${offset(d)}`;
 }
 
 /**

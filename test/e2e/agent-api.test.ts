@@ -11,7 +11,7 @@ import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { startAgent, type Agent, type MonitorsStatus, agentConfigHead } from '../helpers/agent.js';
 
 const PASSWORD = 'Pw-9f83kd-SECRET';
-const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/;
+const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(Z|[+-]\d\d:\d\d)$/;
 
 let db: MariaDB;
 let agent: Agent;

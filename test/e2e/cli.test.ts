@@ -5,7 +5,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSonde, writeConfig, ROOT } from '../helpers/agent.js';
 
@@ -82,6 +83,23 @@ describe('sonde CLI', () => {
     );
   });
 
+  it('a wrong config value (the error event boot-config-invalid) still prints one line, text or JSON', async () => {
+    const [dir, path] = writeConfig(`${NO_AUTO}api:\n  bind: 127.0.0.1:0\nheartbeat:\n  freq: "0"\n`);
+    const text = await runSonde(['--config', path, '--run=false'], { cwd: dir });
+    assert.equal(text.code, 1);
+    assert.match(oneLine(text.stderr), /heartbeat\.freq: 0: must be greater than zero$/);
+    const json = await runSonde(['--config', path, '--run=false', '--log.format=json'], { cwd: dir });
+    assert.equal(json.code, 1);
+    const lines = json.stderr.split('\n').filter((l) => l !== '');
+    assert.equal(lines.length, 1, json.stderr);
+    const line = JSON.parse(lines[0] ?? '') as Record<string, unknown>;
+    assert.deepEqual([line.level, line.event], ['error', 'boot-error']);
+    assert.match(
+      String(line.message),
+      /^server\.Boot failed: .*heartbeat\.freq: 0: must be greater than zero$/,
+    );
+  });
+
   it('rejects an unknown option', async () => {
     const r = await runSonde(['--bogus']);
     assert.equal(r.code, 1);
@@ -131,12 +149,40 @@ describe('sonde CLI', () => {
       for (const w of expected) assert.ok(r.stdout.includes(w), `${w}\n${r.stdout}`);
   });
 
-  it('prints every domain for --print-domains without reading a config', async () => {
+  it('prints every built-in domain for --print-domains, even when the config cannot be read', async () => {
     const r = await runSonde(['--print-domains', '--config', '/nonexistent.yaml']);
     assert.equal(r.code, 0);
     assert.match(r.stdout, /^innodb\n\t/m);
     assert.match(r.stdout, /^status\.global\n\t.+\n\tOptions:\n\t\tall: /m);
     assert.match(r.stdout, /^var\.global$/m);
+    assert.equal(
+      r.stderr,
+      '--print-domains: config file /nonexistent.yaml does not exist; built-in domains only\n',
+    );
+    // No config given and none in the working directory: the built-in domains, nothing on stderr.
+    const plain = await runSonde(['--print-domains'], { cwd: mkdtempSync(join(tmpdir(), 'sonde-test-')) });
+    assert.equal(plain.stderr, '');
+    assert.equal(plain.code, 0);
+    assert.equal(plain.stdout, r.stdout);
+  });
+
+  it('--print-domains with --config also lists the domains its plugins add', async () => {
+    const example = join(ROOT, 'examples/plugins/custom-table/index.js');
+    const [dir, path] = writeConfig(`plugins: [${example}]\n`);
+    const r = await runSonde(['--config', path, '--print-domains'], { cwd: dir });
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(r.stderr, '');
+    assert.match(r.stdout, /^custom\.queue\n\t.+\n/m);
+    assert.match(r.stdout, /^status\.global$/m);
+    const builtins = await runSonde(['--print-domains', '--config', '/nonexistent.yaml']);
+    assert.deepEqual(
+      r.stdout.split('\n').filter((l) => /^[a-z]/.test(l) && !builtins.stdout.split('\n').includes(l)),
+      ['custom.queue'],
+    );
+    const [badDir, bad] = writeConfig('plugins: [./missing.js]\n');
+    const f = await runSonde(['--config', bad, '--print-domains'], { cwd: badDir });
+    assert.equal(f.code, 1);
+    assert.match(oneLine(f.stderr), /^plugins: \.\/missing\.js: /);
   });
 
   it('boots and exits 0 with --run=false, printing the config, plans and monitors', async () => {
@@ -222,6 +268,11 @@ describe('sonde CLI', () => {
       'missing plan file',
       `${QUIET}plans:\n  files: [plan.yaml]\n`,
       /^plan file plan\.yaml \(.*\/plan\.yaml\) does not exist: correct or remove it in plans\.files$/,
+    ],
+    [
+      'a database type sonde does not monitor',
+      `${NO_AUTO}api:\n  bind: 127.0.0.1:0\nmonitors:\n  - id: pg\n    database-type: postgres\n`,
+      /^monitor pg: invalid database-type: postgres; valid values: mysql/,
     ],
   ];
   for (const [what, yaml, expected] of bad) {

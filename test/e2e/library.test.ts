@@ -10,14 +10,20 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { createPool } from 'mysql2/promise';
 import {
   createAgent,
   MetricType,
+  type AgentEvent,
   type AgentOptions,
+  type AwsConfigContext,
+  type Db,
+  type DbHandle,
   type Metrics,
   type SinkRegistration,
 } from '../../src/index.js';
 import { ROOT } from '../helpers/agent.js';
+import { startSecretsManager } from '../helpers/aws/secrets-manager.js';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 
 const PASSWORD = 'Lib-pw-4c1e9';
@@ -487,4 +493,280 @@ describe('createAgent() hooks and factories', { timeout: 60_000 }, () => {
       await agent.stop();
     }
   });
+
+  it('factories with replace: true replace a built-in collector and a built-in sink; a plain duplicate still fails', async () => {
+    const kept: Metrics[] = [];
+    const agent = createAgent({
+      ...options({ sinks: { log: {} } }),
+      hooks: { loadPlans: () => PLAN },
+      factories: {
+        // The built-in `log` sink, replaced: batches land here instead of stdout.
+        sinks: [{ ...keepingSink('log', kept), replace: true }],
+        collectors: [
+          {
+            replace: true,
+            help: {
+              domain: 'status.global',
+              description: 'replaced',
+              sources: [],
+              options: [],
+              errors: [],
+              groups: [],
+              meta: [],
+              metrics: [{ name: 'threads_connected', type: MetricType.Gauge, description: 'fixed' }],
+            },
+            create: () => ({
+              domain: 'status.global',
+              prepare: async () => undefined,
+              collect: async () => ({
+                values: [{ name: 'threads_connected', value: -7, type: MetricType.Gauge }],
+              }),
+            }),
+          },
+        ],
+      },
+    });
+    await agent.boot();
+    await agent.start();
+    try {
+      const m = await until('a batch from the replaced collector', () =>
+        kept.find((k) => k.values['status.global']),
+      );
+      assert.deepEqual(
+        m.values['status.global']?.map((v) => [v.name, v.value]),
+        [['threads_connected', -7]],
+      );
+    } finally {
+      await agent.stop();
+    }
+    const typo = createAgent({
+      ...options(),
+      factories: { sinks: [{ ...keepingSink('lgo', []), replace: true }] },
+    });
+    await assert.rejects(typo.boot(), /factories: sink lgo: replace is set but no sink is registered/);
+    const dup = createAgent({
+      ...options(),
+      factories: { collectors: [{ ...fixedCollector('status.global') }] },
+    });
+    await assert.rejects(dup.boot(), /factories: collector for domain status\.global already registered/);
+  });
+
+  it('log.receiver replaces the event output: every event reaches it, nothing is printed', async () => {
+    const got: AgentEvent[] = [];
+    const printed: string[] = [];
+    const sink = { write: (t: string) => void printed.push(t) };
+    const agent = createAgent({
+      ...options(),
+      hooks: { loadPlans: () => PLAN },
+      factories: { sinks: [keepingSink('keep', [])] },
+      log: { stdout: sink, stderr: sink, receiver: (e) => void got.push(e) },
+    });
+    await agent.boot();
+    await agent.start();
+    try {
+      await until('monitor-started', () => got.find((e) => e.name === 'monitor-started'));
+    } finally {
+      await agent.stop();
+    }
+    assert.ok(got.some((e) => e.name === 'boot-start' && e.level === 'info'));
+    assert.ok(got.some((e) => e.name === 'server-stopped' || e.name === 'monitor-stopped'));
+    assert.deepEqual(printed, []);
+    assert.ok(!got.some((e) => e.message.includes(PASSWORD)), 'a password reached the receiver');
+  });
+
+  it('boot-config-invalid is an error event for a wrong value; an unreadable config file is boot-error only', async () => {
+    const bad = createAgent({ ...options(), config: { api: { disable: true }, heartbeat: { freq: '0' } } });
+    const events: AgentEvent[] = [];
+    bad.events.subscribe((e) => void events.push(e));
+    await assert.rejects(bad.boot(), /heartbeat\.freq/);
+    const invalid = events.filter((e) => e.name === 'boot-config-invalid');
+    assert.deepEqual(
+      invalid.map((e) => e.level),
+      ['error'],
+    );
+    assert.match(invalid[0]?.message ?? '', /heartbeat\.freq: 0: must be greater than zero/);
+    const missing = createAgent({ ...options(), config: join(dir, 'no-such.yaml') });
+    const seen: AgentEvent[] = [];
+    missing.events.subscribe((e) => void seen.push(e));
+    await assert.rejects(missing.boot(), /does not exist/);
+    assert.equal(seen.filter((e) => e.name === 'boot-config-invalid').length, 0);
+    assert.ok(seen.some((e) => e.name === 'boot-error'));
+  });
+
+  it('factories.db: each monitor queries through the connection it makes (Blip DbConn factory)', async () => {
+    const asked: string[] = [];
+    const pools: ReturnType<typeof createPool>[] = [];
+    const kept: Metrics[] = [];
+    const agent = createAgent({
+      ...options(),
+      config: {
+        api: { disable: true },
+        plans: { files: [] },
+        sinks: { keep: {} },
+        // No credentials here: only the factory knows how to connect.
+        monitors: [{ id: 'viaf', hostname: 'db.invalid:3306' }],
+      },
+      hooks: { loadPlans: () => PLAN },
+      factories: {
+        sinks: [keepingSink('keep', kept)],
+        db: (m) => {
+          asked.push(`${m.id} ${m.hostname ?? ''}`);
+          const pool = createPool({ socketPath: db.socket, user: 'sonde', password: PASSWORD });
+          pools.push(pool);
+          return { db: mysql2Db(pool, 'lib-factory'), dsn: 'sonde:...@factory(viaf)/' };
+        },
+      },
+    });
+    await agent.boot();
+    await agent.start();
+    try {
+      const m = await until('a batch through the factory connection', () =>
+        kept.find((k) => k.values['status.global']),
+      );
+      assert.ok((m.values['status.global']?.[0]?.value ?? 0) >= 1);
+      assert.equal(agent.status.monitorStatus('viaf')?.dsn, 'sonde:...@factory(viaf)/');
+      const [row] = await db.query(
+        "SELECT COUNT(*) AS n FROM information_schema.PROCESSLIST WHERE USER = 'sonde'",
+      );
+      assert.ok(Number(row?.n) >= 1, 'the factory pool is connected');
+    } finally {
+      await agent.stop();
+    }
+    assert.deepEqual(asked, ['viaf db.invalid:3306']);
+    assert.equal(closedPools.has('lib-factory'), true, 'the monitor closed the handle on stop');
+    const broken = createAgent({
+      ...options(),
+      hooks: { loadPlans: () => PLAN },
+      factories: {
+        sinks: [keepingSink('keep', [])],
+        db: () => {
+          throw new Error('no vault lease');
+        },
+      },
+    });
+    await broken.boot();
+    await broken.start();
+    try {
+      const st = await until('the factory error in status', () => {
+        const s = broken.status.monitorStatus('lib');
+        return s?.['error:monitor'] !== undefined ? s : undefined;
+      });
+      assert.equal(st['error:monitor'], 'error: db factory: no vault lease');
+    } finally {
+      await broken.stop();
+    }
+  });
 });
+
+describe('factories.awsConfig', { timeout: 60_000 }, () => {
+  it('the SDK settings it gives are used: the secret is read with its credentials from its endpoint', async () => {
+    const creds = { accessKeyId: 'AKIALIBFACTORY', secretAccessKey: 'lib/factory+key' };
+    const sm = await startSecretsManager(creds, 'eu-west-3');
+    sm.secrets.set('db/lib', JSON.stringify({ username: 'sonde', password: PASSWORD }));
+    // Nothing else could give credentials: no variables, no files, no instance metadata.
+    const saved = { ...process.env };
+    for (const v of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE'])
+      delete process.env[v];
+    Object.assign(process.env, {
+      AWS_CONFIG_FILE: join(dir, 'no-aws-config'),
+      AWS_SHARED_CREDENTIALS_FILE: join(dir, 'no-aws-credentials'),
+      AWS_EC2_METADATA_DISABLED: 'true',
+    });
+    const asked: AwsConfigContext[] = [];
+    const kept: Metrics[] = [];
+    const agent = createAgent({
+      ...options(),
+      config: {
+        api: { disable: true },
+        plans: { files: [] },
+        sinks: { keep: {} },
+        monitors: [
+          {
+            id: 'awsf',
+            socket: db.socket,
+            username: 'nobody',
+            aws: { 'password-secret': 'db/lib', region: 'eu-west-3' },
+          },
+        ],
+      },
+      hooks: { loadPlans: () => PLAN },
+      factories: {
+        sinks: [keepingSink('keep', kept)],
+        awsConfig: (ctx) => {
+          asked.push(ctx);
+          return { credentials: creds, endpoint: sm.base };
+        },
+      },
+    });
+    try {
+      await agent.boot();
+      await agent.start();
+      const m = await until("a batch with the secret's login", () =>
+        kept.find((k) => k.values['status.global']),
+      );
+      assert.ok((m.values['status.global']?.[0]?.value ?? 0) >= 1);
+      assert.match(agent.status.monitorStatus('awsf')?.dsn ?? '', /^sonde:\.\.\.@unix\(/);
+      assert.deepEqual(asked[0], { service: 'secrets-manager', region: 'eu-west-3', monitorId: 'awsf' });
+      assert.ok(sm.reads('db/lib') >= 1);
+      assert.equal(sm.requests.at(-1)?.signature?.region, 'eu-west-3');
+    } finally {
+      await agent.stop();
+      await sm.close();
+      for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
+      Object.assign(process.env, saved);
+    }
+  });
+});
+
+/** Names of the mysql2Db handles whose close() ran. */
+const closedPools = new Set<string>();
+
+/** A sonde Db over a mysql2 pool, as an embedding program writes one for `factories.db`. */
+function mysql2Db(pool: ReturnType<typeof createPool>, name: string): DbHandle['db'] {
+  const query: Db['query'] = async (sql, params) => {
+    // Every value as text, as sonde's own pool returns them.
+    const [rows] = await pool.query(
+      { sql, rowsAsArray: false, typeCast: (f) => f.string() },
+      params as unknown[],
+    );
+    return rows as Record<string, string | null>[];
+  };
+  return {
+    query,
+    ping: async () => {
+      const c = await pool.getConnection();
+      try {
+        await c.ping();
+      } finally {
+        c.release();
+      }
+    },
+    serverInfo: async () => {
+      const [row] = await query('SELECT @@version AS v');
+      const v = row?.v ?? '';
+      const [a = 0, b = 0, c = 0] = v.split(/[.-]/).map(Number);
+      return { flavor: /mariadb/i.test(v) ? 'mariadb' : 'mysql', version: [a, b, c], versionString: v };
+    },
+    close: async () => {
+      closedPools.add(name);
+      await pool.end();
+    },
+  };
+}
+
+/** A collector registration for `domain` that reports nothing. */
+function fixedCollector(domain: string) {
+  return {
+    help: {
+      domain,
+      description: domain,
+      sources: [],
+      options: [],
+      errors: [],
+      groups: [],
+      meta: [],
+      metrics: [],
+    },
+    create: () => ({ domain, prepare: async () => undefined, collect: async () => ({ values: [] }) }),
+  };
+}

@@ -219,7 +219,8 @@ export const registration: CollectorRegistration = {
   help,
   create: (ctx) =>
     new AwsRdsCollector(ctx, {
-      open: async (region) => (await import('../../aws/cloudwatch.js')).openCloudWatch(region),
+      open: async (region) =>
+        (await import('../../aws/cloudwatch.js')).openCloudWatch(region, ctx.aws?.config, ctx.monitorId),
       autoRegion: async () => (await import('../../aws/region.js')).imdsRegion(),
     }),
 };

@@ -242,12 +242,17 @@ void describe('query.response-time on recorded MySQL 8 histograms', () => {
     assert.equal(db.queries.length, 1);
   });
 
-  void it('prepare refuses what Blip refuses, and q outside (0, 1]', async () => {
+  void it('no metrics listed: the 99.9th percentile, p999, as Blip', async () => {
+    const db = new FakeDb('8.0.36', (sql) => (sql === TRUNCATE ? [] : answer(HISTOGRAM, sql)));
+    const c = await prepared(db, []);
+    assert.deepEqual((await c.collect('l', NO_SIGNAL)).values, [
+      { name: 'p999', value: 10000, type: MetricType.Gauge, meta: { p999: '99.9' } },
+    ]);
+    assert.match(db.queries[0]?.sql ?? '', / >= 0\.999000 /);
+  });
+
+  void it('prepare refuses q outside (0, 1] and a bad truncate-timeout', async () => {
     const db = new FakeDb('8.0.36', () => []);
-    await assert.rejects(
-      prepared(db, []),
-      /^Error: no percentile metrics specified, expected at least 1 like 'p99'$/,
-    );
     await assert.rejects(prepared(db, ['p0']), /must be greater than 0/);
     await assert.rejects(
       prepared(db, ['p99'], { 'truncate-timeout': 'soon' }),

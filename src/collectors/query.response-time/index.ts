@@ -89,10 +89,14 @@ export const help: CollectorHelp = {
     {
       name: 'pN',
       type: MetricType.Gauge,
-      description: 'Statement latency percentile in microseconds: p99, p999 (99.9th), p0.95 or p95...',
+      description:
+        'Statement latency percentile in microseconds: p99, p999 (99.9th), p0.95 or p95...; with no metrics listed, p999',
     },
   ],
 };
+
+/** The percentiles read when the plan lists no metrics, as Blip: the 99.9th. */
+export const DEFAULT_PERCENTILES: readonly string[] = ['p999'];
 
 /** The query for one percentile; q printed with 6 decimals as Blip does (`0.999000`). */
 export function percentileQuery(q: number): string {
@@ -142,7 +146,7 @@ export class QueryResponseTimeCollector implements Collector {
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
     this.#levels = mapLevels(plan, DOMAIN, (dp): LevelState => ({
-      percentiles: parsePercentiles(dp.metrics),
+      percentiles: parsePercentiles(dp.metrics.length === 0 ? DEFAULT_PERCENTILES : dp.metrics),
       realPercentiles: option(dp, 'real-percentiles') !== 'no',
       truncate: new LevelTruncate(dp, true),
     }));

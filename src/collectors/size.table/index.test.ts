@@ -31,9 +31,9 @@ const v = (db: string, tbl: string, value: number): MetricValue => ({
 });
 
 void describe('size.table queries', () => {
-  void it('by default excludes the system schemas in SQL and asks for limit+1 rows', () => {
+  void it('by default excludes the system schemas in SQL and has no limit', () => {
     assert.deepEqual(buildTableQuery({}), {
-      sql: `${SELECT} WHERE (NOT (table_schema = CAST(? AS BINARY)) AND NOT (table_schema = CAST(? AS BINARY)) AND NOT (table_schema = CAST(? AS BINARY)) AND NOT (table_schema = CAST(? AS BINARY)))${ORDER} LIMIT ${DEFAULT_LIMIT + 1}`,
+      sql: `${SELECT} WHERE (NOT (table_schema = CAST(? AS BINARY)) AND NOT (table_schema = CAST(? AS BINARY)) AND NOT (table_schema = CAST(? AS BINARY)) AND NOT (table_schema = CAST(? AS BINARY)))${ORDER}`,
       params: ['mysql', 'information_schema', 'performance_schema', 'sys'],
       total: false,
       limit: DEFAULT_LIMIT,
@@ -60,7 +60,8 @@ void describe('size.table queries', () => {
   });
 
   void it('limit must be a whole number', () => {
-    assert.equal(parseLimit(undefined), 1000);
+    assert.equal(parseLimit(undefined), 0);
+    assert.equal(DEFAULT_LIMIT, 0);
     assert.equal(parseLimit(' 25 '), 25);
     for (const bad of ['-1', '1.5', 'ten', '1e3', '99999999999999999999']) {
       assert.throws(
@@ -97,7 +98,7 @@ void describe('size.table queries', () => {
         ['total', 'no', ['yes', 'no']],
         ['include', '', []],
         ['exclude', 'mysql.*,information_schema.*,performance_schema.*,sys.*', []],
-        ['limit', '1000', []],
+        ['limit', '0', []],
       ],
     );
     assert.deepEqual(
@@ -121,7 +122,7 @@ void describe('size.table queries', () => {
       values: [v('app', 'users', 1589248), v('app', 'v_users', 0)],
     });
     assert.deepEqual(db.queries, [
-      { sql: `${SELECT} WHERE ((table_schema = CAST(? AS BINARY)))${ORDER} LIMIT 1001`, params: ['app'] },
+      { sql: `${SELECT} WHERE ((table_schema = CAST(? AS BINARY)))${ORDER}`, params: ['app'] },
     ]);
   });
 
@@ -357,5 +358,22 @@ void describe('size.table against a real MariaDB', () => {
     );
     const res = await collect({ include: 'logs.log_2025' });
     assert.deepEqual(res.values, [v('logs', 'log_2025', myisamBytes(400))]);
+  });
+
+  void it('with no limit set, more than 1,000 tables all come out (as Blip reports them)', async () => {
+    const n = 1050;
+    await server.query('CREATE DATABASE many');
+    for (let i = 0; i < n; i++)
+      await server.query(`CREATE TABLE many.t${i} (id INT) ENGINE=MyISAM ROW_FORMAT=FIXED`);
+    try {
+      const res = await collect({});
+      assert.equal(res.error, undefined);
+      const many = res.values.filter((x) => x.group?.db === 'many').map(key);
+      assert.equal(many.length, n);
+      assert.equal(new Set(many).size, n);
+      assert.equal(res.values.length, n + fixtureNames().length);
+    } finally {
+      await server.query('DROP DATABASE many');
+    }
   });
 });

@@ -2,11 +2,11 @@
  * size.table — bytes per table (data + indexes) from information_schema.TABLES.
  *
  * Protecting the database: the include/exclude filter is a bound WHERE condition (see
- * filter.ts), and the `limit` option (sonde's, default {@link DEFAULT_LIMIT}) caps the rows
- * the server sends. The query asks for limit+1 rows, largest first; when the extra row
- * arrives, the `limit` largest tables are reported together with a `table-limit` error
- * that says how many were cut, so a monitor never silently loses tables. `limit: 0`
- * removes the cap. The default plans collect size.* every 5 minutes only.
+ * filter.ts). By default every matching table is reported, as Blip does. The optional
+ * `limit` option (sonde's) caps the rows the server sends: the query then asks for limit+1
+ * rows, largest first; when the extra row arrives, the `limit` largest tables are reported
+ * together with a `table-limit` error that says how many were cut, so a monitor never
+ * silently loses tables. The default plans collect size.* every 5 minutes only.
  *
  * `total: yes` adds a value with db="" and tbl="" summing the reported tables. Views are
  * reported with 0 bytes. Same MySQL 8 statistics caching as size.database.
@@ -27,14 +27,14 @@ import { PerLevelQueryCollector } from '../kit/per-level-query.js';
 
 export const DOMAIN = 'size.table';
 
-/** Default cap on the number of tables reported per collection. */
-export const DEFAULT_LIMIT = 1000;
+/** Default cap on the number of tables reported per collection: none (0), as in Blip. */
+export const DEFAULT_LIMIT = 0;
 
 export const help: CollectorHelp = {
   domain: DOMAIN,
   description: 'Table sizes: data plus index bytes per table from information_schema.TABLES',
   sources: [
-    'SELECT table_schema AS db, table_name AS tbl, COALESCE(data_length + index_length, 0) AS tbl_size_bytes FROM information_schema.TABLES WHERE <filter> ORDER BY tbl_size_bytes DESC, db, tbl LIMIT <limit+1>',
+    'SELECT table_schema AS db, table_name AS tbl, COALESCE(data_length + index_length, 0) AS tbl_size_bytes FROM information_schema.TABLES WHERE <filter> ORDER BY tbl_size_bytes DESC, db, tbl [LIMIT <limit+1>]',
   ],
   options: [
     {
@@ -58,7 +58,7 @@ export const help: CollectorHelp = {
     {
       name: 'limit',
       description:
-        'Report at most this many tables, the largest first; more matching tables raise the table-limit error (0 = no limit)',
+        'Report at most this many tables, the largest first; more matching tables raise the table-limit error (0, the default: every matching table)',
       default: String(DEFAULT_LIMIT),
     },
   ],

@@ -12,7 +12,9 @@ import {
   WaitIoTableCollector,
   buildWaitIoQuery,
   help,
+  parseGroupBy,
   registration,
+  waitIoSchemaValues,
   waitIoValues,
 } from './index.js';
 
@@ -42,6 +44,8 @@ void describe('wait.io.table queries and rows', () => {
       sql: `${SELECT_ALL} WHERE ${w?.sql}`,
       params: w?.params,
       columns: [...COLUMNS],
+      report: [...COLUMNS],
+      groupBy: 'table',
     });
   });
 
@@ -58,9 +62,88 @@ void describe('wait.io.table queries and rows', () => {
       sql: `SELECT OBJECT_SCHEMA, OBJECT_NAME, count_insert, sum_timer_wait FROM performance_schema.table_io_waits_summary_by_table WHERE ${w?.sql}`,
       params: ['w1', 't9'],
       columns: ['count_insert', 'sum_timer_wait'],
+      report: ['count_insert', 'sum_timer_wait'],
+      groupBy: 'table',
     });
     assert.equal(buildWaitIoQuery(false, ['bogus'], undefined, undefined), undefined);
     assert.equal(buildWaitIoQuery(false, [], undefined, undefined), undefined);
+  });
+
+  void it('group-by: table (default), schema or both; a schema value reads the columns it is computed from', () => {
+    assert.equal(parseGroupBy(undefined), 'table');
+    assert.equal(parseGroupBy(' Schema '), 'schema');
+    assert.equal(parseGroupBy('both'), 'both');
+    assert.throws(
+      () => parseGroupBy('db'),
+      /invalid value for option group-by: db \(expected table, schema or both\)/,
+    );
+    const q = buildWaitIoQuery(
+      false,
+      ['avg_timer_read', 'min_timer_write', 'count_star'],
+      'w1.*',
+      undefined,
+      'schema',
+    );
+    assert.deepEqual(q?.report, ['avg_timer_read', 'min_timer_write', 'count_star']);
+    assert.deepEqual(q?.columns, [
+      'avg_timer_read',
+      'min_timer_write',
+      'count_star',
+      'sum_timer_read',
+      'count_read',
+      'count_write',
+    ]);
+    assert.deepEqual(buildWaitIoQuery(false, ['avg_timer_read'], 'w1.*', undefined, 'table')?.columns, [
+      'avg_timer_read',
+    ]);
+  });
+
+  void it('schema values: counts and sums add up, max is the largest, min the smallest with waits, avg = sum / count', () => {
+    const rows = [
+      {
+        OBJECT_SCHEMA: 'a',
+        OBJECT_NAME: 't1',
+        count_read: '2',
+        sum_timer_read: '30',
+        min_timer_read: '10',
+        avg_timer_read: '15',
+        max_timer_read: '20',
+      },
+      {
+        OBJECT_SCHEMA: 'a',
+        OBJECT_NAME: 't2',
+        count_read: '1',
+        sum_timer_read: '60',
+        min_timer_read: '60',
+        avg_timer_read: '60',
+        max_timer_read: '60',
+      },
+      {
+        OBJECT_SCHEMA: 'a',
+        OBJECT_NAME: 'idle',
+        count_read: '0',
+        sum_timer_read: '0',
+        min_timer_read: '0',
+        avg_timer_read: '0',
+        max_timer_read: '0',
+      },
+      {
+        OBJECT_SCHEMA: 'b',
+        OBJECT_NAME: 'idle',
+        count_read: '0',
+        sum_timer_read: '0',
+        min_timer_read: '0',
+        avg_timer_read: '0',
+        max_timer_read: '0',
+      },
+    ];
+    const cols = ['count_read', 'sum_timer_read', 'min_timer_read', 'avg_timer_read', 'max_timer_read'];
+    const out = waitIoSchemaValues(rows, cols, cols, MetricType.DeltaCounter);
+    assert.ok(out.every((v) => v.group?.tbl === '' && v.type === MetricType.DeltaCounter));
+    assert.deepEqual(byTable(out), {
+      'a.': { count_read: 3, sum_timer_read: 90, min_timer_read: 10, avg_timer_read: 30, max_timer_read: 60 },
+      'b.': { count_read: 0, sum_timer_read: 0, min_timer_read: 0, avg_timer_read: 0, max_timer_read: 0 },
+    });
   });
 
   void it('an explicit empty exclude filters nothing', () => {
@@ -107,6 +190,7 @@ void describe('wait.io.table queries and rows', () => {
         ['exclude', 'mysql.*,information_schema.*,performance_schema.*,sys.*'],
         ['truncate-table', 'yes'],
         ['truncate-timeout', '250ms'],
+        ['group-by', 'table'],
         ['all', 'no'],
       ],
     );
@@ -248,6 +332,36 @@ void describe('wait.io.table against a real MariaDB with performance_schema=ON',
     // An explicit empty exclude filters nothing (other system tables may show up too).
     const all = await tables({ exclude: '' });
     for (const t of ['sys.zz', 'w1.t1', 'w1.t2']) assert.ok(all.includes(t), `${t} in ${all.join(',')}`);
+  });
+
+  void it('group-by schema adds up the tables of each schema; both reports tables and schemas', async () => {
+    const read = async (groupBy: string) => {
+      const c = await collector({ 'truncate-table': 'no', include: 'w1.*', 'group-by': groupBy }, [
+        'count_write',
+        'count_insert',
+        'avg_timer_write',
+        'max_timer_write',
+      ]);
+      const res = await c.collect('l', NO_SIGNAL);
+      assert.equal(res.error, undefined);
+      return byTable(res.values);
+    };
+    await server.query('INSERT INTO w1.t1 VALUES (20, 1), (21, 1)');
+    await server.query('INSERT INTO w1.t2 VALUES (20, 1)');
+    const tables = await read('table');
+    const schema = await read('schema');
+    assert.deepEqual(Object.keys(tables).sort(), ['w1.t1', 'w1.t2']);
+    assert.deepEqual(Object.keys(schema), ['w1.']);
+    const t1 = tables['w1.t1'] ?? {};
+    const t2 = tables['w1.t2'] ?? {};
+    const s = schema['w1.'] ?? {};
+    assert.equal(s.count_write, (t1.count_write ?? NaN) + (t2.count_write ?? NaN));
+    assert.equal(s.count_insert, (t1.count_insert ?? NaN) + (t2.count_insert ?? NaN));
+    assert.equal(s.max_timer_write, Math.max(t1.max_timer_write ?? NaN, t2.max_timer_write ?? NaN));
+    assert.ok((s.avg_timer_write ?? 0) > 0);
+    const both = await read('both');
+    assert.deepEqual(Object.keys(both).sort(), ['w1.', 'w1.t1', 'w1.t2']);
+    assert.deepEqual(both['w1.'], s);
   });
 
   void it('without DROP the values are kept and the truncate failure is reported under its policy', async () => {

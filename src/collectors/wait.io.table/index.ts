@@ -13,6 +13,11 @@
  * one interval (truncate failures: truncate.ts); with `truncate-table: no` they are
  * CUMULATIVE_COUNTERs since server start.
  *
+ * `group-by` chooses the grouping: `table` (the default, one set per table), `schema` (the
+ * tables of each schema added up, `tbl` empty) or `both`. Per schema, counts and sums add
+ * up, `max` is the largest, `min` the smallest among tables that had waits, and `avg` is
+ * sum ÷ count; the columns these need are read even when the plan does not list them.
+ *
  * Flavors: every MySQL, and MariaDB, have the table, but it only fills with
  * `performance_schema=ON` (MariaDB's default is OFF). With it off the domain reports
  * "not supported" once instead of silently reporting nothing.
@@ -88,6 +93,16 @@ export const help: CollectorHelp = {
       default: '250ms',
     },
     {
+      name: 'group-by',
+      description: 'Report values per table, per schema (its tables added up, tbl=""), or both',
+      default: 'table',
+      values: {
+        table: 'One set of values per table (db, tbl)',
+        schema: 'One set of values per schema (db, tbl="")',
+        both: 'Per table and per schema',
+      },
+    },
+    {
       name: 'all',
       description: 'Collect all 35 columns, or only those listed under metrics',
       default: 'no',
@@ -105,18 +120,48 @@ export const help: CollectorHelp = {
   ],
   groups: [
     { key: 'db', description: 'Schema name (OBJECT_SCHEMA)' },
-    { key: 'tbl', description: 'Table name (OBJECT_NAME)' },
+    { key: 'tbl', description: 'Table name (OBJECT_NAME); "" for a schema (group-by schema or both)' },
   ],
   meta: [],
   metrics: [],
 };
 
+/** Option `group-by`. */
+export type WaitIoGroupBy = 'table' | 'schema' | 'both';
+
+/** The `group-by` option's value; an unknown one refuses the plan. */
+export function parseGroupBy(text: string | undefined): WaitIoGroupBy {
+  const t = (text ?? '').trim().toLowerCase();
+  if (t === '') return 'table';
+  if (t === 'table' || t === 'schema' || t === 'both') return t;
+  throw new Error(`invalid value for option group-by: ${t} (expected table, schema or both)`);
+}
+
 /** One level's ready-to-run query. */
 export interface WaitIoQuery {
   sql: string;
   params: string[];
-  /** Selected columns, lowercase, in select order. */
+  /** Selected columns, lowercase, in select order: the reported ones, then those a schema sum needs. */
   columns: string[];
+  /** The columns reported (the plan's, or all 35). */
+  report: string[];
+  groupBy: WaitIoGroupBy;
+}
+
+/** `avg_timer_read` → `read`; `count_star` → `wait`. */
+function operationOf(column: string): string {
+  const op = column.replace(/^(count|sum_timer|min_timer|avg_timer|max_timer)_/, '');
+  return op === 'star' ? 'wait' : op;
+}
+
+const countOf = (op: string): string => `count_${op === 'wait' ? 'star' : op}`;
+
+/** The columns a per-schema value of `column` is computed from, besides itself. */
+function schemaInputs(column: string): string[] {
+  const op = operationOf(column);
+  if (column.startsWith('avg_')) return [`sum_timer_${op}`, countOf(op)];
+  if (column.startsWith('min_')) return [countOf(op)];
+  return [];
 }
 
 /**
@@ -129,16 +174,20 @@ export function buildWaitIoQuery(
   metrics: readonly string[],
   include: string | undefined,
   exclude: string | undefined,
+  groupBy: WaitIoGroupBy = 'table',
 ): WaitIoQuery | undefined {
-  const columns = all
+  const report = all
     ? [...COLUMNS]
     : [...new Set(metrics.map((m) => m.trim().toLowerCase()))].filter((m) => COLUMN_SET.has(m));
-  if (columns.length === 0) return undefined;
+  if (report.length === 0) return undefined;
+  const columns = [...report];
+  if (groupBy !== 'table')
+    for (const c of report.flatMap(schemaInputs)) if (!columns.includes(c)) columns.push(c);
   const filter = parseTableFilter(include, exclude).condition('OBJECT_SCHEMA', 'OBJECT_NAME');
   const sql = `SELECT OBJECT_SCHEMA, OBJECT_NAME, ${columns.join(', ')} FROM performance_schema.${TABLE}`;
   return filter === undefined
-    ? { sql, params: [], columns }
-    : { sql: `${sql} WHERE ${filter.sql}`, params: filter.params, columns };
+    ? { sql, params: [], columns, report, groupBy }
+    : { sql: `${sql} WHERE ${filter.sql}`, params: filter.params, columns, report, groupBy };
 }
 
 /**
@@ -163,6 +212,65 @@ export function waitIoValues(
     }
   }
   return values;
+}
+
+/** One schema's running totals: column → value (undefined: no table had one yet). */
+type SchemaSums = Map<string, number>;
+
+/** Add one table's row to its schema's totals (counts and sums add, max is the largest). */
+function addToSchema(sums: SchemaSums, row: Row, columns: readonly string[]): void {
+  for (const col of columns) {
+    const v = parseValue(field(row, col));
+    if (v === undefined) continue;
+    const had = sums.get(col);
+    if (col.startsWith('max_')) sums.set(col, had === undefined ? v : Math.max(had, v));
+    else if (col.startsWith('min_')) {
+      // A table without waits of this kind reports min 0: not a wait time.
+      if (parseValue(field(row, countOf(operationOf(col)))) === 0) continue;
+      sums.set(col, had === undefined ? v : Math.min(had, v));
+    } else if (!col.startsWith('avg_')) sums.set(col, (had ?? 0) + v);
+  }
+}
+
+/**
+ * Pure: rows → one value per reported column per schema (db=<schema>, tbl=""); `avg` is
+ * the schema's sum ÷ count (0 without waits), `min` 0 when no table had waits of its kind.
+ */
+export function waitIoSchemaValues(
+  rows: readonly Row[],
+  report: readonly string[],
+  columns: readonly string[],
+  type: MetricType,
+): MetricValue[] {
+  const schemas = new Map<string, SchemaSums>();
+  for (const row of rows) {
+    const db = field(row, 'OBJECT_SCHEMA');
+    const tbl = field(row, 'OBJECT_NAME');
+    if (db === null || db === undefined || tbl === null || tbl === undefined) continue;
+    let sums = schemas.get(db);
+    if (sums === undefined) schemas.set(db, (sums = new Map<string, number>()));
+    addToSchema(sums, row, columns);
+  }
+  const values: MetricValue[] = [];
+  for (const [db, sums] of schemas) {
+    for (const col of report) {
+      const op = operationOf(col);
+      let value: number | undefined;
+      if (col.startsWith('avg_')) {
+        const n = sums.get(countOf(op)) ?? 0;
+        value = n > 0 ? (sums.get(`sum_timer_${op}`) ?? 0) / n : 0;
+      } else value = sums.get(col) ?? (col.startsWith('min_') ? 0 : undefined);
+      if (value !== undefined) values.push({ name: col, value, type, group: { db, tbl: '' } });
+    }
+  }
+  return values;
+}
+
+/** The values of one read, grouped as the level's `group-by` says. */
+function groupedValues(rows: readonly Row[], q: WaitIoQuery, type: MetricType): MetricValue[] {
+  const perTable = q.groupBy === 'schema' ? [] : waitIoValues(rows, q.report, type);
+  const perSchema = q.groupBy === 'table' ? [] : waitIoSchemaValues(rows, q.report, q.columns, type);
+  return [...perTable, ...perSchema];
 }
 
 interface LevelState {
@@ -190,6 +298,7 @@ export class WaitIoTableCollector implements Collector {
         dp.metrics,
         dp.options.include,
         dp.options.exclude,
+        parseGroupBy(dp.options['group-by']),
       ),
       truncate: new LevelTruncate(dp, true),
     }));
@@ -218,7 +327,7 @@ export class WaitIoTableCollector implements Collector {
       return { values: [], error: queryError(err) };
     }
     const type = st.truncate.enabled ? MetricType.DeltaCounter : MetricType.CumulativeCounter;
-    const values = waitIoValues(rows, st.query.columns, type);
+    const values = groupedValues(rows, st.query, type);
     return st.truncate.after(this.#db, TABLE, values, this.#how, signal);
   }
 }

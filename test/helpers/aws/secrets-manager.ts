@@ -1,6 +1,7 @@
 /**
  * A local AWS Secrets Manager answering `secretsmanager.GetSecretValue` (JSON 1.1) after
- * checking the SigV4 signature: secrets live in `secrets` (id → SecretString), ids in
+ * checking the SigV4 signature: secrets live in `secrets` (id → SecretString) or in
+ * `binary` (id → the bytes of a SecretBinary, sent base64 as the service does), ids in
  * `denied` get the AccessDeniedException an IAM policy without the grant produces. Point
  * the SDK at it with `AWS_ENDPOINT_URL_SECRETS_MANAGER=<base>`.
  */
@@ -9,6 +10,7 @@ import { jsonError, jsonReply, startAwsServer, type AwsServer } from './server.j
 
 export interface FakeSecretsManager extends AwsServer {
   readonly secrets: Map<string, string>;
+  readonly binary: Map<string, Uint8Array>;
   readonly denied: Set<string>;
   /** How many GetSecretValue calls were served per secret id. */
   reads(id: string): number;
@@ -21,6 +23,7 @@ export async function startSecretsManager(
   region: string,
 ): Promise<FakeSecretsManager> {
   const secrets = new Map<string, string>();
+  const binary = new Map<string, Uint8Array>();
   const denied = new Set<string>();
   const server = await startAwsServer({ credentials, service: 'secretsmanager', region });
   server.operation('secretsmanager.GetSecretValue', (r) => {
@@ -36,12 +39,16 @@ export async function startSecretsManager(
     }
     const name = id.startsWith('arn:') ? (id.split(':')[6] ?? id) : id;
     const value = secrets.get(name);
-    if (value === undefined)
+    const bytes = binary.get(name);
+    if (value === undefined && bytes === undefined)
       return jsonError('ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
     return jsonReply({
       ARN: `arn:aws:secretsmanager:${region}:${TEST_ACCOUNT}:secret:${name}-AbCdEf`,
       Name: name,
-      SecretString: value,
+      // A secret holds one or the other; a blob travels base64 in AWS JSON.
+      ...(value !== undefined
+        ? { SecretString: value }
+        : { SecretBinary: Buffer.from(bytes ?? new Uint8Array()).toString('base64') }),
       VersionId: '00000000-0000-4000-8000-000000000001',
       VersionStages: ['AWSCURRENT'],
       CreatedDate: Date.now() / 1000,
@@ -49,6 +56,7 @@ export async function startSecretsManager(
   });
   return Object.assign(server, {
     secrets,
+    binary,
     denied,
     reads: (id: string) =>
       server.requests.filter(
