@@ -207,9 +207,12 @@ function optionNames(program: Command): string[] {
  */
 function positionalError(arg: string): string {
   const file = /\.(ya?ml|json)$/i.test(arg) || arg.includes('/');
-  return `Error parsing command line: unexpected argument ${arg}${
-    file ? `; to use it as the config file: --config ${arg}` : '; sonde takes options only (sonde --help)'
-  }`;
+  const hint = file
+    ? `; to use it as the config file: --config ${arg}`
+    : arg === 'check'
+      ? '; check comes first (sonde check [options]), or use --check'
+      : '; sonde takes options only (sonde --help)';
+  return `Error parsing command line: unexpected argument ${arg}${hint}`;
 }
 
 /** `--log.level` and `--log.format`, else SONDE_LOG_LEVEL and SONDE_LOG_FORMAT; a bad value fails the boot. */

@@ -127,6 +127,11 @@ describe('sonde CLI', () => {
       oneLine(word.stderr),
       'Error parsing command line: unexpected argument now; sonde takes options only (sonde --help)',
     );
+    const late = await runSonde(['--config', '/x.yaml', 'check']);
+    assert.equal(
+      oneLine(late.stderr),
+      'Error parsing command line: unexpected argument check; check comes first (sonde check [options]), or use --check',
+    );
   });
 
   it('warns about plan keys and metric names it ignores, at boot and at --check', async () => {
