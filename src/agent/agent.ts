@@ -197,6 +197,7 @@ export class Agent {
           () => listenApi(api, bind),
           (msg) => events.error('server-api-error', '', msg),
           () => state.stopping,
+          b.onListenFailure ? { key: 'api.bind', report: b.onListenFailure } : undefined,
         )
       : Promise.resolve();
     this.#running = { state, apiLoop, probe: runProbe(b, loader, () => state.stopping) };

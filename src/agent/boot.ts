@@ -48,7 +48,7 @@ import { StatusRegistry } from '../status/registry.js';
 import { sleep } from '../util/backoff.js';
 import type { EventLog } from '../log/event-log.js';
 import { TokenFile } from '../http/guard.js';
-import { parseHostPort } from '../util/net.js';
+import { listenFailure, parseHostPort } from '../util/net.js';
 import { formatTimestamp } from '../util/time.js';
 import { loadWebConfig } from '../http/web-config.js';
 import { isPublicUiPath, uiRoutes } from '../web/ui.js';
@@ -639,12 +639,19 @@ export async function listenUntilStopped(
   listen: () => Promise<unknown>,
   onError: (message: string) => void,
   stopping: () => boolean,
+  fatal?: { key: string; report: (message: string) => void },
 ): Promise<void> {
   while (!stopping()) {
     try {
       await listen();
       return;
     } catch (err) {
+      // An address that cannot be listened on ends the agent when its owner asks for that.
+      const cannot = fatal === undefined ? undefined : listenFailure(err);
+      if (fatal !== undefined && cannot !== undefined) {
+        fatal.report(`${fatal.key}: ${errorMessage(cannot)}`);
+        return;
+      }
       onError(errorMessage(err));
       await sleep(1000);
     }
@@ -675,6 +682,7 @@ export function runProbe(
     },
     (msg) => b.events.error('server-probe-error', '', msg),
     stopping,
+    b.onListenFailure ? { key: 'probe.bind', report: b.onListenFailure } : undefined,
   );
   return {
     done,

@@ -20,6 +20,7 @@ import type { StatusWriter } from '../core/status.js';
 import { errorMessage } from '../core/errors.js';
 import { Backoff } from '../util/backoff.js';
 import { aborted } from '../util/abort.js';
+import { listenFailure } from '../util/net.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { Limiter } from '../engine/limiter.js';
@@ -162,15 +163,6 @@ function connectLine(dsn: string, ms: number, error: string | undefined): string
   return error === undefined
     ? `connected to ${dsn} in ${formatDuration(ms)}`
     : `connecting to ${dsn} failed after ${formatDuration(ms)}: ${error}`;
-}
-
-/** The OS error under `err` (or `err`) when it says the address cannot be listened on. */
-function listenFailure(err: unknown): Error | undefined {
-  for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
-    const code = (e as { code?: unknown }).code;
-    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') return e;
-  }
-  return undefined;
 }
 
 /** What a running monitor lends to probes: its pool, its collector cap and its plans. */

@@ -3,15 +3,18 @@
  * sets it, as mysqld_exporter ends: the API (`api.bind`) and the probe listener
  * (`probe.bind`) at boot, a monitor's exporter (`exporter.flags.web.listen-address`, or
  * `--web.listen-address` on mysqld_exporter's command line) once the monitor starts it. The
- * process stops instead of retrying forever.
+ * process stops instead of retrying forever. An embedding program that passes
+ * `onListenFailure` is told the same line when the API's or probe's address is taken
+ * between its boot (which checked it) and its start.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:net';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { runSonde, writeConfig } from '../helpers/agent.js';
+import { createAgent } from '../../src/index.js';
 
 const PASSWORD = 'Busy-port-55';
 let db: MariaDB;
@@ -82,15 +85,47 @@ monitors:
   });
 
   it('names api.bind and probe.bind at boot', async () => {
-    const [dir, path] = writeConfig(`api:\n  bind: 127.0.0.1:${busy}\nmonitors: []\n`);
+    const [dir, path] = writeConfig(
+      `monitor-loader:\n  local:\n    disable-auto: true\napi:\n  bind: 127.0.0.1:${busy}\nmonitors: []\n`,
+    );
     const api = await runSonde(['--config', path], { cwd: dir });
     assert.equal(api.code, 1);
     assert.match(oneLine(api.stderr, 'Boot'), /^api\.bind: listen EADDRINUSE: .*:\d+$/);
     const [dir2, path2] = writeConfig(
-      `api:\n  bind: 127.0.0.1:0\nprobe:\n  bind: 127.0.0.1:${busy}\nmonitors: []\n`,
+      `monitor-loader:\n  local:\n    disable-auto: true\napi:\n  bind: 127.0.0.1:0\nprobe:\n  bind: 127.0.0.1:${busy}\nmonitors: []\n`,
     );
     const probe = await runSonde(['--config', path2], { cwd: dir2 });
     assert.equal(probe.code, 1);
     assert.match(oneLine(probe.stderr, 'Boot'), /^probe\.bind: listen EADDRINUSE: /);
+  });
+
+  it('reports api.bind and probe.bind taken between the boot and the start, with onListenFailure', async () => {
+    for (const key of ['api.bind', 'probe.bind'] as const) {
+      const ports = await Promise.all([freePort(), freePort()]);
+      const [apiPort, probePort] = ports;
+      const failures: string[] = [];
+      const agent = createAgent({
+        config: {
+          api: { bind: `127.0.0.1:${apiPort}` },
+          probe: { bind: `127.0.0.1:${probePort}` },
+          'monitor-loader': { local: { 'disable-auto': true } },
+          monitors: [],
+        },
+        onListenFailure: (m) => failures.push(m),
+      });
+      await agent.boot(); // checks both addresses are free
+      const taker = createServer();
+      const port = key === 'api.bind' ? apiPort : probePort;
+      await new Promise<void>((r) => taker.listen(port, '127.0.0.1', () => r()));
+      try {
+        await agent.start();
+        const deadline = Date.now() + 10_000;
+        while (failures.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+        assert.deepEqual(failures, [`${key}: listen EADDRINUSE: address already in use 127.0.0.1:${port}`]);
+      } finally {
+        await agent.stop();
+        taker.close();
+      }
+    }
   });
 });
