@@ -1,7 +1,9 @@
 /**
  * Where a scrape's time goes, in one process: the plan's statements on the monitor pool
  * (sequential), on one raw mysql2 connection, the scrape reader's whole collection, and the
- * HTTP side (translation, exposition, gzip) on the collected values.
+ * HTTP side on the collected values, whole and by part (translation, exposition, gzip). The
+ * last line splits one scrape's CPU: statements and row decoding (the pool), value building
+ * (the reader less the pool), translation, exposition, gzip.
  *
  *   node dist/bench/scrape-parts.js [--rounds 300]
  */
@@ -89,20 +91,43 @@ try {
   }
   const cache = new ExpositionCache();
   const values = Object.entries(last.metrics?.values ?? {});
-  const http = await time(async () => {
+  const translate = (): PromSample[] => {
     const samples: PromSample[] = [];
     for (const [d, vs] of values) for (const s of translateForExporter(d, vs)) samples.push(s);
-    gzipSync(cache.renderBuffer(samples), { level: zlib.Z_BEST_SPEED, memLevel: 9 });
-  });
+    return samples;
+  };
+  const gzip = (b: Buffer) => gzipSync(b, { level: zlib.Z_BEST_SPEED, memLevel: 9 });
+  const http = await time(async () => gzip(cache.renderBuffer(translate())));
   cpu.http = lastCpu;
+  const samples = translate();
+  const body = cache.renderBuffer(samples);
+  const tr = await time(async () => translate());
+  cpu.translate = lastCpu;
+  const ex = await time(async () => cache.renderBuffer(samples));
+  cpu.exposition = lastCpu;
+  const gz = await time(async () => gzip(body));
+  cpu.gzip = lastCpu;
   const f = (xs: number[], c?: number) =>
     `${median(xs).toFixed(2).padStart(8)} ms${c === undefined ? '' : `, CPU ${c.toFixed(2)} ms`}`;
   console.log(`statements: ${sqls.join(' | ')}`);
+  console.log(`${samples.length} samples, ${body.length} bytes of exposition`);
   console.log(`raw mysql2 connection, sequential ${f(raw, cpu.raw)}`);
   console.log(`monitor pool, sequential          ${f(pooled, cpu.pooled)}`);
   console.log(`scrape reader (collection only)   ${f(scrape, cpu.scrape)}`);
   console.log(`scrape reader by collector cap    ${byCap.join(', ')}`);
   console.log(`translate + exposition + gzip     ${f(http, cpu.http)}`);
+  console.log(`  translation                     ${f(tr, cpu.translate)}`);
+  console.log(`  exposition (text)               ${f(ex, cpu.exposition)}`);
+  console.log(`  gzip                            ${f(gz, cpu.gzip)}`);
+  // Where one scrape's CPU goes: the statements on the pool (sending them, mysql2 reading
+  // the packets and decoding the rows), the collectors and the engine turning rows into
+  // values (the reader less the pool), then the HTTP side.
+  const c = (k: string) => (cpu[k] ?? NaN).toFixed(2);
+  console.log(
+    `CPU per scrape: statements and row decoding ${c('pooled')} ms, value building ` +
+      `${((cpu.scrape ?? NaN) - (cpu.pooled ?? NaN)).toFixed(2)} ms, translation ${c('translate')} ms, ` +
+      `exposition ${c('exposition')} ms, gzip ${c('gzip')} ms`,
+  );
   await conn.end();
   await reader.close();
   await db.close();

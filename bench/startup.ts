@@ -3,37 +3,43 @@
  * with one monitor on a throwaway MariaDB (noop sink, the default plan), next to bare Node
  * and to Debian's prometheus-mysqld-exporter in the same run.
  *
- *   node dist/bench/startup.js [--runs 10] [--settle-ms 3000] [--poll-ms 5]
- *                              [--no-compile-cache-too] [--bin other/dist/src/bin/sonde.js]...
+ *   node dist/bench/startup.js [--runs 10] [--rss-runs 3] [--rss-at-ms 15000] [--poll-ms 5]
+ *                              [--binary dist/binary/sonde-linux-<arch>] [--no-compile-cache-too]
+ *                              [--bin other/dist/src/bin/sonde.js]...
+ *                              [--exe other/sonde-linux-x64]...
  *
- * Each run spawns a fresh agent (`node <the flags of the bin's #! line> dist/src/bin/sonde.js`,
- * as the README starts it) and measures, from the spawn:
+ * The agents: the bundle (`node <the flags of the bin's #! line> dist/bundle/bin/sonde.js`,
+ * as the installed `sonde` command starts), the single executable when it is built
+ * (`npm run build:binary`), and each `--bin` (another build's bin under the same flags, e.g.
+ * an older commit's dist/src/bin/sonde.js, with the flags of its own `#!` line) and `--exe`
+ * (another single executable). Each run spawns a fresh agent and measures, from
+ * the spawn:
  * - **api**: the first `200` on `GET /status`;
  * - **first collection**: the first `GET /status/monitors` whose `level-collect` for the
  *   monitor reads `last collected and sent metrics …`, which the level collector writes once
  *   the first collection's batch went through the sinks. Both are polled every `--poll-ms`,
  *   one request at a time, so a figure is late by at most one poll period plus one request
  *   (about 1 ms on loopback);
- * - **RSS**: VmRSS from /proc/<pid>/status `--settle-ms` after the first collection, and
- *   VmHWM (the peak so far) at the same moment.
+ * - **RSS**: VmRSS from /proc/<pid>/status `--rss-at-ms` after the spawn, and VmHWM (the
+ *   peak so far) at the same moment, in the first `--rss-runs` rounds only (the others stop
+ *   the agent after its first collection, to keep the run short), and RssAnon (see Mem).
  *
- * The floors: `node -e 1` and `sonde --version` (spawn to exit, peak RSS through
+ * The floors: `node -e 0` and each agent's `--version` (spawn to exit, peak RSS through
  * /usr/bin/time). The comparison: prometheus-mysqld-exporter with its default collectors,
- * spawn to the first `200` on `/metrics`, and its RSS after the same settle time.
+ * spawn to the first `200` on `/metrics`, and its RSS at the same time after the spawn.
  * Figures are medians with min–max over the runs.
  *
  * Comparisons, measured in the same rounds (one run of each per round, so that the machine's
- * load falls on all alike): `--no-compile-cache-too` adds the agent with
- * NODE_DISABLE_COMPILE_CACHE=1; each `--bin` adds another build of the agent (e.g. an older
- * commit's dist/). The floors also include `node` importing only the dependencies a plain
- * run cannot do without (commander, yaml, zod, mysql2, pino), held open for the same settle time.
+ * load falls on all alike): `--no-compile-cache-too` adds the bundle with
+ * NODE_DISABLE_COMPILE_CACHE=1. `--deps-too` adds `node` importing only the dependencies a plain
+ * run cannot do without (commander, yaml, zod, mysql2, pino), held open as long.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
-import { tmpdir } from 'node:os';
+import { arch, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { BIN, binNodeFlags } from '../test/helpers/agent.js';
+import { BIN, ROOT, binNodeFlags } from '../test/helpers/agent.js';
 import { freePort, startMariaDB } from '../test/helpers/mariadb.js';
 import { MYSQLD_EXPORTER, rootSocketDsn } from '../test/e2e/exporter-peers.js';
 
@@ -42,19 +48,50 @@ function arg(name: string, def: string): string {
   return i >= 0 ? (process.argv[i + 1] ?? def) : def;
 }
 const RUNS = Number(arg('runs', '10'));
-const SETTLE_MS = Number(arg('settle-ms', '3000'));
+const RSS_RUNS = Number(arg('rss-runs', '3'));
+const RSS_AT_MS = Number(arg('rss-at-ms', '15000'));
 const POLL_MS = Number(arg('poll-ms', '5'));
 const GIVE_UP_MS = 20_000;
 /** The Node flags of the bin's `#!` line: the agent runs as the README starts it. */
 const NODE_FLAGS = binNodeFlags();
-/** The agents to measure: this build, plus any `--bin`, plus this build without compile cache. */
-const VARIANTS: { name: string; bin: string; env: Record<string, string> }[] = [
-  { name: 'sonde, 1 monitor, noop sink', bin: BIN, env: {} },
+/** The Node flags on the `#!/usr/bin/env -S node …` line of a built bin (each build its own). */
+function shebangFlags(bin: string): string[] {
+  const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(readFileSync(bin, 'utf8').split('\n', 1)[0] ?? '');
+  return (m?.[1] ?? '').split(/\s+/).filter((f) => f !== '');
+}
+
+/** The single executable, when built. */
+const BINARY = arg('binary', join(ROOT, `dist/binary/sonde-linux-${arch()}`));
+
+interface Variant {
+  name: string;
+  /** The command line that starts it, without sonde's own arguments. */
+  argv: string[];
+  env: Record<string, string>;
+}
+
+/** The agents to measure: the bundle, the binary, any `--bin`, the bundle without compile cache or source maps. */
+const VARIANTS: Variant[] = [
+  { name: 'bundle (node dist/bundle/bin/sonde.js)', argv: [process.execPath, ...NODE_FLAGS, BIN], env: {} },
+  ...(existsSync(BINARY) ? [{ name: `binary (${BINARY.split('/').pop()})`, argv: [BINARY], env: {} }] : []),
   ...process.argv
     .flatMap((a, i) => (a === '--bin' ? [process.argv[i + 1] ?? ''] : []))
-    .map((bin) => ({ name: `  --bin …${bin.slice(-24)}`, bin, env: {} })),
+    .map((bin) => ({
+      name: `--bin …${bin.slice(-30)}`,
+      argv: [process.execPath, ...shebangFlags(bin), bin],
+      env: {},
+    })),
+  ...process.argv
+    .flatMap((a, i) => (a === '--exe' ? [process.argv[i + 1] ?? ''] : []))
+    .map((exe) => ({ name: `--exe …${exe.slice(-30)}`, argv: [exe], env: {} })),
   ...(process.argv.includes('--no-compile-cache-too')
-    ? [{ name: '  NODE_DISABLE_COMPILE_CACHE=1', bin: BIN, env: { NODE_DISABLE_COMPILE_CACHE: '1' } }]
+    ? [
+        {
+          name: 'bundle, NODE_DISABLE_COMPILE_CACHE=1',
+          argv: [process.execPath, ...NODE_FLAGS, BIN],
+          env: { NODE_DISABLE_COMPILE_CACHE: '1' },
+        },
+      ]
     : []),
 ];
 const TIME = '/usr/bin/time';
@@ -88,10 +125,21 @@ async function pollUntil(t0: number, proc: ChildProcess, what: string, check: ()
 }
 
 /** VmRSS and VmHWM of a process, MiB. */
-function memory(pid: number): { rss: number; hwm: number } {
+function memory(pid: number): Mem {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key: string) => Number(new RegExp(`${key}:\\s+(\\d+) kB`).exec(text)?.[1] ?? NaN);
-  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024 };
+  return { rss: kb('VmRSS') / 1024, hwm: kb('VmHWM') / 1024, anon: kb('RssAnon') / 1024 };
+}
+
+/**
+ * VmRSS, VmHWM (the peak) and RssAnon, MiB. RssAnon is the process's own memory (heap,
+ * stacks, buffers); the rest of RSS is pages of files it maps (the executable's code above
+ * all), which the kernel may drop and reload, and which processes of the same file share.
+ */
+interface Mem {
+  rss: number;
+  hwm: number;
+  anon: number;
 }
 
 function stop(proc: ChildProcess): Promise<void> {
@@ -105,8 +153,10 @@ function stop(proc: ChildProcess): Promise<void> {
 interface Run {
   apiMs: number;
   firstMs: number;
+  /** VmRSS and VmHWM at RSS_AT_MS after the spawn; NaN in the rounds that do not wait for it. */
   rss: number;
   hwm: number;
+  anon: number;
 }
 
 function agentConfig(socket: string, apiPort: number): string {
@@ -117,14 +167,22 @@ function agentConfig(socket: string, apiPort: number): string {
   ].join('\n');
 }
 
-/** One agent from spawn to its first collection, then its memory after the settle time. */
-async function agentRun(socket: string, dir: string, variant: (typeof VARIANTS)[number]): Promise<Run> {
+/** Memory at RSS_AT_MS after `t0` (when `wait`), else NaN. */
+async function memoryAt(t0: number, pid: number, wait: boolean): Promise<Mem> {
+  if (!wait) return { rss: NaN, hwm: NaN, anon: NaN };
+  await sleep(Math.max(0, RSS_AT_MS - (performance.now() - t0)));
+  return memory(pid);
+}
+
+/** One agent from spawn to its first collection, then (when `wait`) its memory at RSS_AT_MS. */
+async function agentRun(socket: string, dir: string, variant: Variant, wait: boolean): Promise<Run> {
   const port = await freePort();
   const file = join(dir, 'sonde.yaml');
   writeFileSync(file, agentConfig(socket, port));
   const base = `http://127.0.0.1:${port}`;
+  const [cmd = '', ...args] = variant.argv;
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...NODE_FLAGS, variant.bin, '--config', file], {
+  const proc = spawn(cmd, [...args, '--config', file], {
     cwd: dir,
     env: { ...process.env, ...variant.env },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -144,10 +202,11 @@ async function agentRun(socket: string, dir: string, variant: (typeof VARIANTS)[
       const status = JSON.parse(r.body) as Record<string, Record<string, string>>;
       return (status.db1?.['level-collect'] ?? '').startsWith('last collected and sent');
     });
-    await sleep(SETTLE_MS);
-    return { apiMs, firstMs, ...memory(proc.pid ?? 0) };
+    return { apiMs, firstMs, ...(await memoryAt(t0, proc.pid ?? 0, wait)) };
   } catch (err) {
-    throw new Error(`${err instanceof Error ? err.message : String(err)}; stderr: ${stderr}`);
+    throw new Error(
+      `${variant.name}: ${err instanceof Error ? err.message : String(err)}; stderr: ${stderr}`,
+    );
   } finally {
     await stop(proc);
   }
@@ -166,29 +225,28 @@ function shortRun(argv: string[]): { ms: number; hwm: number } {
   return { ms, hwm: kb / 1024 };
 }
 
-/** The dependencies a plain run needs, imported by a bare node and held for the settle time. */
+/** The dependencies a plain run needs, imported by a bare node and held until the RSS reading. */
 const DEPS_ONLY = `for (const m of ['commander', 'yaml', 'zod', 'mysql2/promise', 'pino']) await import(m);
-process.stdout.write('ready\\n'); setTimeout(() => undefined, ${SETTLE_MS});`;
+process.stdout.write('ready\\n'); setTimeout(() => undefined, ${RSS_AT_MS + 1000});`;
 
-/** Spawn to the dependencies imported, and the RSS after the settle time. */
-async function depsRun(): Promise<Run> {
+/** Spawn to the dependencies imported, and the RSS at RSS_AT_MS. */
+async function depsRun(wait: boolean): Promise<Run> {
   const t0 = performance.now();
   const proc = spawn(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', DEPS_ONLY], {
-    cwd: join(import.meta.dirname, '..', '..'),
+    cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const ms = await new Promise<number>((resolve, reject) => {
     proc.stdout?.once('data', () => resolve(performance.now() - t0));
     proc.once('exit', (code) => reject(new Error(`deps-only node exited ${code}`)));
   });
-  await sleep(SETTLE_MS - 200);
-  const mem = memory(proc.pid ?? 0);
+  const mem = await memoryAt(t0, proc.pid ?? 0, wait);
   await stop(proc);
   return { apiMs: ms, firstMs: ms, ...mem };
 }
 
 /** mysqld_exporter with its default collectors: spawn to the first 200 on /metrics, then RSS. */
-async function exporterRun(socket: string): Promise<Run> {
+async function exporterRun(socket: string, wait: boolean): Promise<Run> {
   const port = await freePort();
   const t0 = performance.now();
   const proc = spawn(
@@ -201,27 +259,79 @@ async function exporterRun(socket: string): Promise<Run> {
       const r = await get(`http://127.0.0.1:${port}/metrics`);
       return r.status === 200 && r.body.includes('mysql_up 1');
     });
-    await sleep(SETTLE_MS);
-    return { apiMs: ms, firstMs: ms, ...memory(proc.pid ?? 0) };
+    return { apiMs: ms, firstMs: ms, ...(await memoryAt(t0, proc.pid ?? 0, wait)) };
   } finally {
     await stop(proc);
   }
 }
 
 function median(xs: readonly number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
+  const s = xs.filter((x) => !Number.isNaN(x)).sort((a, b) => a - b);
   const n = s.length;
   return n === 0 ? NaN : n % 2 === 1 ? (s[(n - 1) / 2] ?? NaN) : ((s[n / 2 - 1] ?? 0) + (s[n / 2] ?? 0)) / 2;
 }
 
 /** `median (min–max)` with `digits` decimals. */
 function stat(xs: readonly number[], digits = 0): string {
+  const ys = xs.filter((x) => !Number.isNaN(x));
+  if (ys.length === 0) return '';
   const f = (x: number) => x.toFixed(digits);
-  return `${f(median(xs))} (${f(Math.min(...xs))}–${f(Math.max(...xs))})`;
+  return `${f(median(ys))} (${f(Math.min(...ys))}–${f(Math.max(...ys))})`;
 }
 
 function row(name: string, cells: string[]): void {
-  console.log(`${name.padEnd(40)}${cells.map((c) => c.padEnd(20)).join('')}`);
+  console.log(`${name.padEnd(44)}${cells.map((c) => c.padEnd(20)).join('')}`);
+}
+
+/** One row of a table of runs. */
+function runRow(name: string, runs: Run[]): void {
+  row(name, [
+    stat(runs.map((r) => r.apiMs)),
+    stat(runs.map((r) => r.firstMs)),
+    stat(
+      runs.map((r) => r.rss),
+      1,
+    ),
+    stat(
+      runs.map((r) => r.hwm),
+      1,
+    ),
+    stat(
+      runs.map((r) => r.anon),
+      1,
+    ),
+  ]);
+}
+
+/** `--version` of every variant (and `node -e 0`): spawn to exit and peak RSS. */
+function versionRow(name: string, runs: { ms: number; hwm: number }[]): void {
+  row(name, [
+    stat(runs.map((r) => r.ms)),
+    '',
+    '',
+    stat(
+      runs.map((r) => r.hwm),
+      1,
+    ),
+  ]);
+}
+
+interface Results {
+  bare: { ms: number; hwm: number }[];
+  versions: { ms: number; hwm: number }[][];
+  deps: Run[];
+  agents: Run[][];
+  exporter: Run[];
+}
+
+/** One round: every variant once, so that the machine's load falls on all alike. */
+async function round(socket: string, dir: string, i: number, res: Results): Promise<void> {
+  const wait = i < RSS_RUNS;
+  res.bare.push(shortRun([process.execPath, '-e', '0']));
+  for (const [j, v] of VARIANTS.entries()) res.versions[j]?.push(shortRun([...v.argv, '--version']));
+  if (process.argv.includes('--deps-too')) res.deps.push(await depsRun(wait));
+  for (const [j, v] of VARIANTS.entries()) res.agents[j]?.push(await agentRun(socket, dir, v, wait));
+  if (existsSync(MYSQLD_EXPORTER)) res.exporter.push(await exporterRun(socket, wait));
 }
 
 async function main(): Promise<void> {
@@ -234,67 +344,31 @@ async function main(): Promise<void> {
       'REPLICATION CLIENT ON *.*',
     ]);
     console.log(
-      `startup: ${RUNS} runs, node ${process.version} ${NODE_FLAGS.join(' ')}, poll ${POLL_MS} ms, RSS ${SETTLE_MS} ms after the first collection`,
+      `startup: ${RUNS} runs, node ${process.version} ${NODE_FLAGS.join(' ')}, poll ${POLL_MS} ms, ` +
+        `RSS ${RSS_AT_MS} ms after the spawn (first ${RSS_RUNS} runs); load average ${loadavg()
+          .map((l) => l.toFixed(2))
+          .join(' ')}`,
     );
-    const bare: { ms: number; hwm: number }[] = [];
-    const version: { ms: number; hwm: number }[] = [];
-    const deps: Run[] = [];
-    const agents: Run[][] = VARIANTS.map(() => []);
-    const exporter: Run[] = [];
-    for (let i = 0; i < RUNS; i++) {
-      bare.push(shortRun([process.execPath, '-e', '1']));
-      version.push(shortRun([process.execPath, ...NODE_FLAGS, BIN, '--version']));
-      deps.push(await depsRun());
-      for (const [j, v] of VARIANTS.entries()) agents[j]?.push(await agentRun(db.socket, dir, v));
-      if (existsSync(MYSQLD_EXPORTER)) exporter.push(await exporterRun(db.socket));
-    }
-    row('', ['api ms', 'first collection ms', 'RSS MiB', 'peak RSS MiB']);
-    row('node -e 1 (to exit)', [
-      stat(bare.map((r) => r.ms)),
-      '',
-      '',
-      stat(
-        bare.map((r) => r.hwm),
-        1,
-      ),
-    ]);
-    row('sonde --version (to exit)', [
-      stat(version.map((r) => r.ms)),
-      '',
-      '',
-      stat(
-        version.map((r) => r.hwm),
-        1,
-      ),
-    ]);
-    row('node + commander,yaml,zod,mysql2,pino', [
-      stat(deps.map((r) => r.apiMs)),
-      '',
-      stat(
-        deps.map((r) => r.rss),
-        1,
-      ),
-      stat(
-        deps.map((r) => r.hwm),
-        1,
-      ),
-    ]);
-    const table = (name: string, runs: Run[]) =>
-      row(name, [
-        stat(runs.map((r) => r.apiMs)),
-        stat(runs.map((r) => r.firstMs)),
-        stat(
-          runs.map((r) => r.rss),
-          1,
-        ),
-        stat(
-          runs.map((r) => r.hwm),
-          1,
-        ),
-      ]);
-    for (const [j, v] of VARIANTS.entries()) table(v.name, agents[j] ?? []);
-    if (exporter.length > 0) table('mysqld_exporter 0.14 (/metrics)', exporter);
+    const res: Results = {
+      bare: [],
+      versions: VARIANTS.map(() => []),
+      deps: [],
+      agents: VARIANTS.map(() => []),
+      exporter: [],
+    };
+    for (let i = 0; i < RUNS; i++) await round(db.socket, dir, i, res);
+    row('', ['api ms', 'first collection ms', 'RSS MiB', 'peak RSS MiB', 'RssAnon MiB']);
+    versionRow('node -e 0 (to exit)', res.bare);
+    for (const [j, v] of VARIANTS.entries()) versionRow(`${v.name} --version`, res.versions[j] ?? []);
+    if (res.deps.length > 0) runRow('node + commander,yaml,zod,mysql2,pino', res.deps);
+    for (const [j, v] of VARIANTS.entries()) runRow(v.name, res.agents[j] ?? []);
+    if (res.exporter.length > 0) runRow('mysqld_exporter 0.14 (/metrics)', res.exporter);
     else console.log(`${MYSQLD_EXPORTER} not installed: no comparison`);
+    console.log(
+      `load average at the end: ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
   } finally {
     await db.stop();
     rmSync(dir, { recursive: true, force: true });

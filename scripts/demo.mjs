@@ -1,8 +1,9 @@
 /* global fetch */
 // Starts a throwaway mariadbd (temp datadir, free port, socket), writes a sonde config
-// for it, and runs the built agent in the foreground. Once the agent answers, prints where
-// to look: the web page and a few curl commands. Ctrl-C (or SIGTERM) stops the agent, then
-// the database, and removes the temp files. The monitoring account gets exactly the
+// for it, and runs the built agent (the bundle, as installed) in the foreground. Once the
+// agent answers, prints where to look: the web page and a few curl commands. Ctrl-C (or
+// SIGTERM) stops the agent, then the database, and removes the temp files. The monitoring
+// account gets exactly the
 // privileges the default plan needs on MariaDB (docs/grants.md).
 //
 // The sink is quiet (`noop`: the web page and /metrics show the values); `--log-sink` prints
@@ -14,7 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startMariaDB } from '../dist/test/helpers/mariadb.js';
-import { binNodeFlags } from '../dist/test/helpers/agent.js';
+import { BIN, binNodeFlags } from '../dist/test/helpers/agent.js';
 import { DEMO_SERVER_ARGS, demoConfig, setupDemoDatabase } from '../dist/test/helpers/demo.js';
 
 const api = process.env.SONDE_DEMO_API || '127.0.0.1:7522';
@@ -32,13 +33,9 @@ process.stderr.write(
   `sonde demo: MariaDB pid ${db.pid} on 127.0.0.1:${db.port} (socket ${db.socket})\n` +
     `sonde demo: config ${config}\n`,
 );
-const agent = spawn(
-  process.execPath,
-  [...binNodeFlags(), 'dist/src/bin/sonde.js', '--config', config, ...sondeArgs],
-  {
-    stdio: 'inherit',
-  },
-);
+const agent = spawn(process.execPath, [...binNodeFlags(), BIN, '--config', config, ...sondeArgs], {
+  stdio: 'inherit',
+});
 const forward = (sig) => agent.kill(sig);
 process.on('SIGINT', forward);
 process.on('SIGTERM', forward);

@@ -40,6 +40,7 @@ export {
 } from './core/events.js';
 export { MetricType, type Metrics, type MetricValue } from './core/metrics.js';
 export type { Plan } from './core/plan.js';
+export type { AttributeValue, LogRecord, Records, SeverityName } from './core/records.js';
 export type { LoadedPlugin, PluginApi, SondePlugin } from './core/plugin.js';
 export type { HttpAnswer, HttpClient, HttpPost, Sink, SinkContext, SinkRegistration } from './core/sink.js';
 export type { TransformMetrics } from './monitor/level-collector.js';

@@ -585,6 +585,8 @@ async function showMonitor(id) {
       el('p', { class: 'muted', text: 'Chart history is off for this monitor (ui-history: false).' }),
     );
   else drawCharts(box, m.series, m.empty ?? {});
+  // The Queries tab (web/queries.js) adds its tab bar and content.
+  await window.sondeQueries?.show(id, getJson);
   return m.refreshS;
 }
 

@@ -49,16 +49,14 @@ import { sleep } from '../util/backoff.js';
 import type { EventLog } from '../log/event-log.js';
 import { TokenFile } from '../http/guard.js';
 import { listenFailure, parseHostPort } from '../util/net.js';
+import { packageVersion } from '../util/shipped.js';
 import { formatTimestamp } from '../util/time.js';
 import { loadWebConfig } from '../http/web-config.js';
 import { isPublicUiPath, uiRoutes } from '../web/ui.js';
 import type { AgentFactories, AgentHooks, PlanDocument } from './options.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
 /** sonde's version (package.json). */
-export const VERSION = pkg.version;
+export const VERSION = packageVersion();
 
 /** A boot failure: the CLI exits 1 after printing its message on one line, no stack. */
 export class BootError extends Error {}

@@ -5,13 +5,17 @@
  * `scripts/refresh-rds-ca.sh` downloads a new copy.
  */
 import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
+import { PACKAGE_ROOT, inSingleExecutable, readShipped } from '../util/shipped.js';
 
 /** Where Amazon publishes the bundle. */
 export const RDS_CA_URL = 'https://truststore.pki.rds.amazonaws.com/global/global-bundle.pem';
 
-/** The bundle's path: `certs/` at the package root (this file runs from dist/src/aws/). */
-export const RDS_CA_FILE = fileURLToPath(new URL('../../../certs/rds-global-bundle.pem', import.meta.url));
+/** The bundle's path in the package, and the single executable's embedded copy. */
+const RDS_CA_ASSET = 'certs/rds-global-bundle.pem';
+
+/** The bundle's path: `certs/` at the package root. */
+export const RDS_CA_FILE = join(PACKAGE_ROOT, RDS_CA_ASSET);
 
 let bundle: string | undefined;
 
@@ -23,7 +27,10 @@ export async function rdsCaBundle(file = RDS_CA_FILE): Promise<string> {
   if (bundle !== undefined && file === RDS_CA_FILE) return bundle;
   let text: string;
   try {
-    text = await readFile(file, 'utf8');
+    text =
+      file === RDS_CA_FILE && inSingleExecutable()
+        ? readShipped(RDS_CA_ASSET).toString('utf8')
+        : await readFile(file, 'utf8');
   } catch (err) {
     const why = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'is missing' : 'cannot be read';
     throw new Error(

@@ -4,16 +4,18 @@
  * and the API) until a signal. This is the only file that wires concrete pieces together;
  * nothing imports bin/.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
+import type { Agent } from '../agent/agent.js';
 import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { Shard } from '../monitor/shard.js';
 import { enableCompileCache } from './compile-cache.js';
 import { tuneHeapGrowth } from './heap.js';
-import type { LogFormat, LogLevel } from '../log/event-log.js';
+import type { EventLog, LogFormat, LogLevel } from '../log/event-log.js';
+import { inSingleExecutable, packageVersion } from '../util/shipped.js';
 import { didYouMean } from '../util/suggest.js';
 import { parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
@@ -28,10 +30,7 @@ import {
 import { logEnv, readLogFormat, readLogLevel } from './log-flags.js';
 import { formatEventTime } from '../util/time.js';
 
-const pkg = JSON.parse(readFileSync(new URL('../../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
-const VERSION = pkg.version;
+const VERSION = packageVersion();
 
 /** A boot failure: sonde exits 1 after printing its message on one stderr line, no stack. */
 class BootError extends Error {}
@@ -149,7 +148,7 @@ function cliProgram(): Command {
     .configureOutput({ writeErr: () => undefined, writeOut: (s) => process.stdout.write(s) })
     .addHelpText(
       'after',
-      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset; --log.level and --log.format are read by both) is read as mysqld_exporter's;\nsee docs/exporter-cli.md. Logs: docs/logging.md.\n\nsonde v${VERSION}`,
+      `\nA command line with a mysqld_exporter flag (a dotted name such as --web.listen-address, or\n--timeout-offset; --log.level and --log.format are read by both) is read as mysqld_exporter's;\nsee docs/exporter-cli.md. Logs: docs/logging.md.\n\nsonde healthcheck [URL] asks a running sonde's /healthz (SONDE_HEALTHZ, else\nhttp://127.0.0.1:7522/healthz) and exits 0 when it answers 2xx: for container health checks.\n\nsonde v${VERSION}`,
     );
 }
 
@@ -256,25 +255,34 @@ async function earlyAnswer(argv: string[]): Promise<string | undefined> {
   return printDomains(collectors.domains().map((d) => collectors.help(d)));
 }
 
-const early = await earlyAnswer(process.argv.slice(2)).catch(() => undefined);
-if (early !== undefined) {
-  process.stdout.write(early);
-  process.exit(0);
+/**
+ * The rest of sonde, imported once it is to boot: the agent (src/agent/), which imports the
+ * optional parts (collectors' and sinks' implementations, the exporter and probe listeners,
+ * the heartbeat writer, --check) where they are used.
+ */
+async function importRest() {
+  const { Agent, STOP_DEADLINE_MS } = await import('../agent/agent.js');
+  const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
+  const { printPlans } = await import('../plan/store.js');
+  const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
+  const { EventLog } = await import('../log/event-log.js');
+  return {
+    Agent,
+    STOP_DEADLINE_MS,
+    renderConfigYaml,
+    renderMonitorsYaml,
+    printPlans,
+    parseShard,
+    processOrdinalSource,
+    EventLog,
+  };
 }
-// Reused compiled code for the modules imported from here on (Node >= 22.1; off when unwritable).
-enableCompileCache();
-// Less garbage held between full collections (see bin/heap.ts).
-tuneHeapGrowth();
-// The rest of sonde, imported once it is to boot: the agent (src/agent/), which imports the
-// optional parts (collectors' and sinks' implementations, the exporter and probe listeners,
-// the heartbeat writer, --check) where they are used.
-const { Agent, STOP_DEADLINE_MS } = await import('../agent/agent.js');
-type Agent = InstanceType<typeof Agent>;
-const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
-const { printPlans } = await import('../plan/store.js');
-const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
-const { EventLog } = await import('../log/event-log.js');
-type EventLog = InstanceType<typeof EventLog>;
+let rest: Awaited<ReturnType<typeof importRest>> | undefined;
+/** The rest of sonde, once start() imported it. */
+function lazy(): Awaited<ReturnType<typeof importRest>> {
+  if (rest === undefined) throw new Error('sonde: used before start() imported the agent');
+  return rest;
+}
 
 /** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */
 function shardOption(flag: string | undefined): Shard | undefined {
@@ -282,7 +290,7 @@ function shardOption(flag: string | undefined): Shard | undefined {
   const [text, what] = flag !== undefined ? [flag, '--shard'] : [fromEnv ?? '', 'SONDE_SHARD'];
   if (flag === undefined && text === '') return undefined;
   try {
-    return parseShard(text, what, () => processOrdinalSource());
+    return lazy().parseShard(text, what, () => lazy().processOrdinalSource());
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
@@ -344,8 +352,8 @@ function armHardStop(events: Events): () => void {
     process.exit(0);
   };
   const timer = setTimeout(
-    () => force(`graceful stop not done after ${STOP_DEADLINE_MS / 1000}s, exiting now`),
-    STOP_DEADLINE_MS,
+    () => force(`graceful stop not done after ${lazy().STOP_DEADLINE_MS / 1000}s, exiting now`),
+    lazy().STOP_DEADLINE_MS,
   );
   timer.unref();
   const again = (): void => force('second signal, exiting now');
@@ -360,7 +368,7 @@ function armHardStop(events: Events): () => void {
 
 /** The agent the command line asks for: its config, log lines, shard and printing steps. */
 function cliAgent(opts: Options, onListenFailure?: (message: string) => void): Agent {
-  return new Agent({
+  return new (lazy().Agent)({
     ...(onListenFailure ? { onListenFailure } : {}),
     ...(opts.config !== undefined ? { config: opts.config } : {}),
     ...(opts.preset ? { exporter: opts.preset } : {}),
@@ -375,9 +383,9 @@ function cliAgent(opts: Options, onListenFailure?: (message: string) => void): A
       ...(opts.logLevel ? { level: opts.logLevel } : {}),
     },
     ...(opts.printConfig
-      ? { onConfig: (c: Config) => process.stdout.write(`${renderConfigYaml(c)}\n`) }
+      ? { onConfig: (c: Config) => process.stdout.write(`${lazy().renderConfigYaml(c)}\n`) }
       : {}),
-    ...(opts.printPlans ? { onPlans: (p: Plan[]) => process.stdout.write(printPlans(p)) } : {}),
+    ...(opts.printPlans ? { onPlans: (p: Plan[]) => process.stdout.write(lazy().printPlans(p)) } : {}),
   });
 }
 
@@ -389,7 +397,9 @@ async function bootAndRun(opts: Options): Promise<number> {
   await agent.boot();
   if (opts.printMonitors) {
     const shard = agent.shardSummary;
-    process.stdout.write(`${shard ? `# ${shard}\n` : ''}${renderMonitorsYaml(agent.monitorConfigs())}\n`);
+    process.stdout.write(
+      `${shard ? `# ${shard}\n` : ''}${lazy().renderMonitorsYaml(agent.monitorConfigs())}\n`,
+    );
   }
   if (!opts.run) return 0;
   reportStrayErrors(agent.events);
@@ -401,14 +411,14 @@ async function bootAndRun(opts: Options): Promise<number> {
   if (ended instanceof RunError) {
     // A listener that cannot listen ends sonde, as it ends mysqld_exporter: stop, then one line.
     const disarm = armHardStop(agent.events);
-    await agent.stop(STOP_DEADLINE_MS);
+    await agent.stop(lazy().STOP_DEADLINE_MS);
     disarm();
     throw ended;
   }
   const signal = ended;
   agent.events.notice('server-stopped', '', `caught ${signal}, stopping`);
   const disarm = armHardStop(agent.events);
-  await agent.stop(STOP_DEADLINE_MS);
+  await agent.stop(lazy().STOP_DEADLINE_MS);
   disarm();
   return 0;
 }
@@ -525,12 +535,56 @@ async function main(argv: string[]): Promise<number> {
 /** The log format once the command line is read: the boot failure line is printed in it. */
 let logFormat: LogFormat = 'text';
 
-main(process.argv.slice(2)).then(
+/** Where `sonde healthcheck` asks without a URL: SONDE_HEALTHZ, else the default API's liveness. */
+const HEALTHZ_DEFAULT = 'http://127.0.0.1:7522/healthz';
+
+/**
+ * `sonde healthcheck [URL]`: GET the API's `/healthz` (the URL, else SONDE_HEALTHZ, else
+ * the default bind's), exit 0 on a 2xx and 1 otherwise, within 5 s. A container image with
+ * nothing but the single executable has no curl and no node to ask for it.
+ */
+async function healthcheck(url: string | undefined): Promise<number> {
+  const target = url ?? (process.env.SONDE_HEALTHZ || HEALTHZ_DEFAULT);
+  try {
+    const res = await fetch(target, { signal: AbortSignal.timeout(5000) });
+    if (res.ok) return 0;
+    process.stderr.write(`sonde healthcheck: ${target}: HTTP ${res.status}\n`);
+  } catch (err) {
+    process.stderr.write(`sonde healthcheck: ${target}: ${errorMessage(err)}\n`);
+  }
+  return 1;
+}
+
+/** Early answers, else import the rest of sonde and run main(). */
+async function start(argv: string[]): Promise<number> {
+  if (argv[0] === 'healthcheck') return healthcheck(argv[1]);
+  const early = await earlyAnswer(argv).catch(() => undefined);
+  if (early !== undefined) {
+    process.stdout.write(early);
+    process.exit(0);
+  }
+  // Stack traces in TypeScript terms for the modules imported from here on (the bundle's
+  // source maps; none inside the single executable). Turned on here rather than by
+  // --enable-source-maps so that --version and --help do not load Node's source-map support.
+  // Reused compiled code for them too (Node >= 22.1; off when unwritable); the single
+  // executable imports its chunks from inside itself.
+  if (!inSingleExecutable()) {
+    process.setSourceMapsEnabled(true);
+    enableCompileCache();
+  }
+  // Less garbage held between full collections (see bin/heap.ts).
+  tuneHeapGrowth();
+  rest = await importRest();
+  return main(argv);
+}
+
+start(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
     const what = err instanceof RunError ? 'server.Run failed' : 'server.Boot failed';
-    if (logFormat === 'json') new EventLog({ format: 'json' }).error('boot-error', '', `${what}: ${text}`);
+    if (logFormat === 'json' && rest !== undefined)
+      new rest.EventLog({ format: 'json' }).error('boot-error', '', `${what}: ${text}`);
     else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} ${what}: ${text}\n`);
     process.exit(1);
   },

@@ -23,6 +23,11 @@ import { registration as sizeDatabase } from './size.database/index.js';
 import { registration as sizeTable } from './size.table/index.js';
 import { registration as statusGlobal } from './status.global/index.js';
 import { registration as stmtCurrent } from './stmt.current/index.js';
+import { registration as stmtSchema } from './stmt.schema/index.js';
+import { registration as queryTop } from './query.top/index.js';
+import { registration as querySample } from './query.sample/index.js';
+import { registration as queryPlan } from './query.plan/index.js';
+import { registration as lockWait } from './lock.wait/index.js';
 import { registration as tls } from './tls/index.js';
 import { registration as trx } from './trx/index.js';
 import { registration as varGlobal } from './var.global/index.js';
@@ -39,6 +44,11 @@ export const BUILTIN: readonly CollectorRegistration[] = [
   trx,
   tls,
   stmtCurrent,
+  stmtSchema,
+  queryTop,
+  querySample,
+  queryPlan,
+  lockWait,
   sizeBinlog,
   sizeDatabase,
   sizeTable,

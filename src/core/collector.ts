@@ -11,6 +11,7 @@ import type { Events } from './events.js';
 import type { StatusWriter } from './status.js';
 import type { MetricType, MetricValue } from './metrics.js';
 import type { Plan } from './plan.js';
+import type { LogRecord } from './records.js';
 
 export interface OptionHelp {
   name: string;
@@ -60,6 +61,11 @@ export interface CollectResult {
    * wrote it); only collectors that read global status or variables set it.
    */
   text?: Record<string, string>;
+  /**
+   * Records (the second signal, see records.ts): go to the sinks that accept records, never
+   * into metric series. An error does not drop them.
+   */
+  records?: LogRecord[];
 }
 
 /**

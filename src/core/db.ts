@@ -48,6 +48,12 @@ export interface Db {
   serverInfo(opts?: QueryOptions): Promise<ServerInfo>;
   /** Open a connection and ping it. */
   ping(opts?: QueryOptions): Promise<void>;
+  /**
+   * The distinct statement texts this pool has run (the first 2000), so the query analytics
+   * domains recognise the digests of sonde's own statements. Optional: a wrapped Db may not
+   * have it.
+   */
+  statementsRun?(): ReadonlySet<string>;
 }
 
 /** TLS material for a connection, files already read. */

@@ -3,12 +3,18 @@
  */
 import type { Events } from './events.js';
 import type { Metrics } from './metrics.js';
+import type { Records } from './records.js';
 import type { StatusWriter } from './status.js';
 
 export interface Sink {
   /** Lowercase name used in status keys and events. */
   readonly name: string;
   send(metrics: Metrics, signal?: AbortSignal): Promise<void>;
+  /**
+   * Send one collection's records; present exactly when the sink's registration says
+   * `records: true`. A sink without it is never given records.
+   */
+  sendRecords?(records: Records, signal?: AbortSignal): Promise<void>;
   close?(): Promise<void>;
 }
 
@@ -65,6 +71,8 @@ export type HttpClient = (req: HttpPost) => Promise<HttpAnswer>;
 export interface SinkRegistration {
   name: string;
   description: string;
+  /** The sink carries records (see records.ts) as well as metrics: its sinks have `sendRecords`. */
+  records?: boolean;
   /** Build the sink; throws with a clear message on bad options. */
   create(ctx: SinkContext): Sink;
   /**

@@ -146,4 +146,73 @@ export interface UiSource {
   fleet(): UiFleet;
   /** undefined when no such monitor is loaded. */
   monitor(id: string): UiMonitor | undefined;
+  /** The monitor's Queries tab; undefined when no such monitor is loaded. */
+  queries?(id: string): UiQueries | undefined;
+}
+
+/** One digest of the Queries tab: the last hour of its `db.server.top_query` records. */
+export interface UiTopQuery {
+  digest: string;
+  /** Schema, or null for statements without a default schema. */
+  schema: string | null;
+  /** Obfuscated digest text; null for the `other` row. */
+  text: string | null;
+  calls: number;
+  callsPerS: number;
+  /** Mean latency in ms (null without calls). */
+  meanMs: number | null;
+  /** Share of the hour's statement time, 0–1. */
+  share: number;
+  /** Rows examined per row sent (null when no row was sent). */
+  examinedPerSent: number | null;
+}
+
+/** One slow statement (a `db.server.query_sample` record). */
+export interface UiSample {
+  time: number;
+  durationS: number | null;
+  text: string | null;
+  user: string | null;
+  rowsExamined: number | null;
+  rowsSent: number | null;
+  wait: string | null;
+}
+
+/** A digest's current plan (the last `db.server.query_plan` record). */
+export interface UiPlan {
+  digest: string;
+  time: number;
+  hash: string;
+  plan: string;
+  text: string | null;
+}
+
+/** One lock wait now (a `sonde.lock_wait` record of the last collection). */
+export interface UiLockWait {
+  type: string;
+  waitS: number | null;
+  table: string | null;
+  index: string | null;
+  waitingId: number | null;
+  waitingUser: string | null;
+  waitingText: string | null;
+  blockingId: number | null;
+  blockingUser: string | null;
+  blockingText: string | null;
+  blockingIdle: boolean;
+  blockingIdleS: number | null;
+}
+
+/** `GET /api/ui/queries?id=ID`: the monitor's Queries tab. */
+export interface UiQueries {
+  /** Seconds of records the top table covers (the last hour, or since records began). */
+  windowS: number;
+  top: UiTopQuery[];
+  /** Digest → its latest samples, newest first. */
+  samples: Record<string, UiSample[]>;
+  /** Digest → its current plan. */
+  plans: Record<string, UiPlan>;
+  locks: UiLockWait[];
+  /** When the lock waits were read (epoch ms), null before the first lock.wait collection. */
+  locksAt: number | null;
 }

@@ -148,6 +148,9 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     // sonde never prepares statements (no execute()); mysql2 sizes each connection's
     // statement cache up front (16000 slots by default, about 0.5 MiB per connection).
     maxPreparedStatements: 1,
+    // The query analytics domains recognise sonde's own connections by this attribute
+    // (performance_schema.session_connect_attrs) and leave them out of what they report.
+    connectAttributes: { program_name: 'sonde' },
   };
   if (spec.socket !== undefined && spec.socket !== '') {
     o.socketPath = spec.socket;
@@ -198,7 +201,17 @@ interface Generation {
   retired: boolean;
 }
 
+/** Distinct statement texts a pool remembers (see Db.statementsRun). */
+const MAX_TEXTS_KEPT = 2000;
+
 class MysqlDb implements PooledDb {
+  /** The distinct statements run (the first MAX_TEXTS_KEPT): Db.statementsRun. */
+  readonly #texts = new Set<string>();
+
+  statementsRun(): ReadonlySet<string> {
+    return this.#texts;
+  }
+
   #gen: Generation;
   readonly #opts: CreateDbOptions;
   /** Every password this pool has used: scrubbed from any error text. */
@@ -598,6 +611,7 @@ class MysqlDb implements PooledDb {
   // ---- Db -----------------------------------------------------------------------------
 
   async query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
+    if (this.#texts.size < MAX_TEXTS_KEPT) this.#texts.add(sql);
     return this.#run(opts, async (conn) => {
       await this.#applySession(conn, opts?.session);
       // No parameters: no client-side interpolation, so a literal `?` in the SQL stays as is.

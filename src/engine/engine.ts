@@ -28,6 +28,7 @@ import { CollectError } from '../core/collector.js';
 import { errnoOf, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { MetricValue } from '../core/metrics.js';
+import type { LogRecord } from '../core/records.js';
 import type { CollectionTally } from '../core/probe.js';
 import type { Plan } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
@@ -113,6 +114,8 @@ export interface DomainOutcome {
   ms: number;
   /** Text values the collector kept (exporter reading). */
   text?: Record<string, string>;
+  /** Records the collector returned (see core/records.ts); kept whatever the error policy. */
+  records?: LogRecord[];
   /** The collector threw a programming error (reported as `collector-panic`, not `collector-error`). */
   panic?: true;
 }
@@ -470,6 +473,7 @@ export class Engine {
     );
     const outcome: DomainOutcome = { ...w, ...applied, failed, ms };
     if (result.text !== undefined) outcome.text = result.text;
+    if (result.records !== undefined && result.records.length > 0) outcome.records = result.records;
     if (panic) outcome.panic = true;
     this.#records.set(w.domain, {
       at,

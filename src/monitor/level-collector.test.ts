@@ -14,6 +14,7 @@ import {
 } from './centre.fixture.js';
 import type { Metrics } from '../core/metrics.js';
 import type { Sink } from '../core/sink.js';
+import type { LogRecord, Records } from '../core/records.js';
 import type { PlanRuntime, TransformMetrics } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
 
@@ -375,6 +376,66 @@ describe('LevelCollector: panics and dropped late values', () => {
     assert.deepEqual(
       events.lines.filter((l) => l.startsWith('drop-metrics')),
       ['drop-metrics-flush: p/slow/1/b: dropping 1 late values: the level collector stopped'],
+    );
+  });
+});
+
+describe('LevelCollector records', () => {
+  it('hands records to the sinks that take them, once per collection, and never to the others', async () => {
+    const clock = new FakeClock();
+    const status = new StatusRegistry();
+    const events = new RecordingEvents();
+    const plain = new RecordingSink();
+    const got: Records[] = [];
+    const withRecords: Sink = {
+      name: 'rec',
+      send: async () => undefined,
+      sendRecords: async (r) => {
+        got.push(r);
+      },
+    };
+    let failOnce = true;
+    const failing: Sink = {
+      name: 'bad',
+      send: async () => undefined,
+      sendRecords: async () => {
+        if (failOnce) {
+          failOnce = false;
+          throw new Error('intake down');
+        }
+      },
+    };
+    const rec = (n: number): LogRecord => ({ event: 'e', time: n, severity: 'info', attributes: { n } });
+    const a = new Scripted('a', async (call) => ({ values: [gauge('a', call)], records: [rec(call)] }));
+    const { runtime } = twoLevels();
+    const lco = new LevelCollector({
+      monitorId: 'm1',
+      status: status.monitor('m1'),
+      events,
+      db: new FakeDb(),
+      sinks: [plain, withRecords, failing],
+      help: () => undefined,
+      makeCollector: (d) => (d === 'a' ? a : new Scripted(d)),
+      lookupPlan: async () => runtime.active.plan,
+      buildRuntime: () => runtime,
+      clock,
+    });
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(1000);
+    await lco.stop();
+    assert.deepEqual(
+      got.map((r) => [r.interval, r.level, r.records['a']?.map((x) => x.attributes['n'])]),
+      [
+        [1, 'slow', [1]],
+        [2, 'fast', [2]],
+      ],
+    );
+    // The plain sink got its metrics and nothing else.
+    assert.equal(summary(plain.got).length, 2);
+    assert.ok(
+      events.lines.some((l) => /sink-send-error: bad :intake down/.test(l)),
+      events.lines.join('\n'),
     );
   });
 });

@@ -24,6 +24,7 @@ import type { Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import { errorMessage } from '../core/errors.js';
 import type { Metrics } from '../core/metrics.js';
+import { recordCount, type LogRecord, type Records } from '../core/records.js';
 import type { LevelState, Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
@@ -70,6 +71,8 @@ export interface LevelCollectorContext {
   onClean?(): void;
   /** Called with each collection's values once its run returned, before the sinks get them. */
   onCollected?(m: Metrics): void;
+  /** Called after onCollected with the records the same batch carries (undefined: none). */
+  onRecords?(m: Metrics, records: Records | undefined): void;
   /**
    * The embedding program's `transformMetrics` hook, run by the sink worker on each batch
    * before the sinks: it may change the records in place or return the ones to send. A
@@ -88,9 +91,9 @@ export type TransformMetrics = (
 const QUEUE_CAPACITY = 10;
 
 /** The debug line of one record sent to one sink. */
-function sentLine(sink: string, m: Metrics, ms: number): string {
+function sentLine(sink: string, m: Metrics): string {
   const values = Object.values(m.values).reduce((n, list) => n + list.length, 0);
-  return `sink ${sink}: sent ${m.plan}/${m.level}/${m.interval}: ${values} values in ${formatDuration(ms)}`;
+  return `sink ${sink}: sent ${m.plan}/${m.level}/${m.interval}: ${values} values`;
 }
 const PLAN_RETRY_MS = 2000;
 const PREPARE_TIMEOUT_MS = 10_000;
@@ -99,6 +102,8 @@ const PREPARE_BACKOFF_CAP_MS = 60_000;
 
 interface Batch {
   metrics: Metrics[];
+  /** The collection's records (and late ones of earlier runs), for the sinks that take records. */
+  records?: Records;
   plan: string;
   level: string;
   tick: Date;
@@ -132,6 +137,8 @@ export class LevelCollector {
   #collecting: Promise<void> = Promise.resolve();
   /** late values, by interval, waiting for the next batch */
   readonly #late = new Map<number, Metrics>();
+  /** late records, by domain, waiting for the next batch */
+  readonly #lateRecords = new Map<string, LogRecord[]>();
   readonly #queue: Batch[] = [];
   #wakeWorker: (() => void) | undefined;
   #worker: Promise<void> = Promise.resolve();
@@ -472,8 +479,10 @@ export class LevelCollector {
         onLate: (o) => this.#addLate(current, o),
       });
       current.end = this.#now();
-      for (const o of result.outcomes)
+      for (const o of result.outcomes) {
         if (o.values.length > 0) (current.values[o.domain] ??= []).push(...o.values);
+        if (o.records !== undefined) this.#keepRecords(o.domain, o.records);
+      }
       if (result.outcomes.every((o) => o.error === '')) this.#ctx.onClean?.();
     } catch (err) {
       // The engine contains collector failures; this is a bug guard so the loop survives.
@@ -486,11 +495,37 @@ export class LevelCollector {
       events.error('lco-collect-panic', monitorId, errorMessage(err));
     }
     status.set(MonitorKey.levelCollect, `${plan}/${level}: sending`);
-    this.#enqueue({ metrics: [...this.#takeLate(), current], plan, level, tick });
+    const batch: Batch = { metrics: [...this.#takeLate(), current], plan, level, tick };
+    const records = this.#takeRecords(current);
+    if (records !== undefined) batch.records = records;
+    try {
+      this.#ctx.onRecords?.(current, records);
+    } catch (err) {
+      events.error('lco-collect-panic', monitorId, errorMessage(err));
+    }
+    this.#enqueue(batch);
+  }
+
+  /** Keep a domain's records for the next batch (this run's, or a late run's). */
+  #keepRecords(domain: string, records: readonly LogRecord[]): void {
+    if (records.length === 0) return;
+    const list = this.#lateRecords.get(domain);
+    if (list === undefined) this.#lateRecords.set(domain, [...records]);
+    else list.push(...records);
+  }
+
+  /** The records waiting for a batch, as one Records of `m`'s collection; undefined when none. */
+  #takeRecords(m: Metrics): Records | undefined {
+    if (this.#lateRecords.size === 0) return undefined;
+    const records = Object.fromEntries(this.#lateRecords);
+    this.#lateRecords.clear();
+    const { monitorId, plan, level, interval, begin } = m;
+    return { monitorId, plan, level, interval, begin, records };
   }
 
   /** Keep values that came after their batch left, under their own interval. */
   #addLate(batch: Metrics, o: DomainOutcome): void {
+    if (o.records !== undefined) this.#keepRecords(o.domain, o.records);
     if (o.values.length === 0) return;
     let entry = this.#late.get(batch.interval);
     if (entry === undefined) {
@@ -521,6 +556,13 @@ export class LevelCollector {
           `${m.plan}/${m.level}/${m.interval}/${domain}: dropping ${values.length} late values: ${why}`,
         );
     this.#late.clear();
+    for (const [domain, records] of this.#lateRecords)
+      this.#ctx.events.error(
+        'drop-metrics-flush',
+        this.#ctx.monitorId,
+        `${domain}: dropping ${records.length} late records: ${why}`,
+      );
+    this.#lateRecords.clear();
   }
 
   #enqueue(batch: Batch): void {
@@ -591,25 +633,33 @@ export class LevelCollector {
   }
 
   async #send(batch: Batch): Promise<void> {
-    const { status, events, monitorId, sinks } = this.#ctx;
+    const { status, sinks } = this.#ctx;
     const metrics = await this.#transformed(batch);
     if (metrics === undefined) return;
     for (const m of metrics) {
       for (const sink of sinks) {
-        status.set(MonitorKey.levelSinks, `${m.plan}/${m.level}/${m.interval}: sending to ${sink.name}`);
-        const t0 = this.#clock.now();
-        try {
-          await sink.send(m);
-          status.delete(monitorKeyOf.sinkError(sink.name));
-          events.debug(() => sentLine(sink.name, m, this.#clock.now() - t0), monitorId);
-        } catch (err) {
-          // A programming error in a sink is a panic, not a failed send; either way the next sink goes on.
-          const panic = isPanic(err);
-          const text = panic ? panicText(err) : errorMessage(err);
-          status.set(monitorKeyOf.sinkError(sink.name), text);
-          if (panic) events.error('lco-receiver-panic', monitorId, `${sink.name}: ${text}`);
-          else events.error('sink-send-error', monitorId, `${sink.name} :${text}`);
-        }
+        const where = `${m.plan}/${m.level}/${m.interval}`;
+        await this.#deliver(
+          sink,
+          where,
+          () => sink.send(m),
+          () => sentLine(sink.name, m),
+        );
+      }
+    }
+    const records = batch.records;
+    if (records !== undefined) {
+      const where = `${records.plan}/${records.level}/${records.interval}`;
+      for (const sink of sinks) {
+        // Only the sinks whose registration takes records are asked.
+        if (sink.sendRecords === undefined) continue;
+        const send = sink.sendRecords.bind(sink);
+        await this.#deliver(
+          sink,
+          `${where} records`,
+          () => send(records),
+          () => `sink ${sink.name}: sent ${where}: ${recordCount(records)} records`,
+        );
       }
     }
     status.set(MonitorKey.levelSinks, 'idle');
@@ -618,5 +668,24 @@ export class LevelCollector {
       MonitorKey.levelCollect,
       `last collected and sent metrics for ${batch.plan}/${batch.level} at ${formatTimestamp(batch.tick)} in ${formatDuration(dur)}`,
     );
+  }
+
+  /** One send to one sink: status while it runs, the error key and event when it fails. */
+  async #deliver(sink: Sink, where: string, send: () => Promise<void>, line: () => string): Promise<void> {
+    const { status, events, monitorId } = this.#ctx;
+    status.set(MonitorKey.levelSinks, `${where}: sending to ${sink.name}`);
+    const t0 = this.#clock.now();
+    try {
+      await send();
+      status.delete(monitorKeyOf.sinkError(sink.name));
+      events.debug(() => `${line()} in ${formatDuration(this.#clock.now() - t0)}`, monitorId);
+    } catch (err) {
+      // A programming error in a sink is a panic, not a failed send; either way the next sink goes on.
+      const panic = isPanic(err);
+      const text = panic ? panicText(err) : errorMessage(err);
+      status.set(monitorKeyOf.sinkError(sink.name), text);
+      if (panic) events.error('lco-receiver-panic', monitorId, `${sink.name}: ${text}`);
+      else events.error('sink-send-error', monitorId, `${sink.name} :${text}`);
+    }
   }
 }

@@ -30,6 +30,7 @@ import { formatTimestamp } from '../util/time.js';
 import type { PlanRuntime, TransformMetrics } from './level-collector.js';
 import { LevelCollector } from './level-collector.js';
 import { HOUR_SLOTS, SeriesBuffer } from '../web/series.js';
+import { QueryBuffer } from '../web/queries.js';
 import type { DomainRecord } from '../engine/engine.js';
 import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.js';
 import { HaWatch } from './ha-watch.js';
@@ -209,6 +210,8 @@ export class Monitor {
    * none with `ui-history: false` on the monitor or `api.ui-history: false`.
    */
   readonly series: SeriesBuffer;
+  /** The web page's Queries tab: the query analytics records of the last hour. */
+  readonly queries = new QueryBuffer();
   /** The server's flavor and version, learnt after the first collection of each run. */
   #serverInfo: ServerInfo | undefined;
   /** This run's view of the HA hook; none when always active. */
@@ -699,6 +702,7 @@ export class Monitor {
       timing: this.timing,
       onClean: () => this.#events.reset(),
       ...(this.#deps.transformMetrics ? { transformMetrics: this.#deps.transformMetrics } : {}),
+      onRecords: (m, records) => this.queries.add(m, records),
       onCollected: (m) => {
         this.series.add(m);
         // Detected once per pool (no query once known); the page shows it.

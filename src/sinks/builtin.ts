@@ -11,6 +11,7 @@ import { SinkRegistry } from './registry.js';
 export const BUILTIN_SINKS: readonly LazySinkRegistration[] = [
   {
     name: 'log',
+    records: true,
     description: 'Prints metrics to stdout (the default sink when none is configured)',
     load: async () => (await import('./log.js')).logSinkRegistration(),
   },
@@ -26,6 +27,7 @@ export const BUILTIN_SINKS: readonly LazySinkRegistration[] = [
   },
   {
     name: 'otlp',
+    records: true,
     description: 'Sends metrics to an OpenTelemetry collector or backend (OTLP/HTTP, protobuf)',
     load: async () => (await import('./otlp.js')).otlpSinkRegistration(),
   },
@@ -36,6 +38,7 @@ export const BUILTIN_SINKS: readonly LazySinkRegistration[] = [
   },
   {
     name: 'datadog',
+    records: true,
     description: 'Sends metrics to Datadog (API or DogStatsD)',
     load: async () => (await import('./datadog.js')).datadogSinkRegistration(),
   },

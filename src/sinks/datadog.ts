@@ -35,6 +35,8 @@ import { splitHostPort } from '../util/net.js';
 import { isYes } from '../util/text.js';
 import type { StatusWriter } from '../core/status.js';
 import { formatTimestampMs } from '../util/time.js';
+import type { Records } from '../core/records.js';
+import { datadogLogBodies, datadogLogsRetryable, datadogLogsUrl } from './datadog-logs.js';
 import { withDelta } from './delta.js';
 import { sinkPoster } from './http.js';
 import { createRetried } from './retry.js';
@@ -365,6 +367,8 @@ export function dogstatsdEnvTags(env: NodeJS.ProcessEnv = process.env): string[]
 export interface DatadogDeps {
   /** API endpoint; default {@link datadogSeriesUrl} of `env`. */
   apiUrl?: string;
+  /** Logs intake endpoint (records); default {@link datadogLogsUrl} of `env`. */
+  logsUrl?: string;
   /** Environment for `DD_SITE` and DogStatsD's `DD_ENV`/`DD_SERVICE`/`DD_VERSION`. */
   env?: NodeJS.ProcessEnv;
   translators?: ReadonlyMap<string, SinkTranslator>;
@@ -376,6 +380,7 @@ class DatadogSink implements Sink {
   readonly #cfg: DatadogConfig;
   readonly #ctx: SinkContext;
   readonly #url: string;
+  readonly #logsUrl: string;
   readonly #globalTags: string[];
   readonly #agent: http.Agent;
   /** Series per request; lowered after HTTP 413 and kept for later sends. */
@@ -387,6 +392,7 @@ class DatadogSink implements Sink {
     this.#cfg = cfg;
     const env = deps.env ?? process.env;
     this.#url = deps.apiUrl ?? datadogSeriesUrl(env);
+    this.#logsUrl = deps.logsUrl ?? datadogLogsUrl(env);
     this.#globalTags = cfg.mode === 'dogstatsd' ? dogstatsdEnvTags(env) : [];
     this.#agent = this.#url.startsWith('https:')
       ? new https.Agent({ keepAlive: true })
@@ -421,6 +427,37 @@ class DatadogSink implements Sink {
         `last sent ${points.length} metrics at ${formatTimestampMs(new Date())}`,
       );
     }
+  }
+
+  /**
+   * Records go to the logs intake (see datadog-logs.ts). DogStatsD mode has no API key and
+   * no logs path: the records are not sent, and the sink's status says so.
+   */
+  async sendRecords(records: Records, signal?: AbortSignal): Promise<void> {
+    const key = monitorKeyOf.sink(this.name);
+    if (this.#cfg.mode === 'dogstatsd') {
+      this.#ctx.status.set(key, 'records not sent: dogstatsd mode has no logs intake (use api-key-auth)');
+      return;
+    }
+    const bodies = datadogLogBodies(records, this.#ctx.tags);
+    for (const json of bodies) {
+      const res = await sinkPoster(this.#ctx.httpClient)({
+        url: this.#logsUrl,
+        headers: {
+          'Content-Type': 'application/json',
+          'DD-API-KEY': this.#cfg.apiKey,
+          ...(this.#cfg.compress ? { 'Content-Encoding': 'gzip' } : {}),
+        },
+        body: this.#cfg.compress ? gzipSync(json) : json,
+        ...(signal ? { signal } : {}),
+        ...(this.#ctx.httpProxy ? { proxy: this.#ctx.httpProxy } : { agent: this.#agent }),
+      });
+      if (res.status >= 200 && res.status <= 299) continue;
+      const text = `logs intake: ${clientError(res.status, res.body.toString('utf8'))}`;
+      if (datadogLogsRetryable(res.status)) throw new Error(text);
+      this.#ctx.events.error('sink-send-error', this.#ctx.monitorId, `datadog :${text} (not retried)`);
+    }
+    if (bodies.length > 0) this.#ctx.status.set(key, `last sent records at ${formatTimestampMs(new Date())}`);
   }
 
   async close(): Promise<void> {
@@ -562,6 +599,7 @@ export function datadogSinkRegistration(deps: DatadogDeps = {}): SinkRegistratio
   return {
     name: 'datadog',
     description: 'Sends metrics to Datadog (API or DogStatsD)',
+    records: true,
     create: (ctx) => withDelta(createRetried(ctx, (c) => createDatadogSink(c, deps))),
   };
 }

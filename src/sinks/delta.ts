@@ -16,6 +16,7 @@
  */
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import { MetricType } from '../core/metrics.js';
+import type { Records } from '../core/records.js';
 import type { Sink } from '../core/sink.js';
 
 /**
@@ -74,12 +75,16 @@ export class DeltaSink implements Sink {
   readonly name: string;
   readonly state = new DeltaState();
   readonly #inner: Sink;
+  /** Records pass through unchanged when the inner sink takes them. */
+  readonly sendRecords?: (records: Records, signal?: AbortSignal) => Promise<void>;
 
   constructor(inner: Sink) {
     // Delta state must see each collection once and in order: never stack two of them.
     if (inner instanceof DeltaSink) throw new Error('delta sink cannot wrap another delta sink');
     this.#inner = inner;
     this.name = inner.name;
+    const records = inner.sendRecords?.bind(inner);
+    if (records !== undefined) this.sendRecords = records;
   }
 
   send(m: Metrics, signal?: AbortSignal): Promise<void> {

@@ -1,5 +1,6 @@
 /**
- * The `log` sink: prints every collection to stdout as a block of text.
+ * The `log` sink: prints every collection to stdout as a block of text, and every record
+ * (see core/records.ts) as one line of its own (see {@link formatRecordLine}).
  * No options (any are ignored), never fails, not wrapped by retry.
  *
  * ```
@@ -14,6 +15,7 @@
  * ```
  */
 import type { Metrics } from '../core/metrics.js';
+import type { AttributeValue, LogRecord, Records } from '../core/records.js';
 import type { Sink, SinkRegistration } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { monitorKeyOf } from '../core/status-keys.js';
@@ -65,6 +67,65 @@ export function formatLogBlock(m: Metrics): string {
   return lines.join('\n') + '\n';
 }
 
+/**
+ * Text made safe for one line: a backslash, a double quote and every control character
+ * (newlines and tabs included) are escaped, so one record is always exactly one line.
+ */
+export function escapeLine(text: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is escaped
+  return text.replace(/[\\"\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, (c) => {
+    switch (c) {
+      case '\\':
+        return '\\\\';
+      case '"':
+        return '\\"';
+      case '\n':
+        return '\\n';
+      case '\r':
+        return '\\r';
+      case '\t':
+        return '\\t';
+      default:
+        return `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
+    }
+  });
+}
+
+/** An attribute value: numbers and booleans bare, strings quoted and escaped. */
+function attrText(v: AttributeValue): string {
+  return typeof v === 'string' ? `"${escapeLine(v)}"` : String(v);
+}
+
+/**
+ * One record as one line:
+ * `# record <time> <monitor> <domain> <event> <severity> key=value … [body="…"]`, attribute
+ * keys sorted, string values quoted with every control character escaped.
+ */
+export function formatRecordLine(monitorId: string, domain: string, r: LogRecord): string {
+  const parts = [
+    '# record',
+    new Date(r.time).toISOString(),
+    escapeLine(monitorId),
+    escapeLine(domain),
+    escapeLine(r.event),
+    r.severity,
+  ];
+  for (const k of Object.keys(r.attributes).sort()) {
+    const v = r.attributes[k];
+    if (v !== undefined) parts.push(`${escapeLine(k)}=${attrText(v)}`);
+  }
+  if (r.body !== undefined) parts.push(`body=${attrText(r.body)}`);
+  return parts.join(' ');
+}
+
+/** Every record of a batch, one line each, domains in name order. */
+export function formatRecordLines(batch: Records): string {
+  const lines: string[] = [];
+  for (const domain of Object.keys(batch.records).sort())
+    for (const r of batch.records[domain] ?? []) lines.push(formatRecordLine(batch.monitorId, domain, r));
+  return lines.length === 0 ? '' : lines.join('\n') + '\n';
+}
+
 /** The number of values in one collection. */
 export function valueCount(m: Metrics): number {
   let n = 0;
@@ -87,6 +148,10 @@ export function createLogSink(out: TextOutput = process.stdout, status?: StatusW
         `last sent ${valueCount(metrics)} metrics at ${formatTimestampMs(new Date())}`,
       );
     },
+    sendRecords: async (records) => {
+      const text = formatRecordLines(records);
+      if (text !== '') out.write(text);
+    },
   };
 }
 
@@ -95,6 +160,7 @@ export function logSinkRegistration(out?: TextOutput): SinkRegistration {
   return {
     name: 'log',
     description: 'Prints metrics to stdout (the default sink when none is configured)',
+    records: true,
     create: (ctx) => createLogSink(out, ctx.status),
   };
 }

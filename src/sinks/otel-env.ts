@@ -12,8 +12,12 @@
 /** The environment as the sink reads it (process.env, or a test's map). */
 export type Env = Readonly<Record<string, string | undefined>>;
 
-/** The protocol the sink speaks. */
+/** The protocol the sink speaks by default. */
 export const OTLP_PROTOCOL = 'http/protobuf';
+
+/** The protocols the sink speaks: binary protobuf (default) or OTLP/JSON. */
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+export type OtlpProtocol = (typeof OTLP_PROTOCOLS)[number];
 
 /** Settings found in the environment; a field is absent when no variable sets it. */
 export interface OtlpEnvSettings {
@@ -21,6 +25,11 @@ export interface OtlpEnvSettings {
   url?: string;
   /** The variable the URL came from (for messages). */
   urlFrom?: string;
+  /**
+   * Full logs URL: OTEL_EXPORTER_OTLP_LOGS_ENDPOINT as it is, else OTEL_EXPORTER_OTLP_ENDPOINT
+   * with `v1/logs` appended.
+   */
+  logsUrl?: string;
   headers?: Record<string, string>;
   timeoutMs?: number;
   compression?: 'none' | 'gzip';
@@ -73,6 +82,19 @@ export function metricsUrlOf(base: string): string {
   return `${base.replace(/\/+$/, '')}/v1/metrics`;
 }
 
+/** `<base>/v1/logs` of a base URL (one slash between them). */
+export function logsUrlOf(base: string): string {
+  return `${base.replace(/\/+$/, '')}/v1/logs`;
+}
+
+/** The logs URL the environment gives, if any. */
+function envLogsUrl(env: Env): string | undefined {
+  const full = env[`${PREFIX}LOGS_ENDPOINT`]?.trim();
+  if (full !== undefined && full !== '') return full;
+  const base = env[`${PREFIX}ENDPOINT`]?.trim();
+  return base !== undefined && base !== '' ? logsUrlOf(base) : undefined;
+}
+
 /** Read the exporter variables of the environment. Throws on a value that cannot be used. */
 export function otlpEnvSettings(env: Env): OtlpEnvSettings {
   const out: OtlpEnvSettings = {};
@@ -81,6 +103,8 @@ export function otlpEnvSettings(env: Env): OtlpEnvSettings {
     out.url = endpoint.from.includes('_METRICS_') ? endpoint.value : metricsUrlOf(endpoint.value);
     out.urlFrom = endpoint.from;
   }
+  const logsUrl = envLogsUrl(env);
+  if (logsUrl !== undefined) out.logsUrl = logsUrl;
   const headers = pick(env, 'HEADERS');
   if (headers) out.headers = parseKeyValueList(headers.value, headers.from);
   const timeout = pick(env, 'TIMEOUT');

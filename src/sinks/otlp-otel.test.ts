@@ -80,6 +80,8 @@ describe('otlp naming: otel, as a local receiver decodes it', () => {
     const sink = otlpSinkRegistration({}).create(ctx);
     await sink.send(collection());
     await until(() => rx.requests.length === 1);
+    // The request arrived; closing before its answer is read would abort the send.
+    await until(() => /^last sent/.test(r.keys.get('otlp') ?? ''));
     await sink.close?.();
     const d = decode(rx.requests[0]?.body ?? new Uint8Array());
     assert.deepEqual(resourceOf(d), {
@@ -294,11 +296,11 @@ describe('otlp and the OTEL_* environment', () => {
     const bad: Array<[Record<string, string>, string]> = [
       [
         { OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' },
-        'invalid OTEL_EXPORTER_OTLP_PROTOCOL: grpc: the otlp sink sends http/protobuf only',
+        'invalid OTEL_EXPORTER_OTLP_PROTOCOL: grpc: the otlp sink sends http/protobuf or http/json',
       ],
       [
-        { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'http/json' },
-        'invalid OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: http/json: the otlp sink sends http/protobuf only',
+        { OTEL_EXPORTER_OTLP_PROTOCOL: 'http/protobuf', OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: 'grpc' },
+        'invalid OTEL_EXPORTER_OTLP_METRICS_PROTOCOL: grpc: the otlp sink sends http/protobuf or http/json',
       ],
       [
         { OTEL_EXPORTER_OTLP_TIMEOUT: '10s' },
@@ -320,7 +322,7 @@ describe('otlp and the OTEL_* environment', () => {
     ];
     for (const [env, message] of bad) assert.throws(() => parseOtlpOptions({}, env), { message });
     assert.throws(() => parseOtlpOptions({ protocol: 'grpc' }), {
-      message: 'invalid otlp option protocol: grpc: valid values: http/protobuf',
+      message: 'invalid otlp option protocol: grpc: valid values: http/protobuf, http/json',
     });
     // Empty variables count as unset.
     assert.equal(

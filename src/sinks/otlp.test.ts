@@ -150,6 +150,8 @@ describe('otlp options', () => {
   it('takes header.<name> keys over the headers list, and defaults', () => {
     assert.deepEqual(parseOtlpOptions({}), {
       url: 'http://127.0.0.1:4318/v1/metrics',
+      logsUrl: 'http://127.0.0.1:4318/v1/logs',
+      protocol: 'http/protobuf',
       headers: {},
       compression: 'none',
       metricPrefix: '',
@@ -167,6 +169,8 @@ describe('otlp options', () => {
       }),
       {
         url: 'https://otel.example:4318/v1/metrics',
+        logsUrl: 'https://otel.example:4318/v1/logs',
+        protocol: 'http/protobuf',
         headers: { a: '1', b: 'two', Authorization: 'Bearer x' },
         compression: 'gzip',
         metricPrefix: 'mysql.',

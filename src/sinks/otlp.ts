@@ -1,6 +1,9 @@
 /**
  * The `otlp` sink: OpenTelemetry metrics over OTLP/HTTP, binary protobuf encoding
- * (`POST <endpoint>/v1/metrics`, `Content-Type: application/x-protobuf`).
+ * (`POST <endpoint>/v1/metrics`, `Content-Type: application/x-protobuf`), and records as
+ * OTLP logs (`POST <endpoint>/v1/logs`, see otlp-logs.ts). `protocol: http/json` (or
+ * OTEL_EXPORTER_OTLP_PROTOCOL=http/json) sends both in OTLP/JSON instead
+ * (`Content-Type: application/json`).
  *
  * Why protobuf rather than OTLP/JSON: binary protobuf is the OTLP/HTTP default
  * (`http/protobuf` in every OpenTelemetry SDK) and the one encoding every receiver accepts
@@ -52,12 +55,15 @@ import { monitorKeyOf } from '../core/status-keys.js';
 import { ProtoWriter } from './protobuf.js';
 import {
   envResourceAttributes,
+  logsUrlOf,
   metricsUrlOf,
-  OTLP_PROTOCOL,
+  OTLP_PROTOCOLS,
   otlpEnvSettings,
   parseKeyValueList,
 } from './otel-env.js';
-import type { Env } from './otel-env.js';
+import type { Env, OtlpProtocol } from './otel-env.js';
+import type { Records } from '../core/records.js';
+import { encodeOtlpLogs, encodeOtlpLogsJson, jsonAttributes } from './otlp-logs.js';
 import { OTEL_DERIVED, OTEL_METRICS, otelAttributes, otelRule, otelValue } from './otel-names.js';
 
 /** The sink's name: its registration, its `Sink.name` and its status key. */
@@ -86,6 +92,10 @@ export type OtlpNaming = 'sonde' | 'otel';
 export interface OtlpOptions {
   /** Full URL the sink POSTs to (`<endpoint>/v1/metrics`, or the metrics endpoint as given). */
   url: string;
+  /** Full URL records go to (`<endpoint>/v1/logs`, or the logs endpoint as given). */
+  logsUrl: string;
+  /** Binary protobuf (default) or OTLP/JSON, for metrics and records alike. */
+  protocol: OtlpProtocol;
   /** Extra request headers (authentication, tenant). */
   headers: Record<string, string>;
   compression: 'none' | 'gzip';
@@ -121,7 +131,7 @@ interface ExplicitOptions {
   endpoint?: string;
   headers?: Record<string, string>;
   compression?: 'none' | 'gzip';
-  protocol?: string;
+  protocol?: OtlpProtocol;
   metricPrefix: string;
   naming: OtlpNaming;
   instanceEndpoint?: string;
@@ -141,7 +151,7 @@ function explicitOptions(options: Record<string, string>): ExplicitOptions {
     } else if (key === 'compression') {
       out.compression = value.trim() === '' ? 'none' : oneOf(key, value, ['none', 'gzip']);
     } else if (key === 'protocol') {
-      out.protocol = oneOf(key, value, [OTLP_PROTOCOL]);
+      out.protocol = oneOf(key, value, OTLP_PROTOCOLS);
     } else if (key === 'naming') {
       out.naming = oneOf(key, value, ['sonde', 'otel']);
     } else if (key === 'instance-endpoint') {
@@ -177,13 +187,13 @@ function checkHeaders(headers: Record<string, string>): void {
 export function parseOtlpOptions(options: Record<string, string>, env: Env = {}): OtlpOptions {
   const o = explicitOptions(options);
   const fromEnv = otlpEnvSettings(env);
-  if (
-    o.protocol === undefined &&
-    fromEnv.protocol &&
-    fromEnv.protocol.value.toLowerCase() !== OTLP_PROTOCOL
-  ) {
+  let protocol: OtlpProtocol = o.protocol ?? 'http/protobuf';
+  if (o.protocol === undefined && fromEnv.protocol) {
     const { value, from } = fromEnv.protocol;
-    throw new Error(`invalid ${from}: ${value}: the otlp sink sends ${OTLP_PROTOCOL} only`);
+    const found = OTLP_PROTOCOLS.find((p) => p === value.toLowerCase());
+    if (found === undefined)
+      throw new Error(`invalid ${from}: ${value}: the otlp sink sends ${OTLP_PROTOCOLS.join(' or ')}`);
+    protocol = found;
   }
   const headers = o.headers ?? fromEnv.headers ?? {};
   checkHeaders(headers);
@@ -191,8 +201,12 @@ export function parseOtlpOptions(options: Record<string, string>, env: Env = {})
     o.endpoint !== undefined
       ? metricsUrlOf(o.endpoint)
       : (fromEnv.url ?? metricsUrlOf(OTLP_DEFAULT_ENDPOINT));
+  const logsUrl =
+    o.endpoint !== undefined ? logsUrlOf(o.endpoint) : (fromEnv.logsUrl ?? logsUrlOf(OTLP_DEFAULT_ENDPOINT));
   return {
     url,
+    logsUrl,
+    protocol,
     headers,
     compression: o.compression ?? fromEnv.compression ?? 'none',
     metricPrefix: o.metricPrefix,
@@ -414,6 +428,53 @@ export function encodeOtlpMetrics(
   return { body: req.finish(), points: set.points };
 }
 
+/** A data point in OTLP/JSON. */
+function jsonPoint(p: Point): Record<string, unknown> {
+  const attrs = p.attributes ?? {};
+  const sorted = Object.fromEntries(
+    Object.keys(attrs)
+      .sort()
+      .map((k) => [k, attrs[k] ?? '']),
+  );
+  return {
+    timeUnixNano: String(p.time),
+    ...(p.int ? { asInt: String(BigInt(p.value)) } : { asDouble: p.value }),
+    attributes: jsonAttributes(sorted),
+  };
+}
+
+/** Encode one `Metrics` as an OTLP/JSON `ExportMetricsServiceRequest` (same content as the protobuf). */
+export function encodeOtlpMetricsJson(
+  m: Metrics,
+  resource: Record<string, string>,
+  o: EncodeOptions = {},
+): OtlpPayload {
+  const set = collectSeries(m, o);
+  const metrics = [...set.list.values()].map((s) => {
+    const dataPoints = s.points.map(jsonPoint);
+    const data =
+      s.kind === 'gauge'
+        ? { gauge: { dataPoints } }
+        : {
+            sum: {
+              dataPoints,
+              aggregationTemporality: s.kind === 'cumulative' ? TEMPORALITY_CUMULATIVE : TEMPORALITY_DELTA,
+              ...(s.monotonic ? { isMonotonic: true } : {}),
+            },
+          };
+    return { name: s.name, ...(s.unit !== '' ? { unit: s.unit } : {}), ...data };
+  });
+  const json = {
+    resourceMetrics: [
+      {
+        resource: { attributes: jsonAttributes(resource) },
+        scopeMetrics: [{ scope: { name: 'sonde' }, metrics }],
+      },
+    ],
+  };
+  return { body: new TextEncoder().encode(JSON.stringify(json)), points: set.points };
+}
+
 /** Status codes an OTLP/HTTP client may retry ("Retryable Response Codes" of the protocol). */
 const RETRYABLE = new Set([429, 502, 503, 504]);
 
@@ -442,7 +503,11 @@ const ExportResponse = answers.lookupType('ExportMetricsServiceResponse');
 
 /** The shape of a partial success, in protobuf (decoded, longs as strings) and JSON. */
 interface PartialSuccessObject {
-  partialSuccess?: { rejectedDataPoints?: string | number; errorMessage?: string };
+  partialSuccess?: {
+    rejectedDataPoints?: string | number;
+    rejectedLogRecords?: string | number;
+    errorMessage?: string;
+  };
 }
 
 /** `google.rpc.Status.message` of a protobuf error body, else the body as text. */
@@ -473,7 +538,9 @@ export function partialSuccess(
     const answer = contentType.includes('json')
       ? (JSON.parse(utf8.decode(body)) as PartialSuccessObject)
       : (ExportResponse.toObject(ExportResponse.decode(body), { longs: String }) as PartialSuccessObject);
-    rejected = BigInt(answer.partialSuccess?.rejectedDataPoints ?? 0);
+    const ps = answer.partialSuccess;
+    // The logs answer has the same shape (field 1 counts rejected log records).
+    rejected = BigInt(ps?.rejectedDataPoints ?? ps?.rejectedLogRecords ?? 0);
     message = answer.partialSuccess?.errorMessage ?? '';
   } catch {
     return undefined; // an unreadable success body is still a success
@@ -517,16 +584,22 @@ export function otlpResource(opts: OtlpOptions, deps: OtlpSinkDeps): Record<stri
   return { ...resource, ...deps.tags };
 }
 
-/** Build the unwrapped `otlp` sink (the registration wraps it in Retry). */
-export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
-  const target: PostTarget = parseTarget(opts.url, 'otlp endpoint');
-  const url = target.url;
-  const resource = otlpResource(opts, deps);
-  const encode: EncodeOptions = { prefix: opts.metricPrefix, naming: opts.naming };
-  const headers: Record<string, string> = { ...opts.headers, 'Content-Type': 'application/x-protobuf' };
-  if (opts.compression === 'gzip') headers['Content-Encoding'] = 'gzip';
-  const { status, events, monitorId } = deps;
+/** What one POST carries, for messages: `metrics`/`data points` or `records`/`log records`. */
+interface Cargo {
+  url: string;
+  body: Uint8Array;
+  count: number;
+  what: 'metrics' | 'records';
+  unit: string;
+}
 
+/** The POST of one cargo, with the sink's status and events; rejects when a resend may succeed. */
+function otlpPoster(
+  deps: OtlpSinkDeps,
+  headers: Record<string, string>,
+  gzip: boolean,
+): (c: Cargo, authorization: string | undefined, signal?: AbortSignal) => Promise<void> {
+  const { status, events, monitorId } = deps;
   const fail = (err: string): void => {
     status.set(
       monitorKeyOf.sink(SINK_NAME),
@@ -534,46 +607,80 @@ export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
     );
   };
 
+  return async (c: Cargo, authorization: string | undefined, signal?: AbortSignal): Promise<void> => {
+    status.set(monitorKeyOf.sink(SINK_NAME), `sending ${c.what}`);
+    const body = gzip ? gzipSync(c.body) : c.body;
+    let answer;
+    try {
+      answer = await sinkPoster(deps.httpClient)({ url: c.url, headers, authorization, body, signal });
+    } catch (err) {
+      fail(err instanceof Error ? err.message : String(err));
+      throw err;
+    }
+    if (answer.status < 200 || answer.status > 299) {
+      const text = `otlp receiver HTTP status ${answer.status} from ${c.url}: ${errorDetail(answer.body, answer.contentType)}`;
+      fail(text);
+      if (RETRYABLE.has(answer.status)) throw new Error(text);
+      // Not retryable per the OTLP/HTTP protocol: report and drop rather than resend forever.
+      events.error('sink-send-error', monitorId, `otlp :${text} (not retried)`);
+      return;
+    }
+    const partial = partialSuccess(answer.body, answer.contentType);
+    if (partial) {
+      events.error(
+        'sink-server-error',
+        monitorId,
+        `otlp receiver rejected ${partial.rejected} of ${c.count} ${c.unit}: ${partial.message}`,
+      );
+    }
+    status.set(
+      monitorKeyOf.sink(SINK_NAME),
+      `last sent ${c.count} ${c.what} at ${formatTimestampMs(new Date())}`,
+    );
+  };
+}
+
+/** Build the unwrapped `otlp` sink (the registration wraps it in Retry). */
+export function createOtlpSink(opts: OtlpOptions, deps: OtlpSinkDeps): Sink {
+  const target: PostTarget = parseTarget(opts.url, 'otlp endpoint');
+  const logsTarget: PostTarget = parseTarget(opts.logsUrl, 'otlp logs endpoint');
+  const resource = otlpResource(opts, deps);
+  const encode: EncodeOptions = { prefix: opts.metricPrefix, naming: opts.naming };
+  const json = opts.protocol === 'http/json';
+  const headers: Record<string, string> = {
+    ...opts.headers,
+    'Content-Type': json ? 'application/json' : 'application/x-protobuf',
+  };
+  if (opts.compression === 'gzip') headers['Content-Encoding'] = 'gzip';
+  const post = otlpPoster(deps, headers, opts.compression === 'gzip');
+
   return {
     name: SINK_NAME,
     async send(metrics: Metrics, signal?: AbortSignal): Promise<void> {
-      const payload = encodeOtlpMetrics(metrics, resource, encode);
+      const payload = json
+        ? encodeOtlpMetricsJson(metrics, resource, encode)
+        : encodeOtlpMetrics(metrics, resource, encode);
       if (payload.points === 0) return; // nothing this sink can express: nothing to send
-      status.set(monitorKeyOf.sink(SINK_NAME), 'sending metrics');
-      const body = opts.compression === 'gzip' ? gzipSync(payload.body) : payload.body;
-      let answer;
-      try {
-        answer = await sinkPoster(deps.httpClient)({
-          url,
-          headers,
-          authorization: target.authorization,
-          body,
-          signal,
-        });
-      } catch (err) {
-        fail(err instanceof Error ? err.message : String(err));
-        throw err;
-      }
-      if (answer.status < 200 || answer.status > 299) {
-        const text = `otlp receiver HTTP status ${answer.status} from ${url}: ${errorDetail(answer.body, answer.contentType)}`;
-        fail(text);
-        if (RETRYABLE.has(answer.status)) throw new Error(text);
-        // Not retryable per the OTLP/HTTP protocol: report and drop rather than resend forever.
-        events.error('sink-send-error', monitorId, `otlp :${text} (not retried)`);
-        return;
-      }
-      const partial = partialSuccess(answer.body, answer.contentType);
-      if (partial) {
-        events.error(
-          'sink-server-error',
-          monitorId,
-          `otlp receiver rejected ${partial.rejected} of ${payload.points} data points: ${partial.message}`,
-        );
-      }
-      status.set(
-        monitorKeyOf.sink(SINK_NAME),
-        `last sent ${payload.points} metrics at ${formatTimestampMs(new Date())}`,
-      );
+      const cargo: Cargo = {
+        url: target.url,
+        body: payload.body,
+        count: payload.points,
+        what: 'metrics',
+        unit: 'data points',
+      };
+      await post(cargo, target.authorization, signal);
+    },
+    async sendRecords(records: Records, signal?: AbortSignal): Promise<void> {
+      const payload = json ? encodeOtlpLogsJson(records, resource) : encodeOtlpLogs(records, resource);
+      if (payload.records === 0) return;
+      const cargo: Cargo = {
+        url: logsTarget.url,
+        body: payload.body,
+        count: payload.records,
+        what: 'records',
+        unit: 'log records',
+      };
+      await post(cargo, logsTarget.authorization, signal);
     },
   };
 }
@@ -588,6 +695,7 @@ export function otlpSinkRegistration(env: Env = process.env): SinkRegistration {
   return {
     name: SINK_NAME,
     description: 'Sends metrics to an OpenTelemetry collector or backend (OTLP/HTTP, protobuf)',
+    records: true,
     create: (ctx) => {
       const timeoutMs = otlpEnvSettings(env).timeoutMs;
       const options =

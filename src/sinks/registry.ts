@@ -10,6 +10,8 @@ import { SondeError } from '../core/errors.js';
 export interface LazySinkRegistration {
   name: string;
   description: string;
+  /** The sink carries records as well as metrics (as its implementation's registration says). */
+  records?: boolean;
   load(): Promise<SinkRegistration>;
 }
 
@@ -51,6 +53,14 @@ export class SinkRegistry {
   async create(name: string, ctx: SinkContext): Promise<Sink> {
     const reg = this.#sinks.get(name);
     if (!reg) throw new SondeError('CONFIG_INVALID', `sink ${name} not registered`);
-    return ('create' in reg ? reg : await reg.load()).create(ctx);
+    const real = 'create' in reg ? reg : await reg.load();
+    const sink = real.create(ctx);
+    // A sink is given records exactly when its registration says it takes them.
+    const declared = real.records === true;
+    if (declared !== (typeof sink.sendRecords === 'function'))
+      throw new Error(
+        `sink ${name}: its registration ${declared ? 'declares records but the sink has no sendRecords' : 'does not declare records but the sink has sendRecords'}`,
+      );
+    return sink;
   }
 }

@@ -27,6 +27,7 @@
 import type { Events } from '../core/events.js';
 import { errorMessage } from '../core/errors.js';
 import type { Metrics } from '../core/metrics.js';
+import { recordCount, type Records } from '../core/records.js';
 import type { Sink, SinkContext } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { monitorKeyOf } from '../core/status-keys.js';
@@ -148,9 +149,8 @@ export interface RetryOptions extends Partial<RetryConfig> {
   random?: () => number;
 }
 
-interface Entry {
-  readonly metrics: Metrics;
-}
+/** One buffered collection: its metrics, or its records (record-carrying sinks). */
+type Entry = { readonly metrics: Metrics } | { readonly records: Records };
 
 /** Status key holding the last inner error until the next inner success. */
 export const retryErrorKey: (sinkName: string) => string = monitorKeyOf.sinkSendError;
@@ -201,6 +201,8 @@ export class DropNoteStatus implements StatusWriter {
 /** A sink wrapped by the retry decorator; `name` is the inner sink's. */
 export class RetrySink implements Sink {
   readonly name: string;
+  /** Present when the inner sink takes records: they share the buffer with the metrics. */
+  readonly sendRecords?: (records: Records) => Promise<void>;
   readonly #inner: Sink;
   readonly #cfg: RetryConfig;
   readonly #opts: RetryOptions;
@@ -235,6 +237,7 @@ export class RetrySink implements Sink {
     };
     const first = Math.min(RETRY_BACKOFF_FIRST_MS, this.#cfg.backoffCapMs);
     this.#backoff = new Backoff(this.#cfg.backoffCapMs, first, 1.5, options.random);
+    if (inner.sendRecords !== undefined) this.sendRecords = async (records) => this.#push({ records });
   }
 
   /** Settings in effect. */
@@ -254,8 +257,12 @@ export class RetrySink implements Sink {
 
   /** Buffer `metrics` and start the loop unless it runs. Never fails, never waits. */
   async send(metrics: Metrics): Promise<void> {
+    this.#push({ metrics });
+  }
+
+  #push(entry: Entry): void {
     if (this.#closed.signal.aborted) return;
-    this.#stack.push({ metrics });
+    this.#stack.push(entry);
     // Full: the bottom (oldest) entry falls off, and is counted.
     if (this.#stack.length > this.#cfg.bufferSize) {
       this.#dropped += this.#stack.length - this.#cfg.bufferSize;
@@ -334,9 +341,20 @@ export class RetrySink implements Sink {
   }
 
   /** The debug line of one good inner send. */
-  #sentLine(m: Metrics, ms: number): string {
-    const values = Object.values(m.values).reduce((n, list) => n + list.length, 0);
-    return `sink ${this.name}: delivered ${m.plan}/${m.level}/${m.interval}: ${values} values in ${formatDuration(ms)}, ${this.#stack.length} buffered`;
+  #sentLine(e: Entry, ms: number): string {
+    const m = 'metrics' in e ? e.metrics : e.records;
+    const what =
+      'metrics' in e
+        ? `${Object.values(e.metrics.values).reduce((n, list) => n + list.length, 0)} values`
+        : `${recordCount(e.records)} records`;
+    return `sink ${this.name}: delivered ${m.plan}/${m.level}/${m.interval}: ${what} in ${formatDuration(ms)}, ${this.#stack.length} buffered`;
+  }
+
+  /** The inner send of one entry. */
+  #innerSend(e: Entry, signal: AbortSignal): Promise<void> {
+    if ('metrics' in e) return this.#inner.send(e.metrics, signal);
+    // Only record entries of an inner sink that takes records are ever buffered.
+    return this.#inner.sendRecords?.(e.records, signal) ?? Promise.resolve();
   }
 
   /** One inner send of `entry` under send-timeout; true on success. */
@@ -350,12 +368,12 @@ export class RetrySink implements Sink {
     );
     const t0 = Date.now();
     try {
-      await untilAborted(this.#inner.send(entry.metrics, deadline.signal), deadline.signal);
+      await untilAborted(this.#innerSend(entry, deadline.signal), deadline.signal);
       // Remove that exact entry wherever it is now; gone if it was pushed off the bottom.
       const i = this.#stack.indexOf(entry);
       if (i >= 0) this.#stack.splice(i, 1);
       const ms = Date.now() - t0;
-      this.#opts.events.debug(() => this.#sentLine(entry.metrics, ms), this.#opts.monitorId);
+      this.#opts.events.debug(() => this.#sentLine(entry, ms), this.#opts.monitorId);
       this.#opts.status?.delete(errorKey);
       return true;
     } catch (err) {

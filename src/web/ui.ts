@@ -1,7 +1,8 @@
 /**
  * The web page on the API listener (docs/ui.md): `GET /` (the page), `GET /ui/<file>` (its
  * script and styles, and uPlot's, all served from the package: the page works offline), and
- * the JSON it reads, `GET /api/ui/fleet` and `GET /api/ui/monitor?id=ID` (docs/api.md).
+ * the JSON it reads, `GET /api/ui/fleet`, `GET /api/ui/monitor?id=ID` and the Queries tab's
+ * `GET /api/ui/queries?id=ID` (docs/api.md).
  *
  * The page and its files hold no data, so they are served without the API token; the JSON
  * needs it like every other path. Every answer of the page carries a Content-Security-Policy
@@ -9,13 +10,13 @@
  * are read once, at their first request, and kept with an ETag and a gzipped copy.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import type { UiSource } from '../core/ui.js';
 import { send, sendText } from '../http/answer.js';
 import type { Call, Route } from '../http/router.js';
+import { readShipped } from '../util/shipped.js';
 import { escapeHtml } from '../util/text.js';
 
 /** The page's own files: `web/` at the package root (next to `dist/`). */
@@ -26,6 +27,7 @@ const require = createRequire(import.meta.url);
 const FILES: Readonly<Record<string, { path: () => string; type: string }>> = {
   'app.js': { path: () => join(WEB_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
   'app.css': { path: () => join(WEB_DIR, 'app.css'), type: 'text/css; charset=utf-8' },
+  'queries.js': { path: () => join(WEB_DIR, 'queries.js'), type: 'text/javascript; charset=utf-8' },
   'uplot.min.js': {
     path: () => require.resolve('uplot/dist/uPlot.iife.min.js'),
     type: 'text/javascript; charset=utf-8',
@@ -89,7 +91,7 @@ function assetCache(): (name: string, file: { path: () => string; type: string }
   return (name, file) => {
     let a = cache.get(name);
     if (a === undefined) {
-      const body = readFileSync(file.path());
+      const body = readShipped(`web/${name}`, file.path);
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
       a = { body, gzip: gzipSync(body, { level: 9 }), etag, type: file.type };
       cache.set(name, a);
@@ -149,6 +151,24 @@ export function uiRoutes(source: UiSource, session: UiSession): Route[] {
       },
     },
     { method: 'GET', path: '/api/ui/fleet', handler: (call) => sendJson(call, source.fleet()) },
+    {
+      method: 'GET',
+      path: '/api/ui/queries',
+      handler: (call) => {
+        const id = call.query.get('id');
+        if (id === undefined || id === '')
+          return sendText(call.res, call.req, 400, 'missing id=monitorId in query');
+        const q = source.queries?.(id);
+        if (q === undefined)
+          return sendText(
+            call.res,
+            call.req,
+            404,
+            `monitor ${escapeHtml(id.replace(/[\r\n]/g, ''))} not loaded`,
+          );
+        sendJson(call, q);
+      },
+    },
     {
       method: 'GET',
       path: '/api/ui/monitor',

@@ -8,7 +8,17 @@ import type { LevelTiming } from '../core/probe.js';
 import { monitorHealth } from '../core/health.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
 import { SERIES_NAMES, type SeriesName } from '../core/ui.js';
-import type { UiAgent, UiDomain, UiFleet, UiFleetRow, UiMonitor, UiSink, UiSource } from '../core/ui.js';
+import type {
+  UiAgent,
+  UiDomain,
+  UiFleet,
+  UiFleetRow,
+  UiMonitor,
+  UiQueries,
+  UiSink,
+  UiSource,
+} from '../core/ui.js';
+import type { QueryBuffer } from './queries.js';
 import type { DomainRecord } from '../engine/engine.js';
 import type { SeriesBuffer } from './series.js';
 
@@ -19,6 +29,7 @@ export interface UiMonitorLike {
   readonly running: boolean;
   readonly config: { sinks?: Record<string, unknown> | undefined };
   readonly series?: SeriesBuffer;
+  readonly queries?: QueryBuffer;
   readonly serverInfo?: ServerInfo | undefined;
   readonly activePlan?: Plan | undefined;
   readonly timing?: LevelTiming;
@@ -210,6 +221,13 @@ export function uiSource(deps: UiViewDeps): UiSource {
         refreshS: refreshOf(monitors.map((m) => m.activePlan)),
         monitors: rows,
       };
+    },
+    queries(id: string): UiQueries | undefined {
+      const m = deps.monitors().find((x) => x.id === id);
+      if (m === undefined) return undefined;
+      return (
+        m.queries?.view(now()) ?? { windowS: 0, top: [], samples: {}, plans: {}, locks: [], locksAt: null }
+      );
     },
     monitor(id: string): UiMonitor | undefined {
       const m = deps.monitors().find((x) => x.id === id);

@@ -23,6 +23,7 @@ import { BUILTIN_SINKS } from '../../src/sinks/builtin.js';
 import { uiRoutes } from '../../src/web/ui.js';
 import { OTEL_METRICS } from '../../src/sinks/otel-names.js';
 import { OTLP_MONITOR_KEYS } from '../../src/sinks/otlp.js';
+import { RECORD_ATTRIBUTES } from '../../src/collectors/kit/query/attributes.js';
 import type { UiSource } from '../../src/core/ui.js';
 import { findUnknown, type Finding, type Kind, type Known, type Route } from './doc-refs.js';
 
@@ -82,7 +83,7 @@ export function knownFromCode(): Known {
     sinks: new Set(BUILTIN_SINKS.map((s) => s.name)),
     routes: routes(),
     statusKeys: new Set(STATUS_KEYS.map((s) => s.key)),
-    emittedNames: new Set([...Object.keys(OTEL_METRICS), ...OTLP_MONITOR_KEYS]),
+    emittedNames: new Set([...Object.keys(OTEL_METRICS), ...OTLP_MONITOR_KEYS, ...RECORD_ATTRIBUTES]),
   };
 }
 

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePort } from '../helpers/mariadb.js';
-import { BIN, runSonde, startAgent, writeConfig, type Agent } from '../helpers/agent.js';
+import { runSonde, sondeArgv, startAgent, writeConfig, type Agent } from '../helpers/agent.js';
 import { makeTlsFiles, type TlsFiles } from '../helpers/tls.js';
 import { httpCall, type Answer } from '../helpers/http-call.js';
 
@@ -121,7 +121,7 @@ describe('agent API over TLS', () => {
     const [dir, path] = writeConfig(
       `api:\n  bind: 127.0.0.1:${port}\n  tls:\n    cert: ${tls.cert}\n    key: ${tls.key}\n    client-ca: ${tls.ca}\n${await monitorsYaml()}`,
     );
-    const proc = spawn(process.execPath, [BIN, '--config', path], { cwd: dir, stdio: 'ignore' });
+    const proc = spawn(process.execPath, sondeArgv(['--config', path]), { cwd: dir, stdio: 'ignore' });
     const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
     try {
       let answer: Answer | undefined;

@@ -93,7 +93,8 @@ describe('agent logs', { timeout: 90_000 }, () => {
       debug.find((l) => l.monitor === 'm1' && re.test(l.message));
     const connected = find(/^connected to sonde:\.\.\.@tcp\(127\.0\.0\.1:\d+\)\/\S* in \d/);
     assert.ok(connected, 'connect line');
-    assert.match(connected.caller ?? '', /^monitor\.js:\d+$/);
+    // The installed command runs with source maps: the line in sonde's TypeScript source.
+    assert.match(connected.caller ?? '', /^monitor\.ts:\d+$/);
     assert.ok(
       find(
         /^plan change state:none plan:none -> state:active plan:\(first plan\): monitor started, plan changing off$/,

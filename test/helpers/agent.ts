@@ -11,16 +11,31 @@ import { freePort } from './mariadb.js';
 
 /** Repo root (this file runs from dist/test/helpers). */
 export const ROOT = resolve(import.meta.dirname, '../../..');
-export const BIN = join(ROOT, 'dist/src/bin/sonde.js');
+/**
+ * The command as installed: package.json's `bin`, the bundle (scripts/build-bundle.mjs), so
+ * that end-to-end tests run what ships, not the TypeScript compiler's output.
+ */
+export const BIN = join(
+  ROOT,
+  (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { bin: { sonde: string } }).bin.sonde,
+);
 
 /**
  * The Node flags the built bin asks for on its `#!/usr/bin/env -S node …` line, for
- * whoever starts it with `node` explicitly (the demo, the benches).
+ * whoever starts it with `node` explicitly (the tests, the demo, the benches).
  */
 export function binNodeFlags(): string[] {
   const first = readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '';
   const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
   return m?.[1] === undefined ? [] : m[1].split(/\s+/).filter((f) => f !== '');
+}
+
+let flags: string[] | undefined;
+
+/** `node <the bin's flags> <the bin>`: the command line the installed `sonde` runs. */
+export function sondeArgv(args: readonly string[]): string[] {
+  flags ??= binNodeFlags();
+  return [...flags, BIN, ...args];
 }
 
 /** `GET /status/monitors`: monitor id → status key → text. */
@@ -56,7 +71,7 @@ export function runSonde(
   opts: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
 ): Promise<RunResult> {
   return new Promise((resolvePromise, reject) => {
-    const proc = spawn(process.execPath, [BIN, ...args], {
+    const proc = spawn(process.execPath, sondeArgv(args), {
       cwd: opts.cwd ?? ROOT,
       env: { ...process.env, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -118,7 +133,7 @@ export async function startAgent(
   const port = await freePort();
   const [dir, path] = writeConfig(configYaml.replaceAll('{{API}}', `127.0.0.1:${port}`));
   for (const [name, text] of Object.entries(opts.files ?? {})) writeFileSync(join(dir, name), text);
-  const proc = spawn(process.execPath, [BIN, '--config', path, ...(opts.args ?? [])], {
+  const proc = spawn(process.execPath, sondeArgv(['--config', path, ...(opts.args ?? [])]), {
     cwd: dir,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -3,7 +3,7 @@
  * the real process, its exporter endpoint on the address the arguments name.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { BIN, ROOT } from './agent.js';
+import { ROOT, sondeArgv } from './agent.js';
 
 export interface CliExporter {
   proc: ChildProcess;
@@ -26,7 +26,7 @@ export async function startSondeCli(
   address: string,
   opts: { env?: NodeJS.ProcessEnv; cwd?: string } = {},
 ): Promise<CliExporter> {
-  const proc = spawn(process.execPath, [BIN, ...args], {
+  const proc = spawn(process.execPath, sondeArgv(args), {
     cwd: opts.cwd ?? ROOT,
     env: { ...process.env, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],

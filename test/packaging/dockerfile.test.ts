@@ -11,46 +11,12 @@ import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { ROOT, binNodeFlags, startAgent } from '../helpers/agent.js';
+import { args, stages, type Stage } from '../helpers/dockerfile.js';
 
 const run = promisify(execFile);
 
 /** Node lines with long-term support that sonde runs on. */
 const NODE_LTS = ['22', '24'];
-
-interface Instruction {
-  op: string;
-  args: string;
-}
-interface Stage {
-  image: string;
-  name: string;
-  steps: Instruction[];
-}
-
-/** Instructions per stage: comments dropped, `\` continuations joined. */
-function stages(text: string): Stage[] {
-  const joined = text
-    .split('\n')
-    .filter((l) => !/^\s*#/.test(l))
-    .join('\n')
-    .replace(/\\\n/g, ' ');
-  const out: Stage[] = [];
-  for (const line of joined.split('\n')) {
-    const m = /^\s*([A-Z]+)\s+(.*)$/.exec(line);
-    if (!m) continue;
-    const op = m[1] ?? '';
-    const args = (m[2] ?? '').trim();
-    if (op === 'FROM') {
-      const from = /^(\S+)\s+AS\s+(\S+)$/i.exec(args);
-      out.push({ image: from?.[1] ?? args, name: from?.[2] ?? '', steps: [] });
-    } else {
-      out.at(-1)?.steps.push({ op, args });
-    }
-  }
-  return out;
-}
-
-const args = (s: Stage, op: string): string[] => s.steps.filter((i) => i.op === op).map((i) => i.args);
 
 describe('Dockerfile', () => {
   let text: string;

@@ -22,6 +22,9 @@ interface Pkg {
   devDependencies: Record<string, string>;
 }
 
+/** The bundle's source maps: shipped, for stack traces that name sonde's TypeScript lines. */
+const BUNDLE_MAP = /^dist\/bundle\/bin\/[^/]+\.js\.map$/;
+
 /** Paths that belong to development only. */
 const DEV_ONLY =
   /(^|\/)(test|tests|bench|fixtures?)\/|\.test\.(js|d\.ts)$|fixture|test-helpers|\.map$|(?<!\.d)\.ts$|^src\//;
@@ -67,9 +70,12 @@ describe('npm pack', () => {
       'web/index.html',
       'web/app.js',
       'web/app.css',
+      'web/queries.js',
       'certs/rds-global-bundle.pem',
       'dist/src/index.js',
       'dist/src/index.d.ts',
+      'dist/bundle/bin/sonde.js',
+      'dist/bundle/bin/sonde.js.map',
     ])
       assert.ok(files.includes(f), `${f} packed`);
     assert.ok(files.includes('deploy/sonde.service'), 'deploy/sonde.service packed');
@@ -77,12 +83,14 @@ describe('npm pack', () => {
 
   it('holds no test, fixture, bench, source map or TypeScript source', () => {
     assert.deepEqual(
-      files.filter((f) => DEV_ONLY.test(f)),
+      files.filter((f) => DEV_ONLY.test(f) && !BUNDLE_MAP.test(f)),
       [],
     );
     assert.deepEqual(
       files.filter(
-        (f) => !/^(dist\/src\/|docs\/|web\/|examples\/|deploy\/|certs\/)/.test(f) && !/^[^/]+$/.test(f),
+        (f) =>
+          !/^(dist\/src\/|dist\/bundle\/bin\/|docs\/|web\/|examples\/|deploy\/|certs\/)/.test(f) &&
+          !/^[^/]+$/.test(f),
       ),
       [],
     );
@@ -102,6 +110,26 @@ describe('npm pack', () => {
             problems.push(`${f}: ${spec} is not a runtime dependency`);
         }
       }
+    }
+    assert.deepEqual(problems, []);
+  });
+
+  it('the command is the bundle: every chunk it imports and every source map is packed', async () => {
+    assert.match(pkg.bin.sonde ?? '', /^dist\/bundle\/bin\/sonde\.js$/);
+    const packed = new Set(files);
+    const problems: string[] = [];
+    const bundle = files.filter((f) => f.startsWith('dist/bundle/bin/') && f.endsWith('.js'));
+    assert.ok(bundle.length > 10, 'the bundle is split into chunks loaded on first use');
+    for (const f of bundle) {
+      const js = await readFile(join(ROOT, f), 'utf8');
+      // Minified: `import{a}from"./chunk-X.js"`, `import("./x-Y.js")`, `import"./chunk-Z.js"`.
+      for (const m of js.matchAll(/(?:\bfrom|\bimport\(?)\s*["'](\.\/[\w.-]+\.js)["']/g)) {
+        const spec = m[1] ?? '';
+        if (!packed.has(normalize(join(dirname(f), spec)))) problems.push(`${f}: ${spec} is not packed`);
+      }
+      const map = /\/\/# sourceMappingURL=(\S+)\s*$/.exec(js)?.[1];
+      if (map === undefined || !packed.has(normalize(join(dirname(f), map))))
+        problems.push(`${f}: no packed source map`);
     }
     assert.deepEqual(problems, []);
   });

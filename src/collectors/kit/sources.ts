@@ -74,7 +74,8 @@ const NO_PFS_REPLICATION = 'no performance_schema replication_connection_status 
  * - query.response-time `events_statements_histogram_global`; percona.response-time
  *   `query_response_time` (the plugin must be loaded); stmt.current
  *   `events_statements_current` (performance_schema and the consumer must be on);
- *   wait.io.table `table_io_waits_summary_by_table` (performance_schema must be on); error.*
+ *   wait.io.table `table_io_waits_summary_by_table` (performance_schema must be on); query.top
+ *   and stmt.schema `events_statements_summary_by_digest` (performance_schema must be on); error.*
  *   their `events_errors_summary_*` table.
  * - aws.rds `cloudwatch`: it asks CloudWatch, never the server, so flavor and version do not
  *   matter.
@@ -152,6 +153,20 @@ export const SOURCE_TABLE: Readonly<Record<string, readonly SourceRule[]>> = {
     },
   ],
   'stmt.current': both('events_statements_current'),
+  'stmt.schema': both('events_statements_summary_by_digest'),
+  'query.top': both('events_statements_summary_by_digest'),
+  'query.sample': both('events_statements_history_long,events_statements_history'),
+  'lock.wait': [
+    { flavor: 'mysql', min: '8.0.1', unknown: true, source: 'data_lock_waits,metadata_locks' },
+    { flavor: 'mysql', source: 'innodb_lock_waits,metadata_locks' },
+    { flavor: 'mariadb', source: 'innodb_lock_waits,metadata_locks' },
+  ],
+  'query.plan': [
+    { flavor: 'mysql', min: '5.7.0', unknown: true, source: 'explain-for-connection' },
+    { flavor: 'mysql', unsupported: 'EXPLAIN FOR CONNECTION exists only in MySQL 5.7 and later' },
+    { flavor: 'mariadb', min: '10.9.0', unknown: true, source: 'show-explain-json' },
+    { flavor: 'mariadb', source: 'show-explain' },
+  ],
   'wait.io.table': both('table_io_waits_summary_by_table'),
   'error.global': errorDomain('events_errors_summary_global_by_error'),
   'error.account': errorDomain('events_errors_summary_by_account_by_error'),

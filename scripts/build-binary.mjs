@@ -1,0 +1,120 @@
+#!/usr/bin/env node
+/**
+ * The single executable: `sonde-linux-<arch>`, one file holding Node, sonde and its shipped
+ * files, built with Node's single-executable-application support (`npm run build:binary`).
+ *
+ *   node scripts/build-binary.mjs [--out dist/binary] [--node /path/to/node]
+ *
+ * Steps:
+ * 1. esbuild bundles the agent as for the `sonde` command (scripts/build-bundle.mjs: one
+ *    entry, chunks loaded on first use), without source maps.
+ * 2. The preparation blob (`node --experimental-sea-config`): the main script
+ *    scripts/sea-main.cjs, which serves the chunks to Node's module loader from the blob so
+ *    that each is read and compiled only when first imported, as from disk (a single
+ *    CommonJS script of everything was 12 MiB larger in memory at start); the Node flags the
+ *    bin's `#!` line passes (`execArgv`); the chunks and the shipped files as assets
+ *    (package.json, web/, certs/, named by their path in the package; uPlot's files under
+ *    web/ with the names the page serves them by): src/util/shipped.ts reads them through
+ *    `node:sea`.
+ * 3. A copy of the node binary (`--node`, default the one running this script) with the
+ *    blob injected by postject.
+ *
+ * The executable needs nothing on the host but the C library and, for TLS to servers it
+ * should verify, nothing more: Node's own CA store is built in (tls.ca names others).
+ */
+import { build } from 'esbuild';
+import { bundleOptions } from './build-bundle.mjs';
+import { execFileSync } from 'node:child_process';
+import {
+  chmodSync,
+  copyFileSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createRequire } from 'node:module';
+import { arch } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const require = createRequire(import.meta.url);
+
+/** The fuse postject flips so that Node looks for the blob (Node's documented sentinel). */
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+
+function arg(name, def) {
+  const i = process.argv.indexOf(`--${name}`);
+  return i >= 0 ? (process.argv[i + 1] ?? def) : def;
+}
+
+/** The Node flags of the bin's `#!/usr/bin/env -S node …` line, but for source maps (none inside). */
+function binNodeFlags() {
+  const first = readFileSync(join(ROOT, 'src/bin/sonde.ts'), 'utf8').split('\n', 1)[0] ?? '';
+  const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
+  return (m?.[1] ?? '').split(/\s+/).filter((f) => f !== '' && f !== '--enable-source-maps');
+}
+
+/** The embedded files: asset name → file on disk. */
+function assets(dir) {
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8'));
+  const pkgFile = join(dir, 'package.json');
+  writeFileSync(pkgFile, `${JSON.stringify({ name: pkg.name, version: pkg.version })}\n`);
+  const uplot = dirname(require.resolve('uplot/dist/uPlot.min.css'));
+  return {
+    'package.json': pkgFile,
+    'web/index.html': join(ROOT, 'web/index.html'),
+    'web/app.js': join(ROOT, 'web/app.js'),
+    'web/app.css': join(ROOT, 'web/app.css'),
+    'web/uplot.min.js': join(uplot, 'uPlot.iife.min.js'),
+    'web/uplot.min.css': join(uplot, 'uPlot.min.css'),
+    'web/uplot-LICENSE.txt': join(uplot, '../LICENSE'),
+    'certs/rds-global-bundle.pem': join(ROOT, 'certs/rds-global-bundle.pem'),
+  };
+}
+
+/** Build the executable into `out`; returns its path. */
+export async function buildBinary({ out = join(ROOT, 'dist/binary'), node = process.execPath } = {}) {
+  const dir = resolve(out);
+  const work = join(dir, 'sea');
+  rmSync(work, { recursive: true, force: true });
+  mkdirSync(work, { recursive: true });
+  const chunks = join(work, 'bundle');
+  await build(bundleOptions(chunks, { sourcemap: false }));
+  const bundle = Object.fromEntries(
+    readdirSync(chunks)
+      .filter((f) => f.endsWith('.js'))
+      .map((f) => [`bundle/${f}`, join(chunks, f)]),
+  );
+  const blob = join(work, 'sea-prep.blob');
+  const config = join(work, 'sea-config.json');
+  writeFileSync(
+    config,
+    JSON.stringify(
+      {
+        main: join(ROOT, 'scripts/sea-main.cjs'),
+        output: blob,
+        disableExperimentalSEAWarning: true,
+        execArgv: binNodeFlags(),
+        assets: { ...bundle, ...assets(work) },
+      },
+      null,
+      2,
+    ),
+  );
+  execFileSync(node, ['--experimental-sea-config', config], { stdio: ['ignore', 'ignore', 'inherit'] });
+  const exe = join(dir, `sonde-linux-${arch()}`);
+  rmSync(exe, { force: true });
+  copyFileSync(node, exe);
+  chmodSync(exe, 0o755);
+  const { inject } = require('postject');
+  await inject(exe, 'NODE_SEA_BLOB', readFileSync(blob), { sentinelFuse: SEA_FUSE });
+  return exe;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const exe = await buildBinary({ out: arg('out', undefined), node: arg('node', undefined) });
+  process.stdout.write(`${exe}\n`);
+}

@@ -1,0 +1,72 @@
+#!/usr/bin/env node
+/**
+ * The production build of the agent: src/bin/sonde.ts and everything it imports, sonde's
+ * own modules and its dependencies, bundled and tree-shaken by esbuild into
+ * `dist/bundle/bin/sonde.js`. What sonde imports on first use (`await import(…)`: the
+ * collectors' and sinks' implementations, the AWS SDK, protobuf, the exporter and probe
+ * listeners, the web page's server side, the heartbeat writer, plugin loading) becomes
+ * chunks beside it, loaded when first used. Source maps (`*.js.map`, no sources inside)
+ * give stack traces in TypeScript terms: the bin turns them on once past `--version` and
+ * `--help` (`process.setSourceMapsEnabled`).
+ *
+ *   node scripts/build-bundle.mjs [--metafile]
+ *
+ * The bundle and its chunks sit three folders below the package root, like
+ * dist/src/bin/sonde.js: the files sonde reads relative to its own code (package.json,
+ * web/, certs/) resolve the same from both. `--metafile` writes dist/bundle/meta.json
+ * (what went into which file, for esbuild's analyzer).
+ */
+import { build } from 'esbuild';
+import { rmSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const OUT = join(ROOT, 'dist/bundle/bin');
+
+/**
+ * CommonJS dependencies (mysql2, pino, …) call `require` for Node's own modules; in an ES
+ * module there is none, so each output file gets one made for it.
+ */
+const REQUIRE_SHIM =
+  "import { createRequire as __sondeCreateRequire } from 'node:module';\n" +
+  'const require = __sondeCreateRequire(import.meta.url);';
+
+/** esbuild's options for the bundle in `outdir` (the single executable takes it without maps). */
+export function bundleOptions(outdir, { sourcemap = true, metafile = false } = {}) {
+  return {
+    absWorkingDir: ROOT,
+    entryPoints: { sonde: 'src/bin/sonde.ts' },
+    outdir,
+    entryNames: '[name]',
+    chunkNames: '[name]-[hash]',
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
+    // ES module builds where a package has one (the AWS SDK): tree-shaken, and imported on
+    // first use with their named exports.
+    mainFields: ['module', 'main'],
+    target: 'node22',
+    sourcemap: sourcemap ? 'linked' : false,
+    sourcesContent: false,
+    minifySyntax: true,
+    minifyWhitespace: true,
+    legalComments: 'linked',
+    banner: { js: REQUIRE_SHIM },
+    metafile,
+    logLevel: 'warning',
+  };
+}
+
+/** Bundle the agent into dist/bundle/bin; returns esbuild's result (with the metafile when asked). */
+export async function buildBundle({ metafile = false } = {}) {
+  rmSync(join(ROOT, 'dist/bundle'), { recursive: true, force: true });
+  const result = await build(bundleOptions(OUT, { metafile }));
+  if (metafile) writeFileSync(join(ROOT, 'dist/bundle/meta.json'), JSON.stringify(result.metafile));
+  return result;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  await buildBundle({ metafile: process.argv.includes('--metafile') });
+}
