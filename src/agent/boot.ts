@@ -40,6 +40,7 @@ import { uiSource } from '../web/view.js';
 import { parsePlan, validatePlans } from '../plan/parse.js';
 import { loadPlugins } from '../plugins/load.js';
 import { PlanStore, type HelpLookup } from '../plan/store.js';
+import { didYouMean } from '../util/suggest.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
 import { buildApi, type ApiDeps } from '../server/api.js';
 import type { SinkRegistry } from '../sinks/registry.js';
@@ -48,7 +49,7 @@ import { StatusRegistry } from '../status/registry.js';
 import { sleep } from '../util/backoff.js';
 import type { EventLog } from '../log/event-log.js';
 import { TokenFile } from '../http/guard.js';
-import { parseHostPort } from '../util/net.js';
+import { listenFailure, parseHostPort } from '../util/net.js';
 import { packageVersion } from '../util/shipped.js';
 import { formatTimestamp } from '../util/time.js';
 import { loadWebConfig } from '../http/web-config.js';
@@ -87,6 +88,8 @@ export interface BootOptions {
   /** Told the config once loaded, and the shared plans once loaded (`--print-config`, `--print-plans`). */
   onConfig?: (config: Config) => void;
   onPlans?: (plans: Plan[]) => void;
+  /** A running listener could not listen: one line naming the flag or key (see AgentOptions). */
+  onListenFailure?: (message: string) => void;
 }
 
 /**
@@ -177,6 +180,8 @@ export interface Boot {
   /** The HA hook; undefined: always active. */
   ha?: HighAvailability;
   translators: ReadonlyMap<string, SinkTranslator>;
+  /** A running listener could not listen (BootOptions.onListenFailure). */
+  onListenFailure?: (message: string) => void;
 }
 
 /** Options of a database handle made by the CLI: password reload failures become events. */
@@ -279,6 +284,16 @@ async function bootPlans(b: Boot): Promise<void> {
   }
 }
 
+/** `fn` called once per distinct message (a plan file re-read at each monitor start warns once). */
+function onceEach(fn: (message: string) => void): (message: string) => void {
+  const seen = new Set<string>();
+  return (message) => {
+    if (seen.has(message)) return;
+    seen.add(message);
+    fn(message);
+  };
+}
+
 /** The `db` factory's connection, checked: a handle without the methods sonde calls is refused. */
 function factoryDb(
   make: NonNullable<AgentFactories['db']>,
@@ -358,7 +373,20 @@ export function monitorDeps(b: Boot): MonitorDeps {
       return buildRuntime(plan, cfg);
     },
     uiHistory: b.config.api?.['ui-history'] !== false,
+    ...(b.onListenFailure ? { exporterListenFailed: exporterListenFailed(b, b.onListenFailure) } : {}),
   };
+}
+
+/**
+ * The line for an exporter listener that cannot listen, naming what sets its address:
+ * `--web.listen-address` on mysqld_exporter's command line, else the config key.
+ */
+function exporterListenFailed(
+  b: Boot,
+  report: (message: string) => void,
+): (id: string, err: unknown) => void {
+  const key = b.exporterPlan !== undefined ? '--web.listen-address' : 'exporter.flags.web.listen-address';
+  return (id, err) => report(`${key}: ${errorMessage(err)} (monitor ${id})`);
 }
 
 /** A monitor's sinks: those configured, or the log sink when none is. */
@@ -367,7 +395,8 @@ async function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): 
   const list = configured.length > 0 ? configured : [['log', {}] as [string, Record<string, string>]];
   const sinks: Sink[] = [];
   for (const [name, options] of list) {
-    if (!b.sinks.has(name)) throw new Error(`sink ${name} not registered`);
+    if (!b.sinks.has(name))
+      throw new Error(`sink ${name} not registered${didYouMean(name, b.sinks.names())}`);
     const tags = m.tags ?? {};
     const httpClient = b.factories.httpClient?.({ sinkName: name, monitorId: m.id, options, tags });
     sinks.push(
@@ -614,7 +643,10 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     connect: scrubbingConnect(events, opts.factories?.awsConfig),
     collectors,
     sinks: opts.sinks,
-    plans: new PlanStore(),
+    plans: new PlanStore({
+      warn: onceEach((m) => events.notice('plan-warning', '', m)),
+      domains: () => collectors.domains(),
+    }),
     help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
     ...(opts.exporter ? { exporterPlan: cliPlan(opts.exporter.plan, collectors) } : {}),
     ...(opts.exporter?.allowedTargets ? { allowedTargets: opts.exporter.allowedTargets } : {}),
@@ -622,6 +654,7 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     factories: opts.factories ?? {},
     ...(opts.ha ? { ha: opts.ha } : {}),
     translators: opts.translators,
+    ...(opts.onListenFailure ? { onListenFailure: opts.onListenFailure } : {}),
   };
 
   serverStatus.set(ServerKey.server, 'boot: loading plans');
@@ -644,12 +677,19 @@ export async function listenUntilStopped(
   listen: () => Promise<unknown>,
   onError: (message: string) => void,
   stopping: () => boolean,
+  fatal?: { key: string; report: (message: string) => void },
 ): Promise<void> {
   while (!stopping()) {
     try {
       await listen();
       return;
     } catch (err) {
+      // An address that cannot be listened on ends the agent when its owner asks for that.
+      const cannot = fatal === undefined ? undefined : listenFailure(err);
+      if (fatal !== undefined && cannot !== undefined) {
+        fatal.report(`${fatal.key}: ${errorMessage(cannot)}`);
+        return;
+      }
       onError(errorMessage(err));
       await sleep(1000);
     }
@@ -680,6 +720,7 @@ export function runProbe(
     },
     (msg) => b.events.error('server-probe-error', '', msg),
     stopping,
+    b.onListenFailure ? { key: 'probe.bind', report: b.onListenFailure } : undefined,
   );
   return {
     done,

@@ -66,7 +66,11 @@ export async function readMonitorFiles(
     try {
       text = await readFile(path, 'utf8');
     } catch (err) {
-      throw new ConfigError(osErrorText(err, file), { kind: 'load', file, cause: err });
+      throw new ConfigError(`monitor-loader.files: ${osErrorText(err, file)}`, {
+        kind: 'load',
+        file,
+        cause: err,
+      });
     }
     out.push(...parseMonitorFile(text, file));
   }

@@ -64,6 +64,12 @@ export const EVENT_NAMES = {
     sondeOnly: true,
     description: "a plan level's freq is not a whole number of seconds; it still runs",
   },
+  'plan-warning': {
+    level: 'notice',
+    sondeOnly: true,
+    description:
+      'a plan file has a key sonde ignores (`<file>: line <n>: unknown key <level>.<key> (did you mean …?), ignored`) or lists a metric its domain does not have (`<file>: line <n>: at <level>/<domain>: unknown metric …`); printed at every log level, once per file and line; the plan still loads',
+  },
   // Server
   'server-run': { level: 'info', description: 'boot is over, sonde runs its monitors and listeners' },
   'server-stopped': {

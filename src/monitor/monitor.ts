@@ -11,7 +11,6 @@ import type { Events } from '../core/events.js';
 import { ALWAYS_ACTIVE, type HighAvailability } from '../core/ha.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
-import { defaultPlan } from '../plan/defaults.js';
 import { exporterSettings, type ExporterSettings } from '../exporter/flags.js';
 import type { Plan } from '../core/plan.js';
 import { MonitorNotRunning } from '../core/probe.js';
@@ -21,6 +20,7 @@ import type { StatusWriter } from '../core/status.js';
 import { errorMessage } from '../core/errors.js';
 import { Backoff } from '../util/backoff.js';
 import { aborted } from '../util/abort.js';
+import { listenFailure } from '../util/net.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { Limiter } from '../engine/limiter.js';
@@ -97,6 +97,11 @@ export interface MonitorDeps {
     role?: string;
     signal: AbortSignal;
   }): Promise<void>;
+  /**
+   * The exporter's listener cannot listen (address taken, not local, not allowed): a
+   * configuration problem retrying cannot fix. Unset: the monitor retries like any start error.
+   */
+  exporterListenFailed?(monitorId: string, err: unknown): void;
   /** The mysqld_exporter emulation (docs/exporter.md), when `exporter.mode` is set. */
   exporter?: {
     createSource(args: {
@@ -445,6 +450,13 @@ export class Monitor {
     const ex = this.config.exporter;
     if (ex?.mode && this.#deps.exporter) {
       const failed = await this.#startExporter(db, lookup, limiter, ex.mode === 'legacy');
+      const cannotListen = listenFailure(failed);
+      if (cannotListen !== undefined && this.#deps.exporterListenFailed) {
+        // Reported once, by whoever ends the process (no retry can fix it).
+        this.#status.set(MonitorKey.monitor, `error starting exporter: ${errorMessage(cannotListen)}`);
+        this.#deps.exporterListenFailed(this.id, cannotListen);
+        return false;
+      }
       if (failed !== undefined) return this.#fail('error starting exporter', failed);
       this.#running = { db, limiter, lookup };
       if (ex.mode === 'legacy') {
@@ -686,24 +698,14 @@ export class Monitor {
 
   /**
    * A scrape reader on `db` with the probe plan: the monitor's exporter plan as its exporter
-   * would build it (`exporter.plan`, or mysqld_exporter's set when collect flags are given,
-   * shaped by the flags), where `default-exporter` is the built-in one when the monitor's
-   * plans do not have it; and the settings of its exporter flags.
+   * would build it (exporterBasePlan, shaped by the flags); and the settings of its
+   * exporter flags.
    */
   #probeReader(running: Running, db: Db): ExporterSource & { close?(): Promise<void> } {
     const exporter = this.#deps.exporter;
     if (exporter === undefined) throw new MonitorNotRunning(`monitor ${this.id} is not running`);
     const ex = this.config.exporter ?? {};
-    const base = exporterBasePlan(ex, (name) => {
-      if (name !== 'default-exporter') return running.lookup(name);
-      try {
-        return running.lookup(name);
-      } catch (err) {
-        const builtin = defaultPlan(name);
-        if (builtin === undefined) throw err;
-        return builtin;
-      }
-    });
+    const base = exporterBasePlan(ex, (name) => running.lookup(name));
     const n = Object.keys(base.levels).length;
     if (n !== 1) throw new Error(`exporter plan has ${n} levels, expected 1`);
     const plan = applyCollectFlags(base, ex.flags ?? {});

@@ -17,7 +17,9 @@
 import type { Metrics } from '../core/metrics.js';
 import type { AttributeValue, LogRecord, Records } from '../core/records.js';
 import type { Sink, SinkRegistration } from '../core/sink.js';
-import { formatRfc3339Nano } from '../util/time.js';
+import type { StatusWriter } from '../core/status.js';
+import { monitorKeyOf } from '../core/status-keys.js';
+import { formatRfc3339Nano, formatTimestampMs } from '../util/time.js';
 
 /** Where the block goes: process.stdout by default, a collector in tests. */
 export interface TextOutput {
@@ -124,12 +126,27 @@ export function formatRecordLines(batch: Records): string {
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }
 
-/** A log sink writing to `out`; each block is one write so monitors never interleave. */
-export function createLogSink(out: TextOutput = process.stdout): Sink {
+/** The number of values in one collection. */
+export function valueCount(m: Metrics): number {
+  let n = 0;
+  for (const values of Object.values(m.values)) n += values?.length ?? 0;
+  return n;
+}
+
+/**
+ * A log sink writing to `out`; each block is one write so monitors never interleave. With
+ * `status`, each send sets the sink's status key (`last sent <n> metrics at <ts>`), as the
+ * network sinks do.
+ */
+export function createLogSink(out: TextOutput = process.stdout, status?: StatusWriter): Sink {
   return {
     name: 'log',
     send: async (metrics) => {
       out.write(formatLogBlock(metrics));
+      status?.set(
+        monitorKeyOf.sink('log'),
+        `last sent ${valueCount(metrics)} metrics at ${formatTimestampMs(new Date())}`,
+      );
     },
     sendRecords: async (records) => {
       const text = formatRecordLines(records);
@@ -144,6 +161,6 @@ export function logSinkRegistration(out?: TextOutput): SinkRegistration {
     name: 'log',
     description: 'Prints metrics to stdout (the default sink when none is configured)',
     records: true,
-    create: () => createLogSink(out),
+    create: (ctx) => createLogSink(out, ctx.status),
   };
 }
