@@ -11,7 +11,12 @@
  * - level collections started on time and late (the agent's `/status` `collections`);
  * - the server's connections held by the agent (Threads_connected less the bench's own).
  *
- *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15]
+ *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics]
+ *
+ * With `--query-analytics`, the server runs with performance_schema and the statement
+ * consumers on, and each monitor's plan is the default plan plus a 60 s level collecting
+ * query.top, stmt.schema, query.sample, query.plan and lock.wait (the grants of
+ * docs/grants.md for them added): the fleet budget with query analytics on.
  *
  * With `--minutes 30`, the RSS growth from minute 5 to the end is printed too (the soak
  * figure). The monitors all watch the same server under distinct ids: the agent does the
@@ -24,6 +29,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { cpuSeconds, rssMiB } from './proc-stats.js';
 import { BIN, binNodeFlags } from '../test/helpers/agent.js';
+import { defaultPlan } from '../src/plan/defaults.js';
+import { printPlans } from '../src/plan/store.js';
 import { documentedStatements, grantsDoc, MARIADB_DEFAULT_PLAN_BLOCK } from '../test/helpers/demo.js';
 import { freePort, startMariaDB, type MariaDB } from '../test/helpers/mariadb.js';
 
@@ -37,6 +44,20 @@ const KS = arg('k', '1,10,100,500,1000')
   .filter((k) => Number.isInteger(k) && k > 0);
 const MINUTES = Number(arg('minutes', '10'));
 const SAMPLE_S = Number(arg('sample-s', '15'));
+const QUERY_ANALYTICS = process.argv.includes('--query-analytics');
+
+/** The default plan's levels (default-mysql) plus a 60 s level of the query-analytics domains. */
+function qaPlan(): string {
+  const base = defaultPlan('default-mysql');
+  if (base === undefined) throw new Error('no default-mysql plan');
+  const levels = printPlans([base])
+    .split('\n')
+    .filter((l) => !l.startsWith('---') && !l.startsWith('#'))
+    .join('\n')
+    .trimEnd();
+  const qa = ['query.top', 'stmt.schema', 'query.sample', 'query.plan', 'lock.wait'];
+  return `${levels}\nqueries:\n  freq: 60s\n  collect:\n${qa.map((d) => `    ${d}:\n`).join('')}`;
+}
 /** The floor's run (no monitors) is short: nothing changes after boot. */
 const FLOOR_S = 60;
 
@@ -50,6 +71,7 @@ function config(socket: string, apiPort: number, k: number): string {
   return [
     `api:\n  bind: 127.0.0.1:${apiPort}`,
     'sinks:\n  noop: {}',
+    ...(QUERY_ANALYTICS ? ['plans:\n  files: [qa.yaml]'] : []),
     'monitor-loader:\n  local:\n    disable-auto: true',
     k === 0 ? 'monitors: []' : `monitors:\n${monitors}`,
   ].join('\n');
@@ -108,6 +130,7 @@ async function runOne(db: MariaDB, k: number, seconds: number): Promise<Result> 
   const dir = mkdtempSync(join(tmpdir(), 'sonde-scale-'));
   const apiPort = await freePort();
   writeFileSync(join(dir, 'sonde.yaml'), config(db.socket, apiPort, k));
+  if (QUERY_ANALYTICS) writeFileSync(join(dir, 'qa.yaml'), qaPlan());
   const agent = startAgent(dir);
   const pid = agent.pid ?? 0;
   const samples: Sample[] = [];
@@ -171,7 +194,19 @@ function row(r: Result, floor: number): string {
 async function main(): Promise<void> {
   const most = Math.max(0, ...KS);
   const db = await startMariaDB({
-    args: [`--max-connections=${most * 3 + 100}`, '--log-bin=mysql-bin', '--server-id=1'],
+    args: [
+      `--max-connections=${most * 3 + 100}`,
+      '--log-bin=mysql-bin',
+      '--server-id=1',
+      ...(QUERY_ANALYTICS
+        ? [
+            '--performance-schema=ON',
+            '--performance-schema-consumer-events-statements-current=ON',
+            '--performance-schema-consumer-events-statements-history-long=ON',
+            '--performance-schema-instrument=wait/lock/metadata/sql/mdl=ON',
+          ]
+        : []),
+    ],
   });
   try {
     // The account docs/grants.md gives the default plan on MariaDB (no heartbeat table).
@@ -179,8 +214,10 @@ async function main(): Promise<void> {
     for (const st of documentedStatements(grantsDoc(), MARIADB_DEFAULT_PLAN_BLOCK, PASSWORD))
       await db.query(st);
     await db.query("ALTER USER 'sonde'@'%' WITH MAX_USER_CONNECTIONS 0");
+    // The query-analytics grants of docs/grants.md.
+    if (QUERY_ANALYTICS) await db.query("GRANT SELECT ON performance_schema.* TO 'sonde'@'%'");
     console.log(
-      `scale: default plan, noop sink, ${MINUTES} min per K, node ${process.version} ${binNodeFlags().join(' ')}`,
+      `scale: ${QUERY_ANALYTICS ? 'default plan + query analytics at 60 s' : 'default plan'}, noop sink, ${MINUTES} min per K, node ${process.version} ${binNodeFlags().join(' ')}`,
     );
     const floor = await runOne(db, 0, FLOOR_S);
     console.log('    K  RSS MiB  max MiB  MiB/monitor  CPU %  ms/coll  on time    late  conns  growth 5→end');

@@ -10,6 +10,8 @@ command -v openssl >/dev/null 2>&1 || missing+=(openssl)
 command -v setpriv >/dev/null 2>&1 || missing+=(util-linux)
 [ -x /usr/bin/prometheus-pushgateway ] || missing+=(prometheus-pushgateway)
 [ -x /usr/bin/prometheus-mysqld-exporter ] || missing+=(prometheus-mysqld-exporter)
+# MyRocks: the RocksDB variables test starts a MariaDB with this engine.
+[ -f /usr/lib/mysql/plugin/ha_rocksdb.so ] || missing+=(mariadb-plugin-rocksdb)
 { [ -x /usr/bin/prometheus ] && [ -x /usr/bin/promtool ]; } || missing+=(prometheus)
 # The web page's browser test drives Debian's chromium headless (puppeteer-core, no download).
 [ -x /usr/bin/chromium ] || missing+=(chromium)

@@ -3,7 +3,8 @@
 # (unit tests next to the code, integration tests against throwaway mariadbd instances) on
 # both supported Node.js lines: 24 (active LTS) and 22 (maintenance LTS). Both are fetched by
 # scripts/ensure-node.sh whatever Node the machine carries; npm, the build and the lint run on
-# Node 24.
+# Node 24. Both lines always run, and one summary follows (scripts/run-tests.sh); the exit
+# code is non-zero when either failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 node24="$(bash scripts/ensure-node.sh 24)"
@@ -13,7 +14,4 @@ bash scripts/ensure-deps.sh
 npm run lint --silent
 mapfile -t files < <(find dist/src dist/test -name '*.test.js' | sort)
 export TZ=UTC
-for bin in "${node24}" "${node22}"; do
-  echo "sonde: tests on Node $("${bin}/node" --version)" >&2
-  PATH="${bin}:${PATH}" "${bin}/node" --test --test-concurrency=2 --test-reporter=spec "${files[@]}"
-done
+exec bash scripts/run-tests.sh "${node24}" "${node22}" -- "${files[@]}"

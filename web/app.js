@@ -7,7 +7,10 @@ const TOKEN_KEY = 'sonde.api-token';
 const ROW_H = 34;
 const uPlot = window.uPlot;
 
-/** The charts of a monitor page: title, series (name, label, colour) and unit. */
+/**
+ * The charts of a monitor page: title, series (name, label, colour), unit, and the y range:
+ * `percent` 0–100, else from 0 (rates and counts are never negative).
+ */
 const CHARTS = [
   { id: 'qps', title: 'Queries per second', unit: '/s', series: [['qps', 'QPS', '#2563eb']] },
   {
@@ -20,7 +23,13 @@ const CHARTS = [
     ],
   },
   { id: 'repl_lag', title: 'Replication lag', unit: 's', series: [['repl_lag', 'lag', '#9333ea']] },
-  { id: 'bp_hit', title: 'InnoDB buffer pool hit ratio', unit: '%', series: [['bp_hit', 'hit', '#059669']] },
+  {
+    id: 'bp_hit',
+    title: 'InnoDB buffer pool hit ratio',
+    unit: '%',
+    range: 'percent',
+    series: [['bp_hit', 'hit', '#059669']],
+  },
   { id: 'bp_dirty', title: 'InnoDB dirty pages', unit: ' pages', series: [['bp_dirty', 'dirty', '#d97706']] },
   {
     id: 'rows',
@@ -103,6 +112,29 @@ function duration(s) {
 
 function bytes(n) {
   return `${(n / 1048576).toFixed(1)} MiB`;
+}
+
+// The page's one time format: `YYYY-MM-DD HH:MM:SS` in the browser's time zone, 24-hour
+// (the chart axes show its `HH:MM` or `HH:MM:SS` part); durations as `12s ago`.
+const pad = (n) => String(n).padStart(2, '0');
+
+function clock(ms, seconds = true) {
+  const d = new Date(ms);
+  return `${pad(d.getHours())}:${pad(d.getMinutes())}${seconds ? `:${pad(d.getSeconds())}` : ''}`;
+}
+
+function dateTime(ms) {
+  const d = new Date(ms);
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())} ${clock(ms)}`;
+}
+
+/** A status text with its RFC 3339 timestamps in the page's time format. */
+function localTimes(text) {
+  if (text === null || text === undefined) return text;
+  return text.replace(/\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d)/g, (ts) => {
+    const ms = Date.parse(ts);
+    return Number.isNaN(ms) ? ts : dateTime(ms);
+  });
 }
 
 const serverText = (r) => (r.flavor === null ? '—' : `${r.flavor} ${r.version ?? ''}`.trim());
@@ -219,7 +251,7 @@ function agentPanel(a) {
     item('Uptime', duration(a.uptimeS)),
     item(
       'Monitors',
-      `${m.running} running, ${m.starting} starting, ${m.error} failing, ${m.stopped} stopped`,
+      `${m.running} running, ${m.starting} starting, ${m.failing} failing, ${m.stopped} stopped`,
     ),
     item('CPU', a.cpuPercent === null ? '—' : `${a.cpuPercent}%`),
     item('Memory', `${bytes(a.rssBytes)} RSS`),
@@ -228,7 +260,7 @@ function agentPanel(a) {
 }
 
 function rank(r) {
-  if (r.state === 'error') return 0;
+  if (r.state === 'failing') return 0;
   if (r.errors > 0) return 1;
   if (r.state === 'starting') return 2;
   if (r.state === 'stopped') return 3;
@@ -258,12 +290,23 @@ function fleetRowEl(r, readOnly) {
     if (key === 'id') td.append(el('a', { href: `#/m/${encodeURIComponent(r.id)}`, text: r.id }));
     else if (key === 'state') td.append(el('span', { class: `badge ${r.state}`, text: r.state }));
     else td.textContent = show(r);
-    if (key === 'dsn' || key === 'state') td.title = key === 'state' ? r.stateText : r.dsn;
+    if (key === 'dsn' || key === 'state') td.title = key === 'state' ? stateTitle(r) : r.dsn;
+    td.setAttribute('data-label', COLUMNS.find((c) => c[0] === key)?.[1] ?? '');
     tr.append(td);
   }
   tr.append(el('td', { class: 'col-actions' }, monitorActions(r, readOnly)));
   return tr;
 }
+
+/** The state's explanation: why it fails, else the run loop's text. */
+function stateTitle(r) {
+  return localTimes(r.state === 'failing' ? `failing: ${r.failingWhy}` : r.stateText);
+}
+
+/** A fleet row's height: a table row, or a card on narrow screens (app.css keeps them equal). */
+const CARD_H = 168;
+const narrow = window.matchMedia('(max-width: 700px)');
+const rowHeight = () => (narrow.matches ? CARD_H : ROW_H);
 
 /** Draw the rows in view only: thousands of monitors stay fast. */
 function drawRows() {
@@ -271,12 +314,13 @@ function drawRows() {
   const body = document.getElementById('fleet-body');
   if (!box || !body || !view.fleet) return;
   const rows = sortedRows(view.fleet.monitors);
-  const first = Math.max(0, Math.floor(box.scrollTop / ROW_H) - 5);
-  const count = Math.ceil(box.clientHeight / ROW_H) + 10;
+  const h = rowHeight();
+  const first = Math.max(0, Math.floor(box.scrollTop / h) - 5);
+  const count = Math.ceil(box.clientHeight / h) + 10;
   const top = el('tr', { class: 'spacer' });
-  top.style.height = `${first * ROW_H}px`;
+  top.style.height = `${first * h}px`;
   const bottom = el('tr', { class: 'spacer' });
-  bottom.style.height = `${Math.max(0, rows.length - first - count) * ROW_H}px`;
+  bottom.style.height = `${Math.max(0, rows.length - first - count) * h}px`;
   const visible = rows.slice(first, first + count).map((r) => fleetRowEl(r, view.fleet.readOnly));
   body.replaceChildren(top, ...visible, bottom);
   document.getElementById('fleet-count').textContent =
@@ -349,14 +393,30 @@ async function showFleet() {
 
 // ---- a monitor ---------------------------------------------------------------------------
 
-function chartOptions(def, width) {
+/** The y range: 0–100 for a percent, else from 0 to a little above the largest value. */
+function yRange(def) {
+  if (def.range === 'percent') return () => [0, 100];
+  return (u, min, max) => [0, max > 0 ? max * 1.1 : 1];
+}
+
+/** X tick labels in the page's time format; kept on the figure for readers and tests. */
+function xTicks(fig) {
+  return (u, ticks) => {
+    const seconds = ticks.some((t) => t % 60 !== 0);
+    const labels = ticks.map((t) => clock(t * 1000, seconds));
+    fig.setAttribute('data-xticks', JSON.stringify(labels));
+    return labels;
+  };
+}
+
+function chartOptions(def, width, fig) {
   return {
     width,
     height: 170,
     legend: { show: false },
     cursor: { drag: { x: false, y: false } },
-    scales: { x: { time: true } },
-    axes: [{}, { size: 56, values: (u, ticks) => ticks.map((t) => fmt(t, '')) }],
+    scales: { x: { time: true }, y: { range: yRange(def) } },
+    axes: [{ values: xTicks(fig) }, { size: 56, values: (u, ticks) => ticks.map((t) => fmt(t, '')) }],
     series: [
       {},
       ...def.series.map(([, label, stroke]) => ({
@@ -370,16 +430,32 @@ function chartOptions(def, width) {
   };
 }
 
-/** The chart's data, and its last point (from uPlot's own data) on the figure for readers and tests. */
-function setChart(fig, u, data, def) {
+/** The newest non-missing value of a series (a slot may lack one series: no flicker to —). */
+function latestOf(values) {
+  for (let i = values.length - 1; i >= 0; i--)
+    if (values[i] !== null && values[i] !== undefined) return values[i];
+  return null;
+}
+
+/**
+ * The chart's data, its last point (from uPlot's own data) and y range on the figure for
+ * readers and tests, and under the title the latest values, or why there are none.
+ */
+function setChart(fig, u, data, def, empty) {
   u.setData(data);
   const n = u.data[0].length;
   const last = { t: n > 0 ? u.data[0][n - 1] * 1000 : null };
   def.series.forEach(([name], i) => (last[name] = n > 0 ? u.data[i + 1][n - 1] : null));
   fig.setAttribute('data-last', JSON.stringify(last));
   fig.setAttribute('data-points', String(n));
-  const now = def.series.map(([name, label]) => `${label} ${fmt(last[name], def.unit)}`).join(' · ');
-  fig.querySelector('.now').textContent = n > 0 ? `now: ${now}` : 'no data yet';
+  fig.setAttribute('data-y', JSON.stringify([u.scales.y.min, u.scales.y.max]));
+  const latest = def.series.map((_, i) => latestOf(u.data[i + 1]));
+  const why = def.series.map(([name]) => empty[name]).find((w) => w !== undefined);
+  const now = def.series.map(([, label], i) => `${label} ${fmt(latest[i], def.unit)}`).join(' · ');
+  const text = latest.some((v) => v !== null) ? `now: ${now}` : (why ?? 'no data yet');
+  fig.querySelector('.now').textContent = text;
+  if (latest.some((v) => v !== null)) fig.removeAttribute('data-empty');
+  else fig.setAttribute('data-empty', why ?? 'no data yet');
 }
 
 /** Charts follow their box's width. */
@@ -396,7 +472,7 @@ function clearCharts() {
   view.charts.clear();
 }
 
-function drawCharts(box, series) {
+function drawCharts(box, series, empty) {
   const t = series.t.map((x) => x / 1000);
   for (const def of CHARTS) {
     const data = [t, ...def.series.map(([name]) => series.values[name])];
@@ -412,18 +488,18 @@ function drawCharts(box, series) {
       const plot = el('div', { class: 'plot' });
       fig.append(plot);
       box.append(fig);
-      c = { fig, plot, u: new uPlot(chartOptions(def, Math.max(200, plot.clientWidth)), data, plot) };
+      c = { fig, plot, u: new uPlot(chartOptions(def, Math.max(200, plot.clientWidth), fig), data, plot) };
       view.charts.set(def.id, c);
       resizer.observe(plot);
     }
     c.fig.classList.toggle('empty', !has);
-    setChart(c.fig, c.u, data, def);
+    setChart(c.fig, c.u, data, def, empty);
   }
 }
 
 function table(head, rows, cls) {
   const tr = el('tr', {}, ...head.map((h) => el('th', { text: h, scope: 'col' })));
-  const body = rows.map((r) => el('tr', {}, ...r.map((v) => el('td', { text: v ?? '—' }))));
+  const body = rows.map((r) => el('tr', {}, ...r.map((v) => el('td', { text: localTimes(v) ?? '—' }))));
   return el('table', { class: `details ${cls}` }, el('thead', {}, tr), el('tbody', {}, ...body));
 }
 
@@ -433,7 +509,7 @@ function monitorHeader(m) {
     'dl',
     { class: 'agent' },
     ...[
-      ['State', r.stateText || r.state],
+      ['State', stateTitle(r) || r.state],
       ['Address', r.dsn],
       ['Server', serverText(r)],
       ['Plan', planText(r)],
@@ -474,7 +550,7 @@ function monitorDetails(m) {
     { class: 'details-grid', id: 'monitor-details' },
     el(
       'div',
-      {},
+      { class: 'full' },
       el('h2', { text: 'Domains' }),
       table(['Domain', 'Last run', 'Duration', 'Result', 'Error'], domains, 'domains'),
     ),
@@ -508,7 +584,7 @@ async function showMonitor(id) {
     box.replaceChildren(
       el('p', { class: 'muted', text: 'Chart history is off for this monitor (ui-history: false).' }),
     );
-  else drawCharts(box, m.series);
+  else drawCharts(box, m.series, m.empty ?? {});
   // The Queries tab (web/queries.js) adds its tab bar and content.
   await window.sondeQueries?.show(id, getJson);
   return m.refreshS;

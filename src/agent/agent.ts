@@ -13,7 +13,8 @@ import type { Config, FinalMonitorConfig } from '../core/config.js';
 import type { HighAvailability } from '../core/ha.js';
 import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
-import { ServerKey } from '../core/status-keys.js';
+import { healthSummary, healthText } from '../core/health.js';
+import { MonitorKey, ServerKey } from '../core/status-keys.js';
 import type { CollectorRegistry } from '../collectors/registry.js';
 import type { CheckResult } from '../monitor/check.js';
 import type { Loader, LoadedMonitor } from '../monitor/loader.js';
@@ -60,10 +61,24 @@ export interface AgentOptions {
   /** Check every monitor instead of running: bind nothing (`--check`). */
   check?: boolean;
   /** mysqld_exporter's command line, as the CLI builds it: config, exporter plan, secrets. */
-  exporter?: { config: Config; plan: Plan; secrets: readonly string[] };
+  exporter?: {
+    config: Config;
+    plan: Plan;
+    secrets: readonly string[];
+    /** `--probe.allowed-targets`: which targets the endpoint's `/probe` may reach; undefined: any. */
+    allowedTargets?: ((target: string) => boolean) | undefined;
+  };
   /** Called once the config is loaded and once the shared plans are (`--print-config`, `--print-plans`). */
   onConfig?: (config: Config) => void;
   onPlans?: (plans: Plan[]) => void;
+  /**
+   * A listener could not listen once running (a monitor's exporter address is taken or not
+   * allowed): the message names the flag or key, e.g.
+   * `exporter.flags.web.listen-address: listen EADDRINUSE: address already in use 127.0.0.1:9104 (monitor db1)`.
+   * The CLI stops and exits 1 with that line, as mysqld_exporter does; without this option the
+   * monitor reports it in its status and retries.
+   */
+  onListenFailure?: (message: string) => void;
 }
 
 /** The most a graceful stop waits for the monitors. */
@@ -178,6 +193,7 @@ export class Agent {
       ...(o.ha ? { ha: o.ha } : {}),
       ...(o.onConfig ? { onConfig: o.onConfig } : {}),
       ...(o.onPlans ? { onPlans: o.onPlans } : {}),
+      ...(o.onListenFailure ? { onListenFailure: o.onListenFailure } : {}),
       ...regs,
     };
   }
@@ -196,6 +212,8 @@ export class Agent {
     const runStart = Date.now();
     status.setComputed(ServerKey.uptime, () => String(Math.floor((Date.now() - runStart) / 1000)));
     status.setComputed(ServerKey.collections, () => collectionTiming(loader.loaded()));
+    status.setMonitorComputed(MonitorKey.health, healthText);
+    status.setComputed(ServerKey.monitorsHealth, () => healthSummary(status.monitors()));
     const state = { stopping: false };
     const bind = b.config.api?.bind ?? DEFAULT_API_BIND;
     const apiLoop = api
@@ -203,6 +221,7 @@ export class Agent {
           () => listenApi(api, bind),
           (msg) => events.error('server-api-error', '', msg),
           () => state.stopping,
+          b.onListenFailure ? { key: 'api.bind', report: b.onListenFailure } : undefined,
         )
       : Promise.resolve();
     this.#running = { state, apiLoop, probe: runProbe(b, loader, () => state.stopping) };

@@ -27,6 +27,7 @@ import { renderConfigJson, renderConfigYaml } from '../config/render.js';
 import { ConfigError } from '../config/errors.js';
 import { createDb, type CreateDbOptions } from '../db/pool.js';
 import type { ProbeHandle } from '../exporter/probe.js';
+import type { CommandLineSelfMetrics } from '../exporter/process-metrics.js';
 import { Loader, type LoadedMonitor, type LoaderDeps, type MonitorLoaderAws } from '../monitor/loader.js';
 import { awsTargetOf, type MonitorDeps } from '../monitor/monitor.js';
 import { autoDetectLocal } from '../monitor/local.js';
@@ -39,6 +40,7 @@ import { uiSource } from '../web/view.js';
 import { parsePlan, validatePlans } from '../plan/parse.js';
 import { loadPlugins } from '../plugins/load.js';
 import { PlanStore, type HelpLookup } from '../plan/store.js';
+import { didYouMean } from '../util/suggest.js';
 import { freqWarnings, sortLevels } from '../plan/schedule.js';
 import { buildApi, type ApiDeps } from '../server/api.js';
 import type { SinkRegistry } from '../sinks/registry.js';
@@ -47,7 +49,7 @@ import { StatusRegistry } from '../status/registry.js';
 import { sleep } from '../util/backoff.js';
 import type { EventLog } from '../log/event-log.js';
 import { TokenFile } from '../http/guard.js';
-import { parseHostPort } from '../util/net.js';
+import { listenFailure, parseHostPort } from '../util/net.js';
 import { packageVersion } from '../util/shipped.js';
 import { formatTimestamp } from '../util/time.js';
 import { loadWebConfig } from '../http/web-config.js';
@@ -67,8 +69,13 @@ export interface BootOptions {
   config?: string;
   /** A config given as an object (library): checked like a file's content. */
   configObject?: Config;
-  /** mysqld_exporter's command line: its config (already checked), exporter plan and secrets. */
-  exporter?: { config: Config; plan: Plan; secrets: readonly string[] };
+  /** mysqld_exporter's command line: its config (already checked), exporter plan, secrets and allowed probe targets. */
+  exporter?: {
+    config: Config;
+    plan: Plan;
+    secrets: readonly string[];
+    allowedTargets?: ((target: string) => boolean) | undefined;
+  };
   /** `--check`: bind nothing, so do not test the listeners' addresses. */
   check?: boolean;
   shard?: Shard;
@@ -82,6 +89,8 @@ export interface BootOptions {
   /** Told the config once loaded, and the shared plans once loaded (`--print-config`, `--print-plans`). */
   onConfig?: (config: Config) => void;
   onPlans?: (plans: Plan[]) => void;
+  /** A running listener could not listen: one line naming the flag or key (see AgentOptions). */
+  onListenFailure?: (message: string) => void;
 }
 
 /**
@@ -145,7 +154,7 @@ async function testBind(bind: string): Promise<void> {
 /** The connection builder every part of sonde uses: each password it reads is scrubbed. */
 type Connect = (
   cfg: FinalMonitorConfig,
-  o?: { reload?: boolean; authModule?: string },
+  o?: { reload?: boolean; authModule?: string; target?: { address: string; section: string } },
 ) => ReturnType<typeof buildConnection>;
 
 /** What the boot steps share once the config is loaded. */
@@ -163,11 +172,17 @@ export interface Boot {
   help: HelpLookup;
   /** The exporter plan from mysqld_exporter's command line: the only plan its monitor looks up. */
   exporterPlan?: Plan;
+  /** The command line's process families, made once (the endpoint restarts with its monitor). */
+  selfMetrics?: CommandLineSelfMetrics;
+  /** The command line's `--probe.allowed-targets`: which targets `/probe` may reach; undefined: any. */
+  allowedTargets?: (target: string) => boolean;
   hooks: AgentHooks;
   factories: AgentFactories;
   /** The HA hook; undefined: always active. */
   ha?: HighAvailability;
   translators: ReadonlyMap<string, SinkTranslator>;
+  /** A running listener could not listen (BootOptions.onListenFailure). */
+  onListenFailure?: (message: string) => void;
 }
 
 /** Options of a database handle made by the CLI: password reload failures become events. */
@@ -232,8 +247,15 @@ async function checkProbeConfig(config: Config): Promise<void> {
 
 /** A connection builder that adds each password it reads to the secrets scrubbed from output. */
 function scrubbingConnect(events: EventLog, aws: AgentFactories['awsConfig']): Connect {
+  // Each unknown my.cnf key is told once per file and key (connections are built again and again).
+  const warned = new Set<string>();
+  const warn = (id: string) => (msg: string) => {
+    if (warned.has(msg)) return;
+    warned.add(msg);
+    events.warn('mycnf-warning', id, msg);
+  };
   return async (cfg, o) => {
-    const spec = await buildConnection(cfg, { ...o, aws, monitorId: cfg.id });
+    const spec = await buildConnection(cfg, { ...o, aws, monitorId: cfg.id, warn: warn(cfg.id) });
     if (spec.password() !== '') events.addSecret(spec.password());
     return spec;
   };
@@ -261,6 +283,16 @@ async function bootPlans(b: Boot): Promise<void> {
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
+}
+
+/** `fn` called once per distinct message (a plan file re-read at each monitor start warns once). */
+function onceEach(fn: (message: string) => void): (message: string) => void {
+  const seen = new Set<string>();
+  return (message) => {
+    if (seen.has(message)) return;
+    seen.add(message);
+    fn(message);
+  };
 }
 
 /** The `db` factory's connection, checked: a handle without the methods sonde calls is refused. */
@@ -299,7 +331,29 @@ export function monitorDeps(b: Boot): MonitorDeps {
           maxCollectors: settings.maxCollectors,
           ...(settings.queryTimeoutMs === undefined ? {} : { queryTimeoutMs: settings.queryTimeoutMs }),
         }),
-      start: async (args) => (await import('../exporter/server.js')).startExporter(args),
+      start: async ({ probeTarget, reload, ...args }) => {
+        const { startExporter } = await import('../exporter/server.js');
+        // mysqld_exporter's command line: its endpoint serves the process families and
+        // mysqld_exporter's multi-target mode too (config files have the probe listener).
+        if (b.exporterPlan === undefined) return startExporter({ ...args, ...(reload ? { reload } : {}) });
+        const { commandLineSelfMetrics } = await import('../exporter/process-metrics.js');
+        const self = (b.selfMetrics ??= commandLineSelfMetrics(VERSION));
+        return startExporter({
+          ...args,
+          selfMetrics: () => self.text(),
+          ...(reload === undefined
+            ? {}
+            : {
+                reload: async () => {
+                  const r = await reload();
+                  self.reloaded(r.error === undefined);
+                  return r;
+                },
+              }),
+          ...(probeTarget === undefined ? {} : { probeTarget }),
+          ...(b.allowedTargets === undefined ? {} : { allowedTargets: b.allowedTargets }),
+        });
+      },
     },
     buildConnection: (cfg, o) => b.connect(cfg, o),
     createDb: (spec, o) => createDb(spec, withModifyDb(b.hooks, o)),
@@ -320,7 +374,20 @@ export function monitorDeps(b: Boot): MonitorDeps {
       return buildRuntime(plan, cfg);
     },
     uiHistory: b.config.api?.['ui-history'] !== false,
+    ...(b.onListenFailure ? { exporterListenFailed: exporterListenFailed(b, b.onListenFailure) } : {}),
   };
+}
+
+/**
+ * The line for an exporter listener that cannot listen, naming what sets its address:
+ * `--web.listen-address` on mysqld_exporter's command line, else the config key.
+ */
+function exporterListenFailed(
+  b: Boot,
+  report: (message: string) => void,
+): (id: string, err: unknown) => void {
+  const key = b.exporterPlan !== undefined ? '--web.listen-address' : 'exporter.flags.web.listen-address';
+  return (id, err) => report(`${key}: ${errorMessage(err)} (monitor ${id})`);
 }
 
 /** A monitor's sinks: those configured, or the log sink when none is. */
@@ -329,7 +396,8 @@ async function makeSinks(b: Boot, m: FinalMonitorConfig, writer: StatusWriter): 
   const list = configured.length > 0 ? configured : [['log', {}] as [string, Record<string, string>]];
   const sinks: Sink[] = [];
   for (const [name, options] of list) {
-    if (!b.sinks.has(name)) throw new Error(`sink ${name} not registered`);
+    if (!b.sinks.has(name))
+      throw new Error(`sink ${name} not registered${didYouMean(name, b.sinks.names())}`);
     const tags = m.tags ?? {};
     const httpClient = b.factories.httpClient?.({ sinkName: name, monitorId: m.id, options, tags });
     sinks.push(
@@ -575,13 +643,18 @@ export async function boot(opts: BootOptions, events: EventLog): Promise<{ b: Bo
     connect: scrubbingConnect(events, opts.factories?.awsConfig),
     collectors,
     sinks: opts.sinks,
-    plans: new PlanStore(),
+    plans: new PlanStore({
+      warn: onceEach((m) => events.notice('plan-warning', '', m)),
+      domains: () => collectors.domains(),
+    }),
     help: (d) => (collectors.has(d) ? collectors.help(d) : undefined),
     ...(opts.exporter ? { exporterPlan: cliPlan(opts.exporter.plan, collectors) } : {}),
+    ...(opts.exporter?.allowedTargets ? { allowedTargets: opts.exporter.allowedTargets } : {}),
     hooks: opts.hooks ?? {},
     factories: opts.factories ?? {},
     ...(opts.ha ? { ha: opts.ha } : {}),
     translators: opts.translators,
+    ...(opts.onListenFailure ? { onListenFailure: opts.onListenFailure } : {}),
   };
 
   serverStatus.set(ServerKey.server, 'boot: loading plans');
@@ -604,12 +677,19 @@ export async function listenUntilStopped(
   listen: () => Promise<unknown>,
   onError: (message: string) => void,
   stopping: () => boolean,
+  fatal?: { key: string; report: (message: string) => void },
 ): Promise<void> {
   while (!stopping()) {
     try {
       await listen();
       return;
     } catch (err) {
+      // An address that cannot be listened on ends the agent when its owner asks for that.
+      const cannot = fatal === undefined ? undefined : listenFailure(err);
+      if (fatal !== undefined && cannot !== undefined) {
+        fatal.report(`${fatal.key}: ${errorMessage(cannot)}`);
+        return;
+      }
       onError(errorMessage(err));
       await sleep(1000);
     }
@@ -640,6 +720,7 @@ export function runProbe(
     },
     (msg) => b.events.error('server-probe-error', '', msg),
     stopping,
+    b.onListenFailure ? { key: 'probe.bind', report: b.onListenFailure } : undefined,
   );
   return {
     done,
@@ -688,7 +769,14 @@ export async function reloadConfig(b: Boot, loader: Loader): Promise<void> {
       events.notice('server-reload', '', `SIGHUP: ${fixed.join(', ')} changed: only a restart applies them`);
   }
   try {
+    const before = new Set(loader.loaded());
     await loader.reload(next);
+    // Monitors kept as they were read their connection settings (my.cnf, password and TLS
+    // files) again, as POST /-/reload does; one that cannot keeps its running settings.
+    const errors = await Promise.all(
+      loader.loaded().map(async (m) => (before.has(m) ? m.reloadConnection?.('SIGHUP') : undefined)),
+    );
+    b.selfMetrics?.reloaded(errors.every((e) => e === undefined));
     const from = b.configPath === undefined ? '' : ` from ${b.configPath}`;
     events.notice('server-reload', '', `SIGHUP: monitors reloaded${from} (${loader.loaded().length} loaded)`);
   } catch (err) {

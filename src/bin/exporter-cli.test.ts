@@ -169,7 +169,7 @@ describe('exporterSetup', () => {
     assert.deepEqual(m?.exporter, {
       mode: 'legacy',
       plan: CLI_PLAN,
-      flags: { 'web.listen-address': ':9104' },
+      flags: { 'web.listen-address': ':9104', 'exporter.query_timeout': '0' },
     });
     const domains = Object.keys(Object.values(s.plan.levels)[0]?.collect ?? {}).sort();
     assert.ok(domains.includes('exporter.info_schema.processlist'));
@@ -244,6 +244,26 @@ describe('exporterSetup', () => {
       exporterSetup(run(['--mysqld.username=u']), { ...env, SONDE_LOG_LEVEL: 'loud' }, dir),
       { message: 'invalid value "loud" for SONDE_LOG_LEVEL; valid values: debug, info, warn, error' },
     );
+  });
+
+  it('reads .my.cnf of the working directory by default, as mysqld_exporter does; not ~/.my.cnf', async () => {
+    const { mkdirSync, writeFileSync, rmSync } = await import('node:fs');
+    const cwd = join(dir, 'workdir');
+    const home = join(dir, 'home');
+    mkdirSync(cwd, { recursive: true });
+    mkdirSync(home, { recursive: true });
+    writeFileSync(join(home, '.my.cnf'), '[client]\nuser=from_home\n');
+    writeFileSync(join(cwd, '.my.cnf'), '[client]\nuser=from_cwd\n');
+    try {
+      const s = await exporterSetup(run([]), { HOME: home }, cwd);
+      assert.equal(s.config.monitors?.[0]?.username, 'from_cwd');
+      assert.equal(s.config.monitors?.[0]?.mycnf, join(cwd, '.my.cnf'));
+      rmSync(join(cwd, '.my.cnf'));
+      await assert.rejects(exporterSetup(run([]), { HOME: home }, cwd), { message: /^no MySQL user: / });
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   it('errors name the flag', async () => {

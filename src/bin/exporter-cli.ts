@@ -35,6 +35,7 @@ import { exporterFlagProblem } from '../config/validate.js';
 import { applyCollectFlags, flagBool, upstreamPlan } from '../plan/exporter-plan.js';
 import type { LogFormat, LogLevel } from '../log/event-log.js';
 import { parseHostPort } from '../util/net.js';
+import { allowedTargets } from '../exporter/targets.js';
 import { logEnv, readLogFormat, readLogLevel, SHARED_LOG_FLAGS } from './log-flags.js';
 
 /** Program names that always mean mysqld_exporter's command line. */
@@ -58,7 +59,7 @@ export interface CliFlag {
   default: string;
   help: string;
   /** Where the value goes: the monitor's connection, sonde's logging, or `exporter.flags`. */
-  role: 'connection' | 'log' | 'exporter' | 'collect' | 'help' | 'version' | 'refused';
+  role: 'connection' | 'log' | 'exporter' | 'collect' | 'help' | 'version' | 'refused' | 'probe';
 }
 
 const f = (name: string, kind: Kind, dflt: string, help: string, role: CliFlag['role']): CliFlag => ({
@@ -107,7 +108,7 @@ export const CLI_FLAGS: readonly CliFlag[] = [
   f(
     'config.my-cnf',
     'string',
-    '~/.my.cnf',
+    '.my.cnf',
     'Path to .my.cnf file to read MySQL credentials from.',
     'connection',
   ),
@@ -115,6 +116,13 @@ export const CLI_FLAGS: readonly CliFlag[] = [
   f('mysqld.username', 'string', '', 'User name to use for connecting to MySQL', 'connection'),
   ...Object.entries(UPSTREAM_EXPORTER_FLAGS).map(([name, dflt]) =>
     f(name, KINDS[name] ?? 'string', dflt, EXPORTER_HELP[name] ?? '', 'exporter'),
+  ),
+  f(
+    'probe.allowed-targets',
+    'strings',
+    '',
+    'sonde: the only targets /probe and /metrics?target= may connect to: hosts, host:port, networks (10.0.0.0/8), unix:///path; repeatable or comma-separated. Default: any, as mysqld_exporter.',
+    'probe',
   ),
   f(
     'web.systemd-socket',
@@ -237,6 +245,11 @@ export function parseExporterCommandLine(argv: readonly string[]): ExporterComma
     list.push(checkKind(spec, value));
     given.set(spec.name, list);
   }
+  try {
+    allowedTargets(given.get('probe.allowed-targets') ?? []);
+  } catch (err) {
+    throw new ExporterCliError(`invalid value for --probe.allowed-targets: ${errorMessage(err)}`);
+  }
   for (const [name, values] of given) {
     const spec = BY_NAME.get(name);
     if (spec?.role !== 'exporter' && spec?.role !== 'collect') continue;
@@ -280,6 +293,8 @@ export interface ExporterSetup {
   logFormat: LogFormat;
   /** Passwords learnt here (scrubbed from every line sonde prints). */
   secrets: string[];
+  /** `--probe.allowed-targets`: the targets `/probe` may reach; undefined: any. */
+  allowedTargets: ((target: string) => boolean) | undefined;
 }
 
 /** `~/x` against HOME, relative paths against `cwd`. */
@@ -289,15 +304,17 @@ function expandPath(path: string, env: NodeJS.ProcessEnv, cwd: string): string {
 }
 
 /**
- * my.cnf: the file given by `--config.my-cnf` must be readable; the default one
- * (`~/.my.cnf`) may be missing, then only the flags and the environment give the connection.
+ * my.cnf: the file given by `--config.my-cnf` must be readable; the default one (`.my.cnf`
+ * in the working directory, as mysqld_exporter's) may be missing, then only the flags and
+ * the environment give the connection. A bad value in it fails the start either way.
  */
 async function myCnf(args: ExporterArgs, env: NodeJS.ProcessEnv, cwd: string) {
   const path = expandPath(one(args, 'config.my-cnf'), env, cwd);
   try {
     return { path, cnf: await readMyCnf(path) };
   } catch (err) {
-    if (args.given.has('config.my-cnf')) throw new Error(`--config.my-cnf: ${errorMessage(err)}`);
+    const missing = (err as { cause?: { code?: unknown } }).cause?.code === 'ENOENT';
+    if (args.given.has('config.my-cnf') || !missing) throw new Error(`--config.my-cnf: ${errorMessage(err)}`);
     return { path: undefined, cnf: undefined };
   }
 }
@@ -362,7 +379,8 @@ function splitFlags(args: ExporterArgs): {
   exporter: Record<string, string>;
   collect: Record<string, string>;
 } {
-  const exporter: Record<string, string> = { 'web.listen-address': ':9104' };
+  // query_timeout: mysqld_exporter's 0 (no per-query limit) unless given.
+  const exporter: Record<string, string> = { 'web.listen-address': ':9104', 'exporter.query_timeout': '0' };
   const collect: Record<string, string> = {};
   for (const [name, values] of args.given) {
     const role = BY_NAME.get(name)?.role;
@@ -403,6 +421,7 @@ export async function exporterSetup(
     plan: applyCollectFlags(upstreamPlan(CLI_PLAN), collect),
     ...exporterLog(args, env),
     secrets,
+    allowedTargets: allowedTargets(args.given.get('probe.allowed-targets') ?? []),
   };
 }
 

@@ -17,6 +17,7 @@ import { tuneHeapGrowth } from './heap.js';
 import type { EventLog, LogFormat, LogLevel } from '../log/event-log.js';
 import { inSingleExecutable, packageVersion } from '../util/shipped.js';
 import { guardedStderr, onOutputClosed } from '../util/std-streams.js';
+import { didYouMean } from '../util/suggest.js';
 import { oneLine, parseGoBool } from '../util/text.js';
 import type { Plan } from '../core/plan.js';
 import {
@@ -34,6 +35,9 @@ const VERSION = packageVersion();
 
 /** A boot failure: sonde exits 1 after printing its message on one stderr line, no stack. */
 class BootError extends Error {}
+
+/** A failure once running (a listener that cannot listen): the same one line, `server.Run failed: …`. */
+class RunError extends Error {}
 
 /** A Go-style boolean flag or env value; anything else fails the boot. */
 function parseBool(text: string, what: string): boolean {
@@ -159,12 +163,14 @@ function parseArgs(argv: string[]): Options {
       const arg = /'([^']+)'/.exec(err.message)?.[1];
       throw new BootError(
         err.code === 'commander.unknownOption' && arg
-          ? `Error parsing command line: unknown argument ${arg}`
+          ? `Error parsing command line: unknown argument ${arg}${didYouMean(arg.replace(/=.*$/, ''), optionNames(program))}`
           : `Error parsing command line: ${err.message.replace(/^error: /, '')}`,
       );
     }
     throw err;
   }
+  const extra = program.args[0];
+  if (extra !== undefined) throw new BootError(positionalError(extra));
   const o = program.opts<Record<string, unknown>>();
   const flag = (key: string, envName: string | undefined, def: boolean): boolean => {
     if (program.getOptionValueSource(key) === 'cli') return o[key] === true;
@@ -188,6 +194,25 @@ function parseArgs(argv: string[]): Options {
     version: o.version === true,
     check: o.check === true,
   };
+}
+
+/** Every long option sonde's command line takes (for "did you mean"). */
+function optionNames(program: Command): string[] {
+  return program.options.flatMap((o) => (o.long !== undefined && !o.hidden ? [o.long] : []));
+}
+
+/**
+ * sonde takes no positional argument: a word that is not an option is refused, and a file
+ * name is told to go behind --config (it is never read as the config, nor ignored).
+ */
+function positionalError(arg: string): string {
+  const file = /\.(ya?ml|json)$/i.test(arg) || arg.includes('/');
+  const hint = file
+    ? `; to use it as the config file: --config ${arg}`
+    : arg === 'check'
+      ? '; check comes first (sonde check [options]), or use --check'
+      : '; sonde takes options only (sonde --help)';
+  return `Error parsing command line: unexpected argument ${arg}${hint}`;
 }
 
 /** `--log.level` and `--log.format`, else SONDE_LOG_LEVEL and SONDE_LOG_FORMAT; a bad value fails the boot. */
@@ -355,8 +380,9 @@ function armHardStop(events: Events): () => void {
 }
 
 /** The agent the command line asks for: its config, log lines, shard and printing steps. */
-function cliAgent(opts: Options): Agent {
+function cliAgent(opts: Options, onListenFailure?: (message: string) => void): Agent {
   return new (lazy().Agent)({
+    ...(onListenFailure ? { onListenFailure } : {}),
     ...(opts.config !== undefined ? { config: opts.config } : {}),
     ...(opts.preset ? { exporter: opts.preset } : {}),
     ...(opts.shard ? { shard: opts.shard } : {}),
@@ -378,7 +404,9 @@ function cliAgent(opts: Options): Agent {
 
 /** Boot, print the monitors when asked, then run until a signal (unless --run=false). */
 async function bootAndRun(opts: Options): Promise<number> {
-  const agent = cliAgent(opts);
+  let listenFailed: (message: string) => void = () => undefined;
+  const failure = new Promise<string>((resolve) => (listenFailed = resolve));
+  const agent = cliAgent(opts, (message) => listenFailed(message));
   reportClosedOutputs(agent.events);
   await agent.boot();
   if (opts.printMonitors) {
@@ -390,7 +418,18 @@ async function bootAndRun(opts: Options): Promise<number> {
   if (!opts.run) return 0;
   reportStrayErrors(agent.events);
   await agent.start();
-  const signal = await untilSignal(agent.events, () => agent.reload());
+  const ended = await Promise.race([
+    untilSignal(agent.events, () => agent.reload()),
+    failure.then((message) => new RunError(message)),
+  ]);
+  if (ended instanceof RunError) {
+    // A listener that cannot listen ends sonde, as it ends mysqld_exporter: stop, then one line.
+    const disarm = armHardStop(agent.events);
+    await agent.stop(lazy().STOP_DEADLINE_MS);
+    disarm();
+    throw ended;
+  }
+  const signal = ended;
   agent.events.notice('server-stopped', '', `caught ${signal}, stopping`);
   const disarm = armHardStop(agent.events);
   await agent.stop(lazy().STOP_DEADLINE_MS);
@@ -557,9 +596,10 @@ start(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err: unknown) => {
     const text = oneLine(errorMessage(err).replace(/\n+$/, ''));
+    const what = err instanceof RunError ? 'server.Run failed' : 'server.Boot failed';
     if (logFormat === 'json' && rest !== undefined)
-      new rest.EventLog({ format: 'json' }).error('boot-error', '', `server.Boot failed: ${text}`);
-    else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} server.Boot failed: ${text}\n`);
+      new rest.EventLog({ format: 'json' }).error('boot-error', '', `${what}: ${text}`);
+    else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} ${what}: ${text}\n`);
     process.exit(1);
   },
 );

@@ -183,6 +183,37 @@ describe('buildConnection', () => {
       assert.doesNotMatch(off.redactedDsn, /tls=/);
     });
 
+    it("reads mysqld_exporter's TLS keys and enable-cleartext-plugin; warns of unknown keys", async () => {
+      const cnf = async (name: string, lines: string[]) => {
+        await writeFile(join(dir, name), ['[client]', ...lines, ''].join('\n'));
+        return build({ id: 'db', hostname: 'db:3306', mycnf: name });
+      };
+      assert.deepEqual((await cnf('req.cnf', ['ssl-mode=REQUIRED'])).tls, {
+        rejectUnauthorized: false,
+        servername: 'db',
+      });
+      assert.deepEqual((await cnf('vca.cnf', ['ssl-mode=VERIFY_CA'])).tls, {
+        rejectUnauthorized: true,
+        verifyIdentity: false,
+        servername: 'db',
+      });
+      assert.deepEqual((await cnf('pref.cnf', ['tls=preferred'])).tls, {
+        rejectUnauthorized: false,
+        preferred: true,
+        servername: 'db',
+      });
+      assert.deepEqual(
+        (await cnf('ver.cnf', ['tls=true', 'tls-min-version=TLSv1.0', 'tls-server-name=x.example'])).tls,
+        { rejectUnauthorized: true, servername: 'db', minVersion: 'TLSv1', checkName: 'x.example' },
+      );
+      assert.equal((await cnf('clear.cnf', ['enable-cleartext-plugin'])).allowCleartextPasswords, true);
+      assert.equal((await cnf('false.cnf', ['tls=false'])).tls, undefined);
+      const warned: string[] = [];
+      await writeFile(join(dir, 'unk.cnf'), '[client]\nuser=u\nprotocol=tcp\n');
+      await buildConnection({ id: 'db', mycnf: 'unk.cnf' }, { cwd: dir, warn: (m) => warned.push(m) });
+      assert.deepEqual(warned, ['mycnf unk.cnf: unknown key protocol in [client], ignored']);
+    });
+
     it('reports an unreadable my.cnf', async () => {
       await assert.rejects(build({ id: 'x', mycnf: 'absent.cnf' }), {
         message: `cannot read mycnf: open ${join(dir, 'absent.cnf')}: no such file or directory`,

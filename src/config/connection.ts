@@ -12,7 +12,7 @@ import { parseDuration } from '../util/duration.js';
 import { splitHostPort } from '../util/net.js';
 import type { HostPort } from '../util/net.js';
 import { ConfigError, osErrorText } from './errors.js';
-import { myCnfHostname, readMyCnf, readMyCnfModule, readMyCnfSync } from './mycnf.js';
+import { myCnfHostname, readMyCnf, readMyCnfModule, readMyCnfSection, readMyCnfSync } from './mycnf.js';
 import type { MyCnf } from './mycnf.js';
 import { readRegularText } from '../util/read-file.js';
 
@@ -120,6 +120,17 @@ export interface BuildConnectionOptions {
    * no such section, or the section gives no user.
    */
   authModule?: string;
+  /**
+   * mysqld_exporter's multi-target probe: connect to `address` (`host:port` or
+   * `unix://<path>`) with the user, password and TLS settings of the my.cnf section
+   * `section` (`client`, `client.<x>` over `[client]`, or any other section alone); a
+   * `client` or `client.<x>` section without a user or password gets the monitor's (the
+   * command line's `--mysqld.username` and MYSQLD_EXPORTER_PASSWORD). ConfigError with key
+   * `target` for a bad address, `auth_module` for a missing section or user.
+   */
+  target?: { address: string; section: string };
+  /** Told each key of the monitor's my.cnf that sonde does not read (`<file>: unknown key <k>, ignored`). */
+  warn?: (message: string) => void;
 }
 
 /**
@@ -146,7 +157,10 @@ export async function connectionSettings(
   opts: BuildConnectionOptions = {},
 ): Promise<ConnectionSettings> {
   const cwd = opts.cwd ?? process.cwd();
+  if (opts.target !== undefined) return targetSettings(m, opts.target, cwd);
   const f = await withMyCnf(m, cwd);
+  for (const key of f.cnf?.unknown ?? [])
+    opts.warn?.(`mycnf ${m.mycnf ?? ''}: unknown key ${key} in [client], ignored`);
   const module =
     opts.authModule === undefined ? undefined : await authModuleCredentials(m, opts.authModule, cwd);
   const credentials: CredentialSource =
@@ -170,6 +184,72 @@ export async function connectionSettings(
     tls: await tlsChoiceOf(m, f, cwd),
     connectTimeoutMs: connectTimeout(m['timeout-connect']),
     hostname: f.hostname,
+    // my.cnf enable-cleartext-plugin: the server may ask for the password in clear text
+    // (LDAP or PAM authentication); it is sent over TLS only.
+    ...(f.cnf?.enableCleartextPlugin === true ? { allowCleartextPasswords: true } : {}),
+  };
+}
+
+/** A probe target's address: `unix://<path>`, or `host:port` with a port (as mysqld_exporter). */
+function targetAddress(address: string): { socket: string } | { hostname: string } {
+  if (address.startsWith('unix://') && address.length > 'unix://'.length)
+    return { socket: address.slice('unix://'.length) };
+  const hp = splitHostPort(address);
+  if (hp.host === '' || hp.port === undefined || !/^\d{1,5}$/.test(hp.port) || Number(hp.port) > 65535)
+    throw new ConfigError(`invalid target ${JSON.stringify(address)}: want host:port or unix://<path>`, {
+      key: 'target',
+    });
+  return { hostname: address };
+}
+
+/** connectionSettings() of a multi-target probe (see BuildConnectionOptions.target). */
+async function targetSettings(
+  m: FinalMonitorConfig,
+  target: { address: string; section: string },
+  cwd: string,
+): Promise<ConnectionSettings> {
+  const { section } = target;
+  const key = 'auth_module';
+  const file = m.mycnf ?? '';
+  let cnf: MyCnf | undefined;
+  if (file !== '') {
+    try {
+      cnf = await readMyCnfSection(resolve(cwd, file), section);
+    } catch (err) {
+      throw new ConfigError(`auth_module ${section}: cannot read mycnf: ${errorMessage(err)}`, {
+        key,
+        cause: err,
+      });
+    }
+  }
+  const inherits = section === 'client' || section.startsWith('client.');
+  if (cnf === undefined && !(inherits && section === 'client'))
+    throw new ConfigError(`auth_module ${section}: no [${section}] section in ${file || 'the my.cnf'}`, {
+      key,
+    });
+  const username = cnf?.user || (inherits ? (m.username ?? '') : '');
+  const password = cnf?.password || (inherits ? (m.password ?? '') : '');
+  if (username === '') throw new ConfigError(`auth_module ${section}: [${section}] has no user`, { key });
+  const at = targetAddress(target.address);
+  const probed: FinalMonitorConfig = { ...m, hostname: '', socket: '', ...at };
+  delete probed.mycnf;
+  const f = fillFromMyCnf(probed, cnf);
+  let host: string | undefined;
+  let port: number | undefined;
+  if (f.socket === '') {
+    const hp = splitHostPort(f.hostname);
+    host = hp.host;
+    port = parsePort(f.hostname, hp.port);
+  }
+  return {
+    credentials: { kind: 'static', username, password },
+    socket: f.socket === '' ? undefined : f.socket,
+    host,
+    port,
+    tls: await tlsChoiceOf(probed, f, cwd),
+    connectTimeoutMs: connectTimeout(m['timeout-connect']),
+    hostname: f.hostname,
+    ...(cnf?.enableCleartextPlugin === true ? { allowCleartextPasswords: true } : {}),
   };
 }
 
@@ -227,7 +307,12 @@ interface Fields {
   tls: { ca: string; cert: string; key: string };
   tlsDisabled: boolean;
   cnf: MyCnf | undefined;
+  /** my.cnf asks for TLS without files (`tls`, an `ssl-mode` that requires it, TLS versions, a server name). */
+  cnfWantsTls: boolean;
 }
+
+/** `ssl-mode` values that mean TLS even without certificate files. */
+const TLS_SSL_MODES: ReadonlySet<string> = new Set(['REQUIRED', 'VERIFY_CA', 'VERIFY_IDENTITY']);
 
 /**
  * The monitor's fields, with my.cnf `[client]` filling only the empty ones: its socket only
@@ -255,8 +340,16 @@ function fillFromMyCnf(m: FinalMonitorConfig, cnf: MyCnf | undefined): Fields {
     tls: { ca: m.tls?.ca ?? '', cert: m.tls?.cert ?? '', key: m.tls?.key ?? '' },
     tlsDisabled: m.tls?.disable === true,
     cnf,
+    cnfWantsTls: false,
   };
   if (!cnf) return f;
+  f.cnfWantsTls =
+    ['true', 'skip-verify', 'preferred'].includes(cnf.tls) ||
+    cnf.sslSkipVerify ||
+    TLS_SSL_MODES.has(cnf.sslMode) ||
+    cnf.tlsMinVersion !== '' ||
+    cnf.tlsMaxVersion !== '' ||
+    cnf.tlsServerName !== '';
   if (f.socket === '' && f.hostname === '' && cnf.socket !== '') f.socket = cnf.socket;
   if (f.hostname === '') f.hostname = myCnfHostname(cnf);
   if (cnf.sslMode === 'DISABLED') f.tlsDisabled = true;
@@ -278,13 +371,14 @@ function fillFromMyCnf(m: FinalMonitorConfig, cnf: MyCnf | undefined): Fields {
 export function listedDsn(m: FinalMonitorConfig, opts: { cwd?: string } = {}): string {
   const f = fillFromMyCnf(m, listedMyCnf(m, opts.cwd));
   const insecure = flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true;
-  const tls = !f.tlsDisabled && (insecure || f.tls.ca !== '' || f.tls.cert !== '' || f.tls.key !== '');
+  const tls =
+    !f.tlsDisabled && (insecure || f.cnfWantsTls || f.tls.ca !== '' || f.tls.cert !== '' || f.tls.key !== '');
   return redactDsn({
     username: f.username,
     socket: f.socket,
     hostname: f.hostname,
     tls: tls ? m.id : autoRdsTls(m, f) ? 'rds' : undefined,
-    allowCleartextPasswords: m.aws?.['iam-auth'] === true,
+    allowCleartextPasswords: m.aws?.['iam-auth'] === true || f.cnf?.enableCleartextPlugin === true,
   });
 }
 
@@ -326,24 +420,51 @@ function autoRdsTls(m: FinalMonitorConfig, f: Fields): boolean {
   );
 }
 
+/** Node's name of a my.cnf TLS version (`TLSv1.0` is Node's `TLSv1`). */
+function nodeTlsVersion(v: string): string | undefined {
+  return v === '' ? undefined : v === 'TLSv1.0' ? 'TLSv1' : v;
+}
+
+/** my.cnf's TLS versions and server name added to a spec. */
+function cnfTlsExtras(spec: TlsSpec, cnf: MyCnf | undefined): TlsSpec {
+  if (cnf === undefined) return spec;
+  const min = nodeTlsVersion(cnf.tlsMinVersion);
+  const max = nodeTlsVersion(cnf.tlsMaxVersion);
+  if (min !== undefined) spec.minVersion = min;
+  if (max !== undefined) spec.maxVersion = max;
+  if (cnf.tlsServerName !== '') spec.checkName = cnf.tlsServerName;
+  return spec;
+}
+
 /**
- * TLS when not disabled and a ca, cert or key is set; cert and key are used only together;
- * a socket with no hostname skips verification unless `skip-verify` says otherwise.
- * Without TLS files, the automatic `tls=rds` rule applies. Undefined when TLS is off.
+ * TLS when not disabled and a ca, cert or key is set, or my.cnf asks for it (`tls`, an
+ * `ssl-mode` of REQUIRED, VERIFY_CA or VERIFY_IDENTITY, TLS versions, a server name); cert
+ * and key are used only together; a socket with no hostname skips verification unless
+ * `skip-verify` says otherwise. Without any, the automatic `tls=rds` rule applies.
+ * Undefined when TLS is off.
  */
 async function tlsChoiceOf(m: FinalMonitorConfig, f: Fields, cwd: string): Promise<TlsChoice | undefined> {
-  const { tls, socket, hostname } = f;
-  // mysqld_exporter's --tls.insecure-skip-verify: TLS without verifying the server, even
-  // with no TLS file (as mysqld_exporter's skip-verify mode does), unless TLS is disabled.
-  const insecure = flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true;
-  if (insecure && !f.tlsDisabled) return { spec: await insecureTls(tls, hostname, cwd), name: m.id };
-  if (f.tlsDisabled || (tls.ca === '' && tls.cert === '' && tls.key === '')) {
+  const { tls, socket, hostname, cnf } = f;
+  // mysqld_exporter's --tls.insecure-skip-verify and my.cnf ssl-skip-verfication: TLS
+  // without verifying the server, even with no TLS file (as mysqld_exporter's skip-verify
+  // mode does), unless TLS is disabled.
+  const insecure =
+    flagBool(m.exporter?.flags?.['tls.insecure-skip-verify'] ?? '') === true || cnf?.sslSkipVerify === true;
+  if (insecure && !f.tlsDisabled)
+    return { spec: cnfTlsExtras(await insecureTls(tls, hostname, cwd), cnf), name: m.id };
+  const files = tls.ca !== '' || tls.cert !== '' || tls.key !== '';
+  if (f.tlsDisabled || (!files && !f.cnfWantsTls)) {
     // No TLS of the monitor's own: RDS connections get TLS verified with the RDS CAs.
     return autoRdsTls(m, f) ? { name: 'rds', rds: { servername: splitHostPort(hostname).host } } : undefined;
   }
   let skipVerify = m.tls?.['skip-verify'];
   if (skipVerify === undefined && socket !== '' && hostname === '') skipVerify = true;
+  // tls=skip-verify and tls=preferred do not verify; ssl-mode=REQUIRED only when given a CA.
+  if (skipVerify === undefined && (cnf?.tls === 'skip-verify' || cnf?.tls === 'preferred')) skipVerify = true;
+  if (skipVerify === undefined && cnf?.sslMode === 'REQUIRED' && tls.ca === '') skipVerify = true;
   const spec: TlsSpec = { rejectUnauthorized: skipVerify !== true };
+  if (cnf?.sslMode === 'VERIFY_CA') spec.verifyIdentity = false;
+  if (cnf?.tls === 'preferred' && !files && !TLS_SSL_MODES.has(cnf.sslMode)) spec.preferred = true;
   if (tls.ca !== '') spec.ca = await readTlsFile('ca', tls.ca, cwd);
   if (tls.cert !== '' && tls.key !== '') {
     spec.cert = await readTlsFile('cert', tls.cert, cwd);
@@ -351,7 +472,7 @@ async function tlsChoiceOf(m: FinalMonitorConfig, f: Fields, cwd: string): Promi
   }
   const servername = hostname === '' ? '' : splitHostPort(hostname).host;
   if (servername !== '') spec.servername = servername;
-  return { spec, name: m.id };
+  return { spec: cnfTlsExtras(spec, cnf), name: m.id };
 }
 
 /** TLS that does not verify the server; the CA is not needed, a client certificate is sent. */

@@ -15,6 +15,7 @@ import { isAlias, isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocu
 import type { Alias, Document, Node as YamlNode, Scalar } from 'yaml';
 import type * as z from 'zod';
 import { YamlBool } from '../core/config-schema.js';
+import { didYouMean } from '../util/suggest.js';
 
 // YamlBool is declared beside the schemas that read it; decoding creates it.
 export { YamlBool };
@@ -288,13 +289,57 @@ interface Candidate {
   text: string;
 }
 
-function candidates(issue: z.core.$ZodIssue, decoded: DecodedYaml): Candidate[] {
+/** The schema's own definition (zod 4 keeps it on `_zod.def`), as far as key lookup needs. */
+interface SchemaDef {
+  type?: string;
+  shape?: Record<string, z.ZodType>;
+  innerType?: z.ZodType;
+  element?: z.ZodType;
+  valueType?: z.ZodType;
+  in?: z.ZodType;
+  out?: z.ZodType;
+  options?: z.ZodType[];
+  getter?: () => z.ZodType;
+}
+
+function defOf(schema: z.ZodType | undefined): SchemaDef {
+  return (schema as { _zod?: { def?: SchemaDef } } | undefined)?._zod?.def ?? {};
+}
+
+/** The keys an object schema at `path` has (for "did you mean"); [] when it cannot tell. */
+export function knownKeysAt(schema: z.ZodType, path: KeyPath): string[] {
+  let s: z.ZodType | undefined = schema;
+  const unwrap = (): void => {
+    for (let i = 0; i < 10 && s !== undefined; i++) {
+      const d = defOf(s);
+      const piped = defOf(d.in).type === 'transform' ? d.out : d.in;
+      const next =
+        d.innerType ??
+        (d.type === 'pipe' ? piped : undefined) ??
+        (d.type === 'lazy' ? d.getter?.() : undefined) ??
+        (d.type === 'union' ? d.options?.find((o) => defOf(o).shape) : undefined);
+      if (next === undefined) return;
+      s = next;
+    }
+  };
+  for (const p of path) {
+    unwrap();
+    const d = defOf(s);
+    if (typeof p === 'number') s = d.element;
+    else s = d.shape?.[String(p)] ?? d.valueType;
+  }
+  unwrap();
+  return Object.keys(defOf(s).shape ?? {});
+}
+
+function candidates(issue: z.core.$ZodIssue, decoded: DecodedYaml, schema: z.ZodType): Candidate[] {
   const path = issue.path;
   if (issue.code === 'unrecognized_keys') {
+    const known = knownKeysAt(schema, path);
     return issue.keys.map((k) => {
       const p = [...path, k];
       const key = formatPath(p);
-      return { line: decoded.lineOf(p), key, text: `unknown key ${key}` };
+      return { line: decoded.lineOf(p), key, text: `unknown key ${key}${didYouMean(k, known)}` };
     });
   }
   const key = formatPath(path);
@@ -336,7 +381,7 @@ export function validateDecoded<T>(decoded: DecodedYaml, schema: z.ZodType, empt
   if (result.success) return pruneUndefined(result.data as T);
   let best: Candidate | undefined;
   for (const issue of result.error.issues) {
-    for (const c of candidates(issue, decoded)) if (!best || c.line < best.line) best = c;
+    for (const c of candidates(issue, decoded, schema)) if (!best || c.line < best.line) best = c;
   }
   if (!best) throw new DecodeFailure('line 1: invalid document', 1, undefined);
   throw new DecodeFailure(`line ${best.line}: ${best.text}`, best.line, best.key);

@@ -51,7 +51,7 @@ describe('strict decoding', () => {
     );
     assert.equal(
       err.message,
-      'cannot decode YAML in /abs/sonde.yaml: line 7: unknown key monitors[1].hostnme',
+      'cannot decode YAML in /abs/sonde.yaml: line 7: unknown key monitors[1].hostnme (did you mean hostname?)',
     );
     assert.equal(err.kind, 'load');
     assert.equal(err.line, 7);
@@ -59,10 +59,39 @@ describe('strict decoding', () => {
     assert.equal(err.code, 'CONFIG_INVALID');
   });
 
+  it('suggests the key meant for a typo, at any depth', () => {
+    assert.equal(
+      decodeError('monitors:\n  - id: a\n    hostnme: db1\n').message,
+      'cannot decode YAML in /abs/sonde.yaml: line 3: unknown key monitors[0].hostnme (did you mean hostname?)',
+    );
+    assert.equal(
+      decodeError('mysql:\n  pasword: x\n').message,
+      'cannot decode YAML in /abs/sonde.yaml: line 2: unknown key mysql.pasword (did you mean password?)',
+    );
+  });
+
+  it('names the file and line of a value that fails validation, and the value meant', () => {
+    let caught: unknown;
+    try {
+      parseConfig('api:\n  bind: 127.0.0.1:0\nexporter:\n  mode: duel\n', {
+        path: '/abs/sonde.yaml',
+        env: {},
+      });
+    } catch (err) {
+      caught = err;
+    }
+    assert.ok(caught instanceof ConfigError);
+    assert.equal(
+      caught.message,
+      '/abs/sonde.yaml: line 4: invalid config.exporter.mode: duel (did you mean dual?); valid values: dual, legacy',
+    );
+    assert.equal(caught.line, 4);
+  });
+
   it('rejects an unknown top-level key and an unknown key in a section', () => {
     assert.equal(
       decodeError('api:\n  bind: x\nhttps:\n  proxy: y\n').message,
-      'cannot decode YAML in /abs/sonde.yaml: line 3: unknown key https',
+      'cannot decode YAML in /abs/sonde.yaml: line 3: unknown key https (did you mean http?)',
     );
     assert.equal(
       decodeError('heartbeat:\n  freq: 1s\n  source: x\n').message,
@@ -243,7 +272,7 @@ describe('locating the file', () => {
   it('names the absolute path in decode errors', async () => {
     const [d, p] = await writeConfig('bad', 'api:\n  bnd: x\n');
     await assert.rejects(loadConfig(undefined, { cwd: d, env: {} }), {
-      message: `cannot decode YAML in ${p}: line 2: unknown key api.bnd`,
+      message: `cannot decode YAML in ${p}: line 2: unknown key api.bnd (did you mean bind?)`,
     });
   });
 

@@ -4,6 +4,7 @@
  */
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
+import { LineCounter, parseDocument } from 'yaml';
 import type { Config } from '../core/config.js';
 import { LEVEL_STATES } from '../core/plan.js';
 import { DecodeFailure, MAX_YAML_BYTES, strictDecode, tooLarge } from './decode.js';
@@ -241,10 +242,37 @@ export function parseConfig(text: string, opts: ParseConfigOptions = {}): Config
     }
     throw err;
   }
-  const c = finishConfig(mergeConfig<Config>(defaultConfig(), fromFile), opts.env, opts.cwd, opts.path);
+  let c: Config;
+  try {
+    c = finishConfig(mergeConfig<Config>(defaultConfig(), fromFile), opts.env, opts.cwd, opts.path);
+  } catch (err) {
+    throw opts.path !== undefined && err instanceof ConfigError ? withFileLine(err, text, opts.path) : err;
+  }
   c.monitors?.forEach((m, i) => noteMonitorSource(m, { file: path, key: `monitors[${i}]` }));
   if (c.plans?.monitor) noteMonitorSource(c.plans.monitor, { file: path, key: 'plans.monitor' });
   return c;
+}
+
+/**
+ * A validation error of a config file, prefixed with the file and the line of the key it is
+ * about (the key's value, or the key itself), when the file has that key: `<file>: line <n>: …`.
+ */
+function withFileLine(err: ConfigError, text: string, file: string): ConfigError {
+  if (err.kind !== 'invalid' || err.key === undefined || err.message.startsWith(file)) return err;
+  const lines = new LineCounter();
+  const doc = parseDocument(text, { lineCounter: lines, uniqueKeys: false });
+  const path = err.key.split('.');
+  let node: unknown;
+  for (let n = path.length; n > 0 && node === undefined; n--) node = doc.getIn(path.slice(0, n), true);
+  const range = (node as { range?: [number, number, number] } | undefined)?.range;
+  const where = range === undefined ? '' : `line ${lines.linePos(range[0]).line}: `;
+  return new ConfigError(`${file}: ${where}${err.message}`, {
+    kind: err.kind,
+    file,
+    ...(range === undefined ? {} : { line: lines.linePos(range[0]).line }),
+    key: err.key,
+    cause: err,
+  });
 }
 
 function finishConfig(

@@ -32,14 +32,17 @@ describe('readMonitorFiles', () => {
 
   it('fails on a missing file with the Go-style open error', async () => {
     await assert.rejects(readMonitorFiles(['missing.yaml'], { cwd: dir }), (err: unknown) => {
-      return err instanceof ConfigError && err.message === 'open missing.yaml: no such file or directory';
+      return (
+        err instanceof ConfigError &&
+        err.message === 'monitor-loader.files: open missing.yaml: no such file or directory'
+      );
     });
   });
 
   it('is strict about keys, naming the file, line and key', async () => {
     await writeFile(join(dir, 'typo.yaml'), 'id: db1\nhostnme: db1\n');
     await assert.rejects(readMonitorFiles(['typo.yaml'], { cwd: dir }), {
-      message: 'typo.yaml: invalid YAML: line 2: unknown key hostnme',
+      message: 'typo.yaml: invalid YAML: line 2: unknown key hostnme (did you mean hostname?)',
     });
     await writeFile(
       join(dir, 'typo-list.yaml'),

@@ -67,7 +67,11 @@ export async function readMonitorFiles(
     try {
       text = await readRegularText(path);
     } catch (err) {
-      throw new ConfigError(osErrorText(err, file), { kind: 'load', file, cause: err });
+      throw new ConfigError(`monitor-loader.files: ${osErrorText(err, file)}`, {
+        kind: 'load',
+        file,
+        cause: err,
+      });
     }
     out.push(...parseMonitorFile(text, file));
   }

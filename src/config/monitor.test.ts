@@ -99,13 +99,12 @@ describe('inheriting monitor defaults', () => {
     assert.equal(inheritDefaults({}, d).exporter, undefined);
   });
 
-  it('inherits exporter plan (then default-exporter) and merges flags with monitor keys winning', () => {
+  it('inherits exporter plan (none when neither names one) and merges flags with monitor keys winning', () => {
     const d: Config = {
       exporter: { mode: 'dual', flags: { 'web.listen-address': ':1', 'web.telemetry-path': '/m' } },
     };
     assert.deepEqual(inheritDefaults({ exporter: { flags: { 'web.listen-address': ':2' } } }, d).exporter, {
       mode: 'dual',
-      plan: 'default-exporter',
       flags: { 'web.listen-address': ':2', 'web.telemetry-path': '/m' },
     });
     assert.equal(inheritDefaults({}, { exporter: { mode: 'legacy', plan: 'exp' } }).exporter?.plan, 'exp');

@@ -28,8 +28,6 @@ import {
   checkTls,
 } from './validate.js';
 
-/** Exporter plan used when a monitor enables the exporter without naming a plan. */
-export const DEFAULT_EXPORTER_PLAN = 'default-exporter';
 /** Heartbeat table used when heartbeat.freq is set without a table. */
 export const DEFAULT_HEARTBEAT_TABLE = 'blip.heartbeat';
 
@@ -70,8 +68,9 @@ function fillBool<T extends object>(
  * - socket, hostname, mycnf, username, password, password-file, timeout-connect: if empty
  * - tags: key by key, the monitor's keys win; meta, id, plan: never inherited
  * - aws strings if empty, aws booleans if not set (tri-state)
- * - exporter: mode if empty; only when a mode results: plan if empty (then
- *   `default-exporter`), flags merged with the monitor's keys winning
+ * - exporter: mode if empty; only when a mode results: plan if empty (left empty when
+ *   neither has one: the exporter then picks its plan, see plan/exporter-plan.ts), flags
+ *   merged with the monitor's keys winning
  * - heartbeat: each key if empty, then freq set and no table → `blip.heartbeat`
  * - plans.files: the whole list when the monitor has none; plans.change.*: each if empty;
  *   plans.table/monitor/disable-default-plans: not inherited
@@ -108,7 +107,6 @@ export function inheritDefaults(monitor: MonitorConfig, defaults: Config): Monit
   fillString(exp, d.exporter, ['mode']);
   if (!isEmpty(exp.mode)) {
     fillString(exp, d.exporter, ['plan', 'token-file']);
-    if (isEmpty(exp.plan)) exp.plan = DEFAULT_EXPORTER_PLAN;
     if (d.exporter?.flags || exp.flags) exp.flags = { ...d.exporter?.flags, ...exp.flags };
   }
   m.exporter = exp;

@@ -65,6 +65,60 @@ describe('parseMyCnf', () => {
     assert.equal(c.socket, '/tmp/m.sock');
   });
 
+  it("reads mysqld_exporter's TLS keys, its spelling of ssl-skip-verfication and enable-cleartext-plugin", () => {
+    const c = parseMyCnf(
+      [
+        '[client]',
+        'tls = skip-verify',
+        'ssl_skip_verfication',
+        'tls-min-version = TLSv1.2',
+        'tls-max-version = TLSv1.3',
+        'tls-server-name = db.example',
+        'enable-cleartext-plugin = true',
+        'default-character-set = utf8mb4',
+        'ssl-verify-server-cert',
+        '',
+      ].join('\n'),
+    );
+    assert.equal(c.tls, 'skip-verify');
+    assert.equal(c.sslSkipVerify, true);
+    assert.equal(c.tlsMinVersion, 'TLSv1.2');
+    assert.equal(c.tlsMaxVersion, 'TLSv1.3');
+    assert.equal(c.tlsServerName, 'db.example');
+    assert.equal(c.enableCleartextPlugin, true);
+    assert.deepEqual(c.unknown, ['default-character-set', 'ssl-verify-server-cert']);
+    const none = parseMyCnf('[client]\nuser=u\nenable-cleartext-plugin = off\n');
+    assert.equal(none.sslSkipVerify, false);
+    assert.equal(none.enableCleartextPlugin, false);
+    assert.equal(none.tls, '');
+    assert.deepEqual(none.unknown, []);
+  });
+
+  it('refuses a bad TLS value naming the key', () => {
+    assert.throws(() => parseMyCnf('[client]\ntls=maybe\n'), {
+      message: 'tls=maybe is not allowed, use one of: true, false, skip-verify, preferred',
+    });
+    assert.throws(() => parseMyCnf('[client]\ntls-min-version=TLSv9\n'), {
+      message: 'tls-min-version=TLSv9 is not allowed, use one of: TLSv1.0, TLSv1.1, TLSv1.2, TLSv1.3',
+    });
+    assert.throws(() => parseMyCnf('[client]\ntls-min-version=TLSv1.3\ntls-max-version=TLSv1.2\n'), {
+      message: 'tls-min-version must not be higher than tls-max-version: TLSv1.3 > TLSv1.2',
+    });
+    assert.throws(() => parseMyCnf('[client]\nenable-cleartext-plugin=sometimes\n'), {
+      message: 'enable-cleartext-plugin: not a boolean',
+    });
+  });
+
+  it('expands ${NAME} from the environment; any other $ stays as written', () => {
+    const env = { PW: 'from-env', HOST: 'db9' };
+    const c = parseMyCnf('[client]\npassword = ${PW}\nhost=${HOST}.local\nuser=${UNSET}x\n', env);
+    assert.equal(c.password, 'from-env');
+    assert.equal(c.host, 'db9.local');
+    assert.equal(c.user, 'x');
+    for (const pw of ['pa$$word', 'a$', '$PW', 'x$1y', '${', '${}', '$ {PW}'])
+      assert.equal(parseMyCnf(`[client]\npassword = ${pw}\n`, env).password, pw, pw);
+  });
+
   it('fails on a malformed line without quoting it', () => {
     assert.throws(() => parseMyCnf('[client\nuser=x\n'), { message: 'line 1: invalid section header' });
     assert.throws(() => parseMyCnf('[client]\n = secret\n'), { message: 'line 2: missing option name' });

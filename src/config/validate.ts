@@ -16,6 +16,7 @@ import { errorMessage } from '../core/errors.js';
 import { LEVEL_STATES } from '../core/plan.js';
 import { UPSTREAM_EXPORTER_FLAGS, scraperByName, subflagByName } from '../core/upstream.js';
 import { parseDuration } from '../util/duration.js';
+import { didYouMean } from '../util/suggest.js';
 import { parseGoBool } from '../util/text.js';
 import { parseHostPort } from '../util/net.js';
 
@@ -73,7 +74,7 @@ export function checkProbe(p: ProbeConfig | undefined): string | undefined {
 export function checkExporter(e: ExporterConfig | undefined): string | undefined {
   const mode = e?.mode ?? '';
   if (mode !== '' && mode !== 'dual' && mode !== 'legacy') {
-    return `invalid config.exporter.mode: ${mode}; valid values: dual, legacy`;
+    return `invalid config.exporter.mode: ${mode}${didYouMean(mode, ['dual', 'legacy'])}; valid values: dual, legacy`;
   }
   return undefined;
 }

@@ -72,8 +72,23 @@ export interface TlsSpec {
   key?: string;
   /** false when tls.skip-verify is set */
   rejectUnauthorized: boolean;
+  /**
+   * Whether the certificate must name the server (`servername`, else the host); default:
+   * as rejectUnauthorized. False verifies the chain only (my.cnf `ssl-mode=VERIFY_CA`).
+   */
+  verifyIdentity?: boolean;
   /** hostname without port, for certificate verification */
   servername?: string;
+  /** my.cnf `tls-server-name`: the name checked instead of the host */
+  checkName?: string;
+  /** Node's names: `TLSv1`, `TLSv1.1`, `TLSv1.2`, `TLSv1.3` */
+  minVersion?: string;
+  maxVersion?: string;
+  /**
+   * my.cnf `tls=preferred`: TLS (not verified) when the server offers it, a plain connection
+   * when it does not.
+   */
+  preferred?: boolean;
 }
 
 /**
@@ -104,6 +119,8 @@ export interface ConnectionSettings {
   connectTimeoutMs: number;
   /** The address as configured (`hostname` or `socket`), for the redacted DSN. */
   hostname: string;
+  /** my.cnf `enable-cleartext-plugin`: the password may be sent in clear text (over TLS only). */
+  allowCleartextPasswords?: boolean;
 }
 
 /**
@@ -177,6 +194,22 @@ export class ConnectionSpec {
       redactedDsn: this.redactedDsn,
       allowCleartextPasswords: this.allowCleartextPasswords,
       // the new password, not a token source made for the old credentials
+    });
+  }
+
+  /** Same credentials and address, other TLS (`tls=preferred` against a server without TLS). */
+  withTls(tls: TlsSpec | undefined): ConnectionSpec {
+    return new ConnectionSpec({
+      username: this.username,
+      password: this.#password,
+      socket: this.socket,
+      host: this.host,
+      port: this.port,
+      tls,
+      connectTimeoutMs: this.connectTimeoutMs,
+      redactedDsn: this.redactedDsn,
+      allowCleartextPasswords: this.allowCleartextPasswords,
+      ...(this.#cleartext === undefined ? {} : { cleartextPassword: this.#cleartext }),
     });
   }
 

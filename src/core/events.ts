@@ -70,6 +70,12 @@ export const EVENT_NAMES = {
     sondeOnly: true,
     description: "a plan level's freq is not a whole number of seconds; it still runs",
   },
+  'plan-warning': {
+    level: 'notice',
+    sondeOnly: true,
+    description:
+      'a plan file has a key sonde ignores (`<file>: line <n>: unknown key <level>.<key> (did you mean …?), ignored`) or lists a metric its domain does not have (`<file>: line <n>: at <level>/<domain>: unknown metric …`); printed at every log level, once per file and line; the plan still loads',
+  },
   // Server
   'server-run': { level: 'info', description: 'boot is over, sonde runs its monitors and listeners' },
   'server-stopped': {
@@ -161,6 +167,24 @@ export const EVENT_NAMES = {
     sondeOnly: true,
     description: 'a monitor is kept but something about it is wrong (e.g. a my.cnf monitor without an id)',
   },
+  'mycnf-warning': {
+    level: 'warn',
+    sondeOnly: true,
+    description:
+      'a my.cnf key sonde does not read: the file and the key are named, the key is ignored (once per file and key)',
+  },
+  'exporter-duplicate-series': {
+    level: 'warn',
+    sondeOnly: true,
+    description:
+      'a scrape had two series with the same name and labels: the later one is left out (counted in `sonde_exporter_duplicate_series_total`); told once per series',
+  },
+  'web-config-reload-error': {
+    level: 'error',
+    sondeOnly: true,
+    description:
+      'a changed web configuration file (or a certificate it names) cannot be used: the running configuration is kept (once per change)',
+  },
   'monitor-started': {
     level: 'info',
     description: 'a monitor is running; the message is its DSN, password redacted',
@@ -172,7 +196,14 @@ export const EVENT_NAMES = {
   'monitor-reload': {
     level: 'info',
     sondeOnly: true,
-    description: 'POST /-/reload: a monitor restarts to read its credentials again',
+    description:
+      'POST /-/reload or SIGHUP: a monitor read its connection settings (my.cnf, password and TLS files) again',
+  },
+  'monitor-reload-error': {
+    level: 'error',
+    sondeOnly: true,
+    description:
+      'POST /-/reload or SIGHUP: the connection settings cannot be read (a broken my.cnf, a missing TLS file); the running ones are kept',
   },
   'monitor-error': {
     level: 'error',
@@ -328,6 +359,8 @@ export interface EventStream {
  */
 export interface Events {
   info(event: EventName, monitorId: string, message?: string): void;
+  /** A warning (printed from level `warn`); absent: the caller says it as a debug line. */
+  warn?(event: EventName, monitorId: string, message?: string): void;
   error(event: EventName, monitorId: string, message: string): void;
   /**
    * Free-form debug line, printed only while debugging is on. Pass a function when the text

@@ -15,6 +15,7 @@ export const ServerKey = {
   server: 'server',
   monitorLoader: 'monitor-loader',
   monitors: 'monitors',
+  monitorsHealth: 'monitors-health',
   uptime: 'uptime',
   collections: 'collections',
   shard: 'shard',
@@ -23,6 +24,7 @@ export const ServerKey = {
 /** Fixed keys of one monitor in `GET /status/monitors`. */
 export const MonitorKey = {
   monitor: 'monitor',
+  health: 'health',
   monitorError: 'error:monitor',
   dsn: 'dsn',
   state: 'state',
@@ -79,10 +81,18 @@ export const STATUS_KEYS: readonly StatusKeyDoc[] = [
   server(ServerKey.server, 'boot progress, then `running since <ts>`'),
   server(ServerKey.monitorLoader, 'what the last monitor load found and started'),
   server(ServerKey.monitors, 'number of loaded monitors'),
+  server(
+    ServerKey.monitorsHealth,
+    'the loaded monitors by health: `<n> ok, <n> failing (<ids>), <n> starting, <n> stopped`',
+  ),
   server(ServerKey.uptime, 'whole seconds since sonde started running'),
   server(ServerKey.collections, 'level collections of the loaded monitors started on time and late'),
   server(ServerKey.shard, "this agent's shard `i/n`, only when started with `--shard`"),
   monitor(MonitorKey.monitor, 'the run loop: running since, stopped at, or the step being retried'),
+  monitor(
+    MonitorKey.health,
+    'at a glance: `ok`, `failing: <why>` (cannot connect or prepare its plan, retrying its start, or its last collection failed), `starting` or `stopped`',
+  ),
   monitor(MonitorKey.monitorError, 'why the run loop is retrying'),
   monitor(MonitorKey.dsn, 'the redacted DSN (password shown as `...`)'),
   monitor(MonitorKey.state, 'plan changer: current state, plan and since when'),

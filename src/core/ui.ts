@@ -48,10 +48,15 @@ export interface UiFleetRow {
   id: string;
   /** The redacted DSN. */
   dsn: string;
-  /** `running`, `stopped`, `starting` (connecting or retrying), or `error` (retrying after a failure). */
-  state: 'running' | 'stopped' | 'starting' | 'error';
+  /**
+   * `running`, `stopped`, `starting`, or `failing`: it cannot connect or prepare its plan, is
+   * retrying its start, or its last collection failed (core/health.ts).
+   */
+  state: 'running' | 'stopped' | 'starting' | 'failing';
   /** The `monitor` status text. */
   stateText: string;
+  /** Why it is failing ('' when it is not). */
+  failingWhy: string;
   /** `mysql` or `mariadb` once connected. */
   flavor: string | null;
   /** The server's version string once connected. */
@@ -128,6 +133,12 @@ export interface UiMonitor {
   errors: Record<string, string>;
   /** null when the history is off for this monitor (`ui-history: false`) or agent-wide. */
   series: UiSeries | null;
+  /**
+   * Why a series has no point, for each series without one: not in the plan (and what to
+   * add), not a replica, no collection yet, a rate waiting for its second collection, the
+   * monitor failing.
+   */
+  empty: Partial<Record<SeriesName, string>>;
 }
 
 /** What the page's JSON endpoints read; the CLI wires it. */

@@ -138,7 +138,7 @@ export async function resolveConnection(
 ): Promise<ConnectionSpec> {
   const creds = await resolveCredentials(s.credentials, opts);
   const tls = s.tls === undefined ? undefined : await tlsSpec(s.tls);
-  const iam = creds.cleartext !== undefined;
+  const iam = creds.cleartext !== undefined || s.allowCleartextPasswords === true;
   return new ConnectionSpec({
     username: creds.username,
     password: creds.password,

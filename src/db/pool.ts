@@ -10,7 +10,10 @@
  * - every column comes back as text (NULL stays null), so values are parsed one way only
  *   (db/values.ts) and BIGINT UNSIGNED never loses digits before that;
  * - every new connection runs `SET SESSION lock_wait_timeout=5`, so a metadata lock can
- *   never hold a monitoring query for long;
+ *   never hold a monitoring query for long, and keeps sonde's statements out of the
+ *   server's slow log where a session may say so without privileges (MariaDB:
+ *   `slow_query_log=0`; MySQL: `long_query_time` and `min_examined_row_limit` at their
+ *   largest); a server that refuses that part gets the lock wait timeout alone;
  * - a statement may ask for session variables of its own (QueryOptions.session: the
  *   exporter's lock_wait_timeout and log_slow_filter). The pool remembers what each
  *   connection has, sets only what differs in one `SET SESSION` before the statement, and
@@ -42,6 +45,7 @@ import { formatDuration } from '../util/duration.js';
 import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
 import { Semaphore } from '../util/semaphore.js';
+import { checkServerIdentity, type TLSSocket } from 'node:tls';
 
 /**
  * Statement connections per monitor: 2 for collectors (at most 2 run at once), 1 for the
@@ -131,6 +135,11 @@ export interface CreateDbOptions {
 export type PooledDb = Db & {
   /** Close every connection; later calls reject with code SONDE_DB_CLOSED. Idempotent. */
   close(): Promise<void>;
+  /**
+   * Connect with `spec` from now on (my.cnf read again): new connections come from a new
+   * pool; statements running on the old one finish there, and it is ended once they have.
+   */
+  useSpec(spec: ConnectionSpec): void;
 };
 
 /** Create the connection pool for one monitor. No connection is opened until first use. */
@@ -168,14 +177,73 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     const t = spec.tls;
     o.ssl = {
       rejectUnauthorized: t.rejectUnauthorized,
-      // verify the certificate's host name too when verifying at all (as Go's TLS does)
-      verifyIdentity: t.rejectUnauthorized,
+      // verify the certificate's host name too when verifying at all (as Go's TLS does),
+      // unless only the chain is to be verified or another name is checked (checkName,
+      // once the connection is up: see checkServerName)
+      verifyIdentity: t.checkName === undefined && (t.verifyIdentity ?? t.rejectUnauthorized),
+      ...(t.minVersion !== undefined ? { minVersion: t.minVersion } : {}),
+      ...(t.maxVersion !== undefined ? { maxVersion: t.maxVersion } : {}),
       ...(t.ca !== undefined ? { ca: t.ca } : {}),
       ...(t.cert !== undefined ? { cert: t.cert } : {}),
       ...(t.key !== undefined ? { key: t.key } : {}),
     };
   }
   return o;
+}
+
+/**
+ * The session variables that keep a session's statements out of the slow log, by server:
+ * MariaDB lets any session turn its slow log off; MySQL does not, but any session may
+ * raise its own slow-query threshold and minimum of examined rows to their maximum (which
+ * also keeps out statements logged for not using an index).
+ */
+export const QUIET_SLOW_LOG = {
+  mariadb: 'slow_query_log=0',
+  mysql: 'long_query_time=31536000, min_examined_row_limit=18446744073709551615',
+} as const;
+
+/**
+ * A new connection's session: `lock_wait_timeout`, and out of the slow log where the server
+ * allows it (best effort: when that part is refused, the lock wait timeout is set alone).
+ */
+/** The QUIET_SLOW_LOG assignments for the server a connection is on (by its handshake). */
+function quietSlowLog(conn: PoolConnection | Connection): string {
+  const core = (conn as unknown as { connection?: { _handshakePacket?: { serverVersion?: string } } })
+    .connection;
+  const version = core?._handshakePacket?.serverVersion;
+  return /mariadb/i.test(version ?? '') ? QUIET_SLOW_LOG.mariadb : QUIET_SLOW_LOG.mysql;
+}
+
+async function setupSession(conn: PoolConnection): Promise<void> {
+  const base = `SET SESSION lock_wait_timeout=${SESSION_LOCK_WAIT_TIMEOUT_S}`;
+  const quiet = quietSlowLog(conn);
+  try {
+    await conn.query(`${base}, ${quiet}`);
+  } catch (err) {
+    if (errnoOf(err) === undefined) throw err; // not the server's refusal: the connection failed
+    await conn.query(base);
+  }
+}
+
+/** The server refused TLS: it offers none (mysql2's handshake error). */
+function noTlsOffered(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === 'HANDSHAKE_NO_SSL_SUPPORT';
+}
+
+/**
+ * my.cnf `tls-server-name`: the server certificate, verified against the CA during the
+ * handshake, must also carry this name; otherwise the new connection is given up.
+ */
+function checkServerName(conn: PoolConnection, spec: ConnectionSpec): void {
+  const name = spec.tls?.checkName;
+  if (name === undefined || spec.tls?.rejectUnauthorized !== true) return;
+  const stream = (conn.connection as unknown as { stream?: Partial<TLSSocket> }).stream;
+  const cert = stream?.getPeerCertificate?.();
+  const why = cert === undefined ? new Error('no TLS certificate') : checkServerIdentity(name, cert);
+  if (why !== undefined)
+    throw new DbQueryError(`TLS: the server certificate is not for tls-server-name ${name}: ${why.message}`, {
+      code: 'HANDSHAKE_SSL_ERROR',
+    });
 }
 
 /** The text of the refusal to send a cleartext password over a plain connection. */
@@ -336,6 +404,13 @@ class MysqlDb implements PooledDb {
         this.#connectPausedUntil = Date.now() + this.#connectPauseMs;
         this.#connectPauseMs = Math.min(this.#connectPauseMs * 2, CONNECT_PAUSE_MS.longest);
       }
+      if (noTlsOffered(err) && gen.spec.tls?.preferred === true && this.#gen === gen) {
+        // tls=preferred and the server offers no TLS: connect without it from now on.
+        this.#gen = this.#newGeneration(gen.spec.withTls(undefined));
+        gen.retired = true;
+        this.#maybeEndRetired(gen);
+        return this.#acquire();
+      }
       if (!isAccessDenied(err)) throw this.#toDbError(err);
       // Password reload: one reload at a time; concurrent failures wait
       // for it, then retry once if the credentials changed.
@@ -364,7 +439,8 @@ class MysqlDb implements PooledDb {
     if (!this.#prepared.has(core)) {
       this.#opts.onConnect?.(Date.now() - t0);
       try {
-        await conn.query(`SET SESSION lock_wait_timeout=${SESSION_LOCK_WAIT_TIMEOUT_S}`);
+        checkServerName(conn, gen.spec);
+        await setupSession(conn);
       } catch (err) {
         this.#release(conn, gen, true);
         throw err;
@@ -478,6 +554,8 @@ class MysqlDb implements PooledDb {
           throw err;
         }
         conn.on('error', () => undefined); // a late socket error must not crash the process
+        // Out of the slow log like every sonde session (best effort, see setupSession).
+        await conn.query(`SET SESSION ${quietSlowLog(conn)}`).catch(() => undefined);
         await conn.query(`KILL QUERY ${Math.trunc(threadId)}`);
       } finally {
         if (conn !== undefined) await conn.end().catch(() => conn?.destroy());
@@ -664,6 +742,15 @@ class MysqlDb implements PooledDb {
       },
       this.#pingSlot,
     );
+  }
+
+  useSpec(spec: ConnectionSpec): void {
+    if (this.#closed) return;
+    const old = this.#gen;
+    this.#gen = this.#newGeneration(spec);
+    this.#info = undefined;
+    old.retired = true;
+    this.#maybeEndRetired(old);
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { Limiter, NestedLimiter } from '../engine/limiter.js';
-import { EXPORTER_LOG_SLOW_FILTER, exporterSettings } from './flags.js';
+import { EXPORTER_LOG_SLOW_FILTER, NO_QUERY_LIMIT_MS, exporterSettings } from './flags.js';
 
 describe('exporterSettings', () => {
   it("mysqld_exporter's defaults: lock_wait_timeout 2, no slow-log filter, plan deadlines, 2 collectors, 0.25 s", () => {
@@ -28,6 +28,11 @@ describe('exporterSettings', () => {
         timeoutOffsetS: 1.5,
       },
     );
+  });
+  it('query_timeout=0 given: no limit of its own (the scrape deadline only); absent: the plan deadlines', () => {
+    assert.equal(exporterSettings({ 'exporter.query_timeout': '0' }).queryTimeoutMs, NO_QUERY_LIMIT_MS);
+    assert.equal(exporterSettings({ 'exporter.query_timeout': ' 0 ' }).queryTimeoutMs, NO_QUERY_LIMIT_MS);
+    assert.equal(exporterSettings({}).queryTimeoutMs, undefined);
   });
   it('enable_lock_wait_timeout=false asks for the server global value; more than 2 collectors is 2', () => {
     const s = exporterSettings({

@@ -14,7 +14,10 @@
  *   `Unknown system variable` and the scrape reports `mysql_up 0`, as mysqld_exporter's
  *   connection fails there.
  * - `exporter.query_timeout` (0): seconds each collector and the ping may take, counted from
- *   the scrape's start; 0 keeps the exporter plan's collector deadline and the 5 s ping limit.
+ *   the scrape's start. Set to 0, no query has a limit of its own: only the scrape's deadline
+ *   stops it. Not set at all (a config file's `exporter.flags` without it), the exporter
+ *   plan's collector deadline and the 5 s ping limit apply; mysqld_exporter's command line
+ *   always sets it (0 by default, as mysqld_exporter).
  * - `exporter.max_open_connections` (2): collectors of one scrape running at once. The
  *   monitor's pool keeps one of its 3 connections for the heartbeat and the plan changer,
  *   so values above 2 run 2.
@@ -25,13 +28,22 @@ import { UPSTREAM_EXPORTER_FLAGS } from '../core/upstream.js';
 import { MAX_CONCURRENT_COLLECTORS } from '../engine/limiter.js';
 import { flagBool } from '../plan/exporter-plan.js';
 
+/**
+ * The per-query limit of `exporter.query_timeout=0`: longer than any scrape may last, so the
+ * scrape's own deadline is what stops a query (a timer accepts at most about 24.8 days).
+ */
+export const NO_QUERY_LIMIT_MS = 86_400_000;
+
 /** The `log_slow_filter` value mysqld_exporter gives its sessions. */
 export const EXPORTER_LOG_SLOW_FILTER = 'tmp_table_on_disk,filesort_on_disk';
 
 export interface ExporterSettings {
   /** Session variables of every exporter query and ping. */
   session: Readonly<Record<string, SessionValue>>;
-  /** Per-collector deadline from the scrape's start, ms; undefined = the plan's. */
+  /**
+   * Per-collector (and ping) deadline from the scrape's start, ms; undefined = the plan's;
+   * NO_QUERY_LIMIT_MS for `exporter.query_timeout=0` (only the scrape's deadline).
+   */
   queryTimeoutMs: number | undefined;
   /** Collectors of one scrape at once (1 or 2). */
   maxCollectors: number;
@@ -62,11 +74,12 @@ export function exporterSettings(flags: Readonly<Record<string, string>> = {}): 
   };
   if (bool(flags, 'exporter.log_slow_filter')) session.log_slow_filter = EXPORTER_LOG_SLOW_FILTER;
   const queryTimeout = int(flags, 'exporter.query_timeout');
+  const limitSet = (flags['exporter.query_timeout'] ?? '').trim() !== '';
   const maxOpen = int(flags, 'exporter.max_open_connections');
   const offset = Number(flag(flags, 'timeout-offset'));
   return {
     session,
-    queryTimeoutMs: queryTimeout > 0 ? queryTimeout * 1000 : undefined,
+    queryTimeoutMs: queryTimeout > 0 ? queryTimeout * 1000 : limitSet ? NO_QUERY_LIMIT_MS : undefined,
     maxCollectors: Math.max(1, Math.min(maxOpen, MAX_CONCURRENT_COLLECTORS)),
     timeoutOffsetS: Number.isFinite(offset) && offset >= 0 ? offset : 0.25,
   };

@@ -16,13 +16,14 @@
  * - `/`: a landing page; anything else 404.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, Registry, collectDefaultMetrics } from 'prom-client';
+import { Counter, type Registry } from 'prom-client';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { MonitorTallies, ProbeTargets } from '../core/probe.js';
 import { refuseMethod, send, sendText } from '../http/answer.js';
 import { loadWebConfig } from '../http/web-config.js';
 import { startWebListeners } from '../http/listener.js';
+import { processRegistry } from './process-metrics.js';
 import { EXPORTER_KEEP_ALIVE_MS, ScrapeHandler } from './server.js';
 
 /** The label of a `/targets` entry holding the monitor's address. */
@@ -98,8 +99,7 @@ function tallyCounters(registry: Registry, tallies: () => MonitorTallies[]): voi
 
 /** The registry behind `/metrics`: prom-client's default metrics and the tallies. */
 export function agentRegistry(targets: ProbeTargets): Registry {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry });
+  const registry = processRegistry();
   tallyCounters(registry, () => targets.tallies());
   return registry;
 }
@@ -258,6 +258,7 @@ export async function startProbe(args: StartProbeArgs): Promise<ProbeHandle> {
     configKey: WEB_CONFIG_KEY,
     keepAliveMs: EXPORTER_KEEP_ALIVE_MS,
     debug: (msg) => args.events.debug(`probe listener: ${msg}`),
+    onReloadError: (msg) => args.events.error('web-config-reload-error', '', msg),
   });
   return { address: listeners.addresses[0] ?? args.bind, close: () => listeners.close() };
 }

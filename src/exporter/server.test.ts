@@ -118,6 +118,7 @@ class FakeSource implements ExporterSource {
 class Recorder {
   status = new Map<string, string>();
   errors: string[] = [];
+  warnings: string[] = [];
   writer = {
     set: (k: string, v: string) => this.status.set(k, v),
     delete: (k: string) => this.status.delete(k),
@@ -125,6 +126,7 @@ class Recorder {
   events: Events = {
     info: () => undefined,
     error: (event, _id, msg) => this.errors.push(`${event}: ${msg}`),
+    warn: (event, _id, msg) => this.warnings.push(`${event}: ${msg ?? ''}`),
     debug: () => undefined,
   };
 }
@@ -351,39 +353,56 @@ describe('exporter endpoint', () => {
     assert.ok(Number(head.headers['content-length']) > 0);
   });
 
-  it('reloads on POST /-/reload once the answer is out, refuses other methods, and is 404 without a reload hook', async () => {
+  it('reloads on POST /-/reload: 200 ok, or 500 with the error; refuses other methods; 404 without a hook', async () => {
     let reloads = 0;
-    const { h } = await start(new FakeSource(UP), { reload: () => reloads++ });
+    const next: { error?: string } = {};
+    const { h } = await start(new FakeSource(UP, UP), {
+      reload: async () => {
+        reloads++;
+        return { ...next };
+      },
+    });
     const get405 = await get(h.address, '/-/reload');
     assert.equal(get405.status, 405);
     assert.equal(get405.headers.allow, 'POST');
     assert.equal(reloads, 0);
     const post = await get(h.address, '/-/reload', { method: 'POST' });
-    assert.equal(post.status, 200);
-    assert.match(post.body.toString(), /^reloading/);
-    await new Promise((r) => setImmediate(r));
+    assert.deepEqual([post.status, post.body.toString()], [200, 'ok']);
     assert.equal(reloads, 1);
+    next.error = 'POST /-/reload: cannot read mycnf: x.cnf: line 2: missing option name';
+    const bad = await get(h.address, '/-/reload', { method: 'POST' });
+    assert.deepEqual([bad.status, bad.body.toString()], [500, `reload failed: ${next.error}\n`]);
+    assert.equal((await get(h.address, '/metrics')).status, 200, 'still serving');
     const { h: plain } = await start(new FakeSource(UP));
     assert.equal((await get(plain.address, '/-/reload', { method: 'POST' })).status, 404);
   });
 
-  it('answers 500 like promhttp when the samples cannot be exposed', async () => {
+  it('drops a duplicate series instead of failing the scrape: counted, told once', async () => {
     const dup: ScrapeResult = {
       ...UP,
       metrics: metrics({
         'status.global': [
           { name: 'a.b', value: 1, type: MetricType.Gauge },
           { name: 'a-b', value: 2, type: MetricType.Gauge },
+          { name: 'threads_running', value: 3, type: MetricType.Gauge },
         ],
       }),
     };
-    const { h } = await start(new FakeSource(dup));
-    const r = await get(h.address, '/metrics');
-    assert.equal(r.status, 500);
-    assert.equal(
-      r.body.toString(),
-      'An error has occurred while serving metrics:\n\nduplicate series mysql_global_status_a_b\n',
-    );
+    const { h, rec } = await start(new FakeSource(dup, dup));
+    const first = await get(h.address, '/metrics');
+    assert.equal(first.status, 200);
+    const body = first.body.toString();
+    assert.match(body, /^mysql_global_status_a_b 1$/m, 'the first of the two is kept');
+    assert.doesNotMatch(body, /^mysql_global_status_a_b 2$/m);
+    assert.match(body, /^mysql_global_status_threads_running 3$/m);
+    assert.match(body, /^mysql_up 1$/m);
+    assert.match(body, /^# TYPE sonde_exporter_duplicate_series_total counter$/m);
+    assert.match(body, /^sonde_exporter_duplicate_series_total 1$/m);
+    const second = (await get(h.address, '/metrics')).body.toString();
+    assert.match(second, /^sonde_exporter_duplicate_series_total 2$/m);
+    assert.deepEqual(rec.warnings, [
+      'exporter-duplicate-series: exporter: duplicate series mysql_global_status_a_b left out of the scrape',
+    ]);
   });
 
   it('sets status stopped on close and rejects an address in use', async () => {

@@ -11,7 +11,9 @@
  *   scrape.
  * - `/`: a small HTML landing page linking the telemetry path. Anything else: 404.
  * - Always 200 for a scrape, even when MySQL is down (`mysql_up 0`); 500 only when the
- *   samples cannot be exposed (duplicate series…), as promhttp does.
+ *   samples cannot be exposed (one name with two HELP or TYPE texts), as promhttp does. A
+ *   duplicate series is left out instead (counted in `sonde_exporter_duplicate_series_total`,
+ *   told once), where promhttp would fail the whole scrape.
  *
  * Self-metrics are mysqld_exporter's: `mysql_up`, `mysql_exporter_scrapes_total`,
  * `mysql_exporter_last_scrape_error`, `mysql_exporter_scrape_errors_total{collector}`,
@@ -24,6 +26,7 @@ import { constants as zlibConstants, gzipSync } from 'node:zlib';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { ExporterHandle, ExporterSource, ScrapeResult } from '../core/exporter.js';
+import { MonitorNotRunning, type ProbeLease } from '../core/probe.js';
 import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { scraperByDomain } from '../core/upstream.js';
@@ -32,7 +35,13 @@ import { TEXT_PLAIN, refuseMethod, send, sendText } from '../http/answer.js';
 import { TokenFile, admit } from '../http/guard.js';
 import { escapeHtml } from '../util/text.js';
 import { startWebListeners } from '../http/listener.js';
-import { ExpositionCache, ExpositionError, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
+import {
+  ExpositionCache,
+  ExpositionError,
+  TEXT_CONTENT_TYPE,
+  dropDuplicateSeries,
+  type PromSample,
+} from '../prom/exposition.js';
 import { statusInfoSamples, translateForExporter, variablesInfoSamples } from '../prom/translate.js';
 
 /** `web.listen-address` when empty (loopback only, where upstream's `:9104` listens everywhere). */
@@ -90,7 +99,15 @@ const HELP = {
   scrapeErrors: 'Total number of times an error occurred scraping a MySQL.',
   duration: 'Collector time duration.',
   success: 'mysqld_exporter: Whether a collector succeeded.',
+  duplicates:
+    'Series left out of scrapes because an earlier series of the scrape had the same name and labels.',
 } as const;
+
+/** sonde's count of series dropped as duplicates (a duplicate never fails the scrape). */
+export const DUPLICATES_FAMILY = 'sonde_exporter_duplicate_series_total';
+
+/** Distinct duplicate series told in an event per handler; more are only counted. */
+const DUPLICATES_TOLD_MAX = 100;
 
 export interface StartExporterArgs {
   monitorId: string;
@@ -112,10 +129,27 @@ export interface StartExporterArgs {
   /** `timeout-offset`: seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (default 0.25). */
   timeoutOffsetS?: number;
   /**
-   * Called after `POST /-/reload` was answered (mysqld_exporter reloads its my.cnf there);
-   * without it the path is 404.
+   * `POST /-/reload` (mysqld_exporter reloads its my.cnf there): read the connection settings
+   * again; resolves with the error text when they could not be read (the running ones are
+   * kept), and with a restart to run once the answer is out when the monitor must restart
+   * (its server changed). Without it the path is 404.
    */
-  reload?: () => void;
+  reload?: () => Promise<{ error?: string; restart?: () => Promise<void> }>;
+  /**
+   * mysqld_exporter's multi-target mode on this endpoint (the command line's): a source for
+   * one scrape of `target` (`host:port` or `unix://<path>`) with the credentials of the my.cnf
+   * section `section`, released after the answer. With it, `GET /probe?target=…[&auth_module=
+   * <section>]` is served and `<telemetry path>?target=…` scrapes that target with `[client]`;
+   * without it `/probe` is 404 and `target` is ignored.
+   */
+  probeTarget?: (target: string, section: string) => Promise<ProbeLease>;
+  /** The targets probeTarget may be asked for (`--probe.allowed-targets`); undefined: any. */
+  allowedTargets?: (target: string) => boolean;
+  /**
+   * Text appended to every scrape of the telemetry path (mysqld_exporter's command line: the
+   * process families and `mysqld_exporter_build_info`); a failure leaves it out.
+   */
+  selfMetrics?: () => Promise<string>;
   /**
    * `exporter.token-file`: every path then needs `Authorization: Bearer <token>`. A missing
    * or empty file fails the start with an error naming the key and the file.
@@ -127,16 +161,31 @@ export interface StartExporterArgs {
 export const RELOAD_PATH = '/-/reload';
 
 /**
- * `POST /-/reload`: answer 200, then reload once the answer is out (the reload may close
- * this very listener). Any other method: 405, state changes only by POST.
+ * `POST /-/reload`: read the connection settings again, then answer `200 ok`, or `500` with
+ * the one-line error when they cannot be read (the running settings stay, the endpoint keeps
+ * serving). Any other method: 405, state changes only by POST.
  */
-function answerReload(req: IncomingMessage, res: ServerResponse, reload: () => void): void {
+function answerReload(
+  req: IncomingMessage,
+  res: ServerResponse,
+  reload: NonNullable<StartExporterArgs['reload']>,
+): void {
   if (req.method !== 'POST') {
     refuseMethod(res, req, 'POST', `405 method not allowed: ${RELOAD_PATH} takes POST`);
     return;
   }
-  res.once('finish', reload);
-  sendText(res, req, 200, 'reloading: the monitor restarts and reads its credentials again');
+  reload().then(
+    ({ error, restart }) => {
+      if (error !== undefined) {
+        sendText(res, req, 500, `reload failed: ${error.replace(/[\r\n]+/g, ' ')}`);
+        return;
+      }
+      // A restart may close this very listener: only once the answer is out.
+      if (restart !== undefined) res.once('finish', () => void restart());
+      send(res, req, 200, TEXT_PLAIN, 'ok');
+    },
+    (err: unknown) => sendText(res, req, 500, `reload failed: ${errorMessage(err).replace(/[\r\n]+/g, ' ')}`),
+  );
 }
 
 /** Idle time of a kept-alive connection: longer than Prometheus keeps its connections idle. */
@@ -234,6 +283,8 @@ export interface ScrapeHandlerArgs {
   events: Events;
   /** Seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (`timeout-offset`); 0.25 when unset. */
   timeoutOffsetS?: number;
+  /** Exposition text appended to each answer (process families); a failure leaves it out. */
+  selfMetrics?: () => Promise<string>;
 }
 
 /**
@@ -246,6 +297,9 @@ export class ScrapeHandler {
   readonly #self = new SelfMetrics();
   // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
   readonly #expo = new ExpositionCache();
+  /** Series dropped as duplicates so far, and those already told in an event. */
+  #duplicates = 0;
+  readonly #told = new Set<string>();
 
   constructor(args: ScrapeHandlerArgs) {
     this.#args = args;
@@ -283,7 +337,8 @@ export class ScrapeHandler {
     }
     if (!result.up)
       this.#args.events.debug(`exporter ${this.#args.monitorId}: MySQL is down: ${result.error}`);
-    this.#answer(req, res, this.#samples(result, text ?? {}));
+    const extra = await this.#selfText();
+    this.#answer(req, res, this.#samples(result, text ?? {}), extra);
   }
 
   /** Self-metrics, translated values and the info families of the text values. */
@@ -299,11 +354,54 @@ export class ScrapeHandler {
     return samples;
   }
 
+  /** The appended text (process families), '' without or when it cannot be had. */
+  async #selfText(): Promise<string> {
+    const self = this.#args.selfMetrics;
+    if (self === undefined) return '';
+    try {
+      return await self();
+    } catch (err) {
+      this.#args.events.debug(`exporter ${this.#args.monitorId}: process metrics: ${errorMessage(err)}`);
+      return '';
+    }
+  }
+
+  /** The counter of dropped duplicates (once there was one). */
+  #duplicatesSample(): PromSample {
+    return { name: DUPLICATES_FAMILY, help: HELP.duplicates, type: 'counter', value: this.#duplicates };
+  }
+
+  /**
+   * The exposition of `samples`; a series that repeats an earlier one (same name and labels)
+   * is left out, counted and told once, so a duplicate never fails the scrape. Other
+   * problems throw ExpositionError.
+   */
+  #render(samples: PromSample[]): Buffer {
+    const all = this.#duplicates > 0 ? [...samples, this.#duplicatesSample()] : samples;
+    try {
+      return this.#expo.renderBuffer(all);
+    } catch (err) {
+      if (!(err instanceof ExpositionError) || !err.duplicate) throw err;
+    }
+    const { kept, dropped } = dropDuplicateSeries(samples);
+    this.#duplicates += dropped.length;
+    for (const series of dropped) {
+      if (this.#told.has(series) || this.#told.size >= DUPLICATES_TOLD_MAX) continue;
+      this.#told.add(series);
+      const msg = `exporter: duplicate series ${series} left out of the scrape`;
+      const events = this.#args.events;
+      if (events.warn) events.warn('exporter-duplicate-series', this.#args.monitorId, msg);
+      else events.debug(msg, this.#args.monitorId);
+    }
+    return this.#expo.renderBuffer([...kept, this.#duplicatesSample()]);
+  }
+
   /** Render and send: 200 (gzip when accepted), or 500 when the samples cannot be exposed. */
-  #answer(req: IncomingMessage, res: ServerResponse, samples: PromSample[]): void {
+  #answer(req: IncomingMessage, res: ServerResponse, samples: PromSample[], extra = ''): void {
     let body: Buffer;
     try {
-      body = this.#expo.renderBuffer(samples);
+      body = this.#render(samples);
+      if (extra !== '') body = Buffer.concat([body, Buffer.from(extra)]);
     } catch (err) {
       if (!(err instanceof ExpositionError)) throw err;
       this.#args.events.debug(`exporter ${this.#args.monitorId}: cannot expose metrics: ${err.message}`);
@@ -325,6 +423,56 @@ export class ScrapeHandler {
   }
 }
 
+/** mysqld_exporter's multi-target path. */
+export const PROBE_PATH = '/probe';
+
+/** A request value quoted in a one-line refusal, cut when long. */
+function quote(v: string): string {
+  return JSON.stringify(v.length > 200 ? `${v.slice(0, 200)}…` : v);
+}
+
+/**
+ * One scrape of the target a request names, with the credentials of my.cnf section
+ * `section`, through a ScrapeHandler of its own (as mysqld_exporter makes a registry per
+ * probe). Refusals are one line: 400 without a target or for a bad target or section, 403
+ * for a target `--probe.allowed-targets` does not list, 503 while the monitor is not running.
+ */
+async function probeScrape(
+  args: StartExporterArgs,
+  req: IncomingMessage,
+  res: ServerResponse,
+  url: URL,
+  section: string,
+  selfMetrics?: () => Promise<string>,
+): Promise<void> {
+  const refuse = (code: number, text: string) =>
+    sendText(res, req, code, text, { 'X-Content-Type-Options': 'nosniff' });
+  const target = url.searchParams.get('target') ?? '';
+  if (target === '' || args.probeTarget === undefined) return refuse(400, 'target is required');
+  if (args.allowedTargets !== undefined && !args.allowedTargets(target))
+    return refuse(403, `target ${quote(target)} is not allowed (--probe.allowed-targets)`);
+  let lease: ProbeLease;
+  try {
+    lease = await args.probeTarget(target, section);
+  } catch (err) {
+    const key = (err as { key?: unknown }).key;
+    const text = errorMessage(err).replace(/[\r\n]+/g, ' ');
+    if (key === 'target' || key === 'auth_module') return refuse(400, text);
+    return refuse(err instanceof MonitorNotRunning ? 503 : 500, text);
+  }
+  try {
+    const handler = new ScrapeHandler({
+      monitorId: args.monitorId,
+      events: args.events,
+      timeoutOffsetS: lease.timeoutOffsetS,
+      ...(selfMetrics === undefined ? {} : { selfMetrics }),
+    });
+    await handler.handle(req, res, url, lease.source);
+  } finally {
+    await lease.release();
+  }
+}
+
 /** The request router: the token, the telemetry path, the landing page, 404 for the rest. */
 function router(
   args: StartExporterArgs,
@@ -336,6 +484,7 @@ function router(
     monitorId,
     events,
     ...(args.timeoutOffsetS === undefined ? {} : { timeoutOffsetS: args.timeoutOffsetS }),
+    ...(args.selfMetrics === undefined ? {} : { selfMetrics: args.selfMetrics }),
   });
   const landing = landingPage(monitorId, path);
   return (req, res) => {
@@ -348,12 +497,18 @@ function router(
       sendText(res, req, 400, '400 bad request');
       return;
     }
-    if (url.pathname === path) {
-      scrapes.handle(req, res, url, args.source).catch((err: unknown) => {
-        events.debug(`exporter ${monitorId}: scrape failed: ${errorMessage(err)}`);
-        if (!res.headersSent) send(res, req, 500, TEXT_PLAIN, `${errorMessage(err)}\n`);
-        else res.destroy();
-      });
+    const failed = (err: unknown): void => {
+      events.debug(`exporter ${monitorId}: scrape failed: ${errorMessage(err)}`);
+      if (!res.headersSent) send(res, req, 500, TEXT_PLAIN, `${errorMessage(err)}\n`);
+      else res.destroy();
+    };
+    const multiTarget = args.probeTarget !== undefined;
+    if (url.pathname === path && multiTarget && url.searchParams.has('target')) {
+      probeScrape(args, req, res, url, 'client', args.selfMetrics).catch(failed);
+    } else if (url.pathname === path) {
+      scrapes.handle(req, res, url, args.source).catch(failed);
+    } else if (url.pathname === PROBE_PATH && multiTarget) {
+      probeScrape(args, req, res, url, url.searchParams.get('auth_module') || 'client').catch(failed);
     } else if (url.pathname === '/') {
       send(res, req, 200, 'text/html; charset=utf-8', landing);
     } else if (url.pathname === RELOAD_PATH && args.reload !== undefined) {
@@ -388,6 +543,7 @@ export async function startExporter(args: StartExporterArgs): Promise<ExporterHa
     configKey: 'exporter.flags.web.config.file',
     keepAliveMs: EXPORTER_KEEP_ALIVE_MS,
     debug: (msg) => events.debug(`exporter ${monitorId}: ${msg}`),
+    onReloadError: (msg) => events.error('web-config-reload-error', monitorId, msg),
   });
   status.set(MonitorKey.exporter, `listening on ${listeners.addresses.join(', ')}`);
   let closed: Promise<void> | undefined;

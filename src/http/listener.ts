@@ -6,6 +6,7 @@
  * starts through startWebListeners(), with the limits of http-guard.ts.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerOptions as HttpsOptions } from 'node:https';
 import type { TLSSocket } from 'node:tls';
@@ -231,6 +232,11 @@ export interface WebListenArgs {
   keepAliveMs?: number;
   /** Told about refused TLS clients and server errors. */
   debug?: (message: string) => void;
+  /**
+   * Told, once per change, when the web configuration file changed but cannot be used (the
+   * running configuration stays); without it, the debug line only.
+   */
+  onReloadError?: (message: string) => void;
 }
 
 /** Listeners started by startWebListeners(). */
@@ -245,16 +251,115 @@ export interface WebListeners {
   close(): Promise<void>;
 }
 
+/** How often at most the web configuration's files are looked at for a change. */
+export const WEB_CONFIG_CHECK_MS = 1000;
+
+/** The size and modification time of each file, '' for one that cannot be read. */
+function filesStamp(files: readonly string[]): string {
+  return files
+    .map((f) => {
+      try {
+        const st = statSync(f);
+        return `${st.size}:${st.mtimeMs}:${st.ino}`;
+      } catch {
+        return '';
+      }
+    })
+    .join('|');
+}
+
+/** The web configuration file and the PEM files it names (inline PEM has no file). */
+function watchedFiles(config: WebConfig): string[] {
+  const t = config.tls;
+  const files = [config.file];
+  if (t === undefined) return files;
+  for (const src of [t.certSource, t.keySource, t.clientCaSource])
+    if (src !== undefined && !src.startsWith('tls_server_config.')) files.push(src);
+  return files;
+}
+
+/**
+ * The web configuration in use, read again when its file or a file it names changed (looked
+ * at, at most once a second, when a connection or a request comes): new basic-auth users,
+ * headers and rate limit apply to the next request, a new certificate to the next TLS
+ * handshake (certificate rotation without a restart). A changed file that cannot be used
+ * keeps the running configuration (told once per change); so does a change between plain
+ * HTTP and TLS, which only a restart can make.
+ */
+class LiveWebConfig {
+  config: WebConfig;
+  gate: RequestHandler;
+  readonly #args: WebListenArgs;
+  readonly #key: string | undefined;
+  #stamp: string;
+  #checked = Date.now();
+  readonly #servers: Listener['server'][] = [];
+
+  constructor(config: WebConfig, args: WebListenArgs) {
+    this.config = config;
+    this.gate = webGate(config, args.handler);
+    this.#args = args;
+    this.#key = args.configKey;
+    this.#stamp = filesStamp(watchedFiles(config));
+  }
+
+  /** A TLS server whose certificate follows the file. */
+  follow(server: Listener['server']): void {
+    this.#servers.push(server);
+  }
+
+  /** Read the files again when they changed since the last look (at most once a second). */
+  check(): void {
+    const now = Date.now();
+    if (now - this.#checked < WEB_CONFIG_CHECK_MS) return;
+    this.#checked = now;
+    const stamp = filesStamp(watchedFiles(this.config));
+    if (stamp === this.#stamp) return;
+    this.#stamp = stamp;
+    let next: WebConfig;
+    try {
+      next = loadWebConfig(this.config.file, this.#key);
+      if ((next.tls === undefined) !== (this.config.tls === undefined))
+        throw new Error(`${this.config.file}: switching between HTTP and HTTPS needs a restart`);
+    } catch (err) {
+      const msg = `web configuration not reloaded, the running one is kept: ${errorMessage(err)}`;
+      this.#args.debug?.(msg);
+      this.#args.onReloadError?.(msg);
+      return;
+    }
+    this.config = next;
+    this.gate = webGate(next, this.#args.handler);
+    if (next.tls !== undefined) {
+      const options = tlsServerOptions(next.tls);
+      for (const server of this.#servers)
+        (server as unknown as { setSecureContext(o: object): void }).setSecureContext(options);
+    }
+    this.#stamp = filesStamp(watchedFiles(next));
+    this.#args.debug?.(`web configuration ${next.file} read again`);
+  }
+}
+
 /** One listener for one address, with the listener limits and the TLS client checks. */
-function makeListener(config: WebConfig | undefined, handler: RequestHandler, args: WebListenArgs): Listener {
+function makeListener(
+  config: WebConfig | undefined,
+  handler: RequestHandler,
+  args: WebListenArgs,
+  live?: LiveWebConfig,
+): Listener {
   const tls = config?.tls;
   const listener = createListener(handler, {
     keepAliveMs: args.keepAliveMs,
     tls: tls === undefined ? undefined : tlsServerOptions(tls),
   });
+  if (live !== undefined) {
+    // Before the TLS handshake: a rotated certificate is in place for it.
+    listener.server.prependListener('connection', () => live.check());
+    if (tls !== undefined) live.follow(listener.server);
+  }
   if (tls !== undefined) {
     listener.server.on('secureConnection', (socket: TLSSocket) => {
-      const why = clientCertProblem(socket, tls);
+      const current = live?.config.tls ?? tls;
+      const why = clientCertProblem(socket, current);
       if (why === undefined) return;
       args.debug?.(`refused TLS client ${socket.remoteAddress ?? ''}: ${why}`);
       socket.destroy();
@@ -276,14 +381,21 @@ export async function startWebListeners(args: WebListenArgs): Promise<WebListene
   const file = args.webConfigFile ?? '';
   const config = file === '' ? undefined : loadWebConfig(file, args.configKey);
   const listen = typeof args.listen === 'string' ? splitListenAddresses(args.listen) : [...args.listen];
-  const handler = webGate(config, args.handler);
+  const live = config === undefined ? undefined : new LiveWebConfig(config, args);
+  const handler: RequestHandler =
+    live === undefined
+      ? webGate(config, args.handler)
+      : (req, res) => {
+          live.check();
+          live.gate(req, res);
+        };
   const listeners: Listener[] = [];
   const addresses: string[] = [];
   const closeAll = (): Promise<void> =>
     Promise.all(listeners.map((l) => l.close('drop'))).then(() => undefined);
   try {
     for (const address of listen) {
-      const listener = makeListener(config, handler, args);
+      const listener = makeListener(config, handler, args, live);
       listeners.push(listener);
       addresses.push(await listenOn(listener, address));
       listener.server.on('error', (err) => args.debug?.(errorMessage(err)));
@@ -296,7 +408,9 @@ export async function startWebListeners(args: WebListenArgs): Promise<WebListene
   return {
     addresses,
     tls: config?.tls !== undefined,
-    config,
+    get config() {
+      return live?.config ?? config;
+    },
     close: () => (closed ??= closeAll()),
   };
 }

@@ -109,6 +109,14 @@ interface Batch {
   tick: Date;
 }
 
+/** What a plan change names when no plan is asked for by name: the monitor's first plan. */
+const FIRST_PLAN = '(first plan)';
+
+/** One side of a plan change, `state:<s> plan:<p>`; `none` for what is not set yet (the first activation). */
+function changeSide(state: string, plan: string): string {
+  return `state:${state || 'none'} plan:${plan || 'none'}`;
+}
+
 export class LevelCollector {
   readonly #ctx: LevelCollectorContext;
   readonly #clock: Clock;
@@ -241,13 +249,15 @@ export class LevelCollector {
 
   async #activate(state: LevelState, planName: string, why: string, signal: AbortSignal): Promise<void> {
     const { status, events, monitorId } = this.#ctx;
-    const change = `state:${this.#state} plan:${this.#planName} -> state:${state} plan:${planName}`;
+    const from = changeSide(this.#state, this.#planName);
+    let change = `${from} -> ${changeSide(state, planName || FIRST_PLAN)}`;
     const started = this.#clock.now();
     events.info('change-plan', monitorId, change);
     events.debug(() => `plan change ${change}${why === '' ? '' : `: ${why}`}`, monitorId);
-    status.set(MonitorKey.levelChangePlan, `loading new plan ${planName} (state ${state})`);
+    status.set(MonitorKey.levelChangePlan, `loading new plan ${planName || FIRST_PLAN} (state ${state})`);
     const plan = await this.#lookup(planName, change, signal);
     if (plan === undefined) return;
+    change = `${from} -> ${changeSide(state, plan.name)}`;
     const runtime = this.#ctx.buildRuntime(plan);
     status.set(MonitorKey.levelChangePlan, `preparing new plan ${plan.name} (state ${state})`);
     const engine = await this.#prepare(plan, state, runtime, change, signal);
@@ -273,7 +283,7 @@ export class LevelCollector {
       try {
         return await this.#ctx.lookupPlan(planName);
       } catch (err) {
-        const msg = `${change}: error loading new plan ${planName}: ${errorMessage(err)} (retrying)`;
+        const msg = `${change}: error loading new plan ${planName || FIRST_PLAN}: ${errorMessage(err)} (retrying)`;
         this.#ctx.status.set(MonitorKey.levelChangePlan, msg);
         this.#ctx.events.info('change-plan-error', this.#ctx.monitorId, msg);
         if (!(await sleepOn(this.#clock, PLAN_RETRY_MS, signal))) return undefined;

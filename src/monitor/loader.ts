@@ -80,7 +80,7 @@ export interface LoaderDeps {
 
 /** What the loader uses of a monitor; a monitor without `probe` and `tally` cannot be probed. */
 export type LoadedMonitor = Pick<Monitor, 'id' | 'config' | 'dsn' | 'running' | 'start' | 'stop'> &
-  Partial<Pick<Monitor, 'probe' | 'tally' | 'timing'>>;
+  Partial<Pick<Monitor, 'probe' | 'tally' | 'timing' | 'reloadConnection'>>;
 
 /** Pause between starting monitors: 1000/n ms clamped to [20, 100]; 0 for n ≤ 1. */
 export function startPauseMs(n: number): number {

@@ -11,7 +11,6 @@ import type { Events } from '../core/events.js';
 import { ALWAYS_ACTIVE, type HighAvailability } from '../core/ha.js';
 import type { ExporterHandle, ExporterSource } from '../core/exporter.js';
 import { applyCollectFlags, exporterBasePlan } from '../plan/exporter-plan.js';
-import { defaultPlan } from '../plan/defaults.js';
 import { exporterSettings, type ExporterSettings } from '../exporter/flags.js';
 import type { Plan } from '../core/plan.js';
 import { MonitorNotRunning } from '../core/probe.js';
@@ -21,6 +20,7 @@ import type { StatusWriter } from '../core/status.js';
 import { errorMessage } from '../core/errors.js';
 import { Backoff } from '../util/backoff.js';
 import { aborted } from '../util/abort.js';
+import { listenFailure } from '../util/net.js';
 import { sleepOn, systemClock, type Clock } from '../util/clock.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { Limiter } from '../engine/limiter.js';
@@ -35,8 +35,19 @@ import type { DomainRecord } from '../engine/engine.js';
 import { PlanChanger, observeState, planChangingEnabled } from './plan-changer.js';
 import { HaWatch } from './ha-watch.js';
 
+/** Where a spec connects: its socket, or host and port. */
+function addressOf(spec: ConnectionSpec): string {
+  return spec.socket !== undefined && spec.socket !== ''
+    ? `unix:${spec.socket}`
+    : `${spec.host}:${spec.port}`;
+}
+
 /** A database handle the monitor owns and closes. */
-export type OwnedDb = Db & { close(): Promise<void> };
+export type OwnedDb = Db & {
+  close(): Promise<void>;
+  /** Connect with another spec from now on (absent: a reload restarts the monitor). */
+  useSpec?(spec: ConnectionSpec): void;
+};
 
 /** What a monitor needs from the rest of sonde, wired by the CLI (or a test). */
 export interface MonitorDeps {
@@ -46,7 +57,7 @@ export interface MonitorDeps {
   /** `authModule`: the credentials of my.cnf's `[client.<name>]` (see config/connection.ts). */
   buildConnection(
     cfg: FinalMonitorConfig,
-    opts?: { reload?: boolean; authModule?: string },
+    opts?: { reload?: boolean; authModule?: string; target?: { address: string; section: string } },
   ): Promise<ConnectionSpec>;
   createDb(
     spec: ConnectionSpec,
@@ -86,6 +97,11 @@ export interface MonitorDeps {
     role?: string;
     signal: AbortSignal;
   }): Promise<void>;
+  /**
+   * The exporter's listener cannot listen (address taken, not local, not allowed): a
+   * configuration problem retrying cannot fix. Unset: the monitor retries like any start error.
+   */
+  exporterListenFailed?(monitorId: string, err: unknown): void;
   /** The mysqld_exporter emulation (docs/exporter.md), when `exporter.mode` is set. */
   exporter?: {
     createSource(args: {
@@ -115,8 +131,13 @@ export interface MonitorDeps {
       webConfigFile?: string;
       /** `timeout-offset`: seconds taken off the scrape-timeout header. */
       timeoutOffsetS?: number;
-      /** Called after `POST /-/reload` was answered. */
-      reload?: () => void;
+      /** A source for one scrape of another server (mysqld_exporter's `/probe`); see server.ts. */
+      probeTarget?: (target: string, section: string) => Promise<ProbeLease>;
+      /**
+       * `POST /-/reload`: read the connection settings again: the error text when that
+       * failed, the restart to run once the answer is out when the monitor must restart.
+       */
+      reload?: () => Promise<{ error?: string; restart?: () => Promise<void> }>;
       source: ExporterSource;
       status: StatusWriter;
       events: Events;
@@ -179,6 +200,8 @@ export class Monitor {
   #loop: Promise<void> | undefined;
   #lco: LevelCollector | undefined;
   #db: OwnedDb | undefined;
+  /** Where #db connects (socket or host:port): a reload to another address restarts. */
+  #address = '';
   /** background subsystems (heartbeat writer, plan changer), stopped before the LCO */
   #subsystems: AbortController | undefined;
   #subsystemDone: Promise<unknown>[] = [];
@@ -282,18 +305,47 @@ export class Monitor {
   }
 
   /**
-   * `POST /-/reload` on the exporter: restart the monitor, so its connection is built again
-   * from the config, my.cnf and password files (mysqld_exporter reloads its my.cnf there).
-   * One at a time; a monitor stopped meanwhile stays stopped.
+   * Read the connection settings again (config, my.cnf, password file, TLS files), as
+   * mysqld_exporter's `/-/reload` reads its my.cnf: `POST /-/reload` on the exporter, and
+   * SIGHUP. When they cannot be read (a broken my.cnf, a missing TLS file) the running
+   * connection is kept and the error returned (event `monitor-reload-error`); otherwise new
+   * connections use them, without a restart (the endpoint keeps serving). A monitor not
+   * running yet reads them at its next start attempt anyway. `why` starts the event text.
    */
-  async #reload(): Promise<void> {
+  async reloadConnection(why: string): Promise<string | undefined> {
+    const r = await this.#reloadSettings(why);
+    await r.restart?.();
+    return r.error;
+  }
+
+  /** reloadConnection's work; a restart it needs is left to the caller (after its answer). */
+  async #reloadSettings(why: string): Promise<{ error?: string; restart?: () => Promise<void> }> {
+    const db = this.#db;
+    if (!this.running || db === undefined) return {};
+    let spec: ConnectionSpec;
+    try {
+      spec = await this.#deps.buildConnection(this.config, { reload: true });
+    } catch (err) {
+      const text = `${why}: the connection settings cannot be read, the running ones are kept: ${errorMessage(err)}`;
+      this.#deps.events.error('monitor-reload-error', this.id, text);
+      return { error: text };
+    }
+    // Another server (address changed), or a Db that cannot take a spec: restart, so that
+    // everything prepared against the old server is prepared again.
+    if (db.useSpec === undefined || this.#db !== db || addressOf(spec) !== this.#address)
+      return { restart: () => this.#restartForReload(why) };
+    db.useSpec(spec);
+    this.#dsn = spec.redactedDsn;
+    this.#status.set(MonitorKey.dsn, spec.redactedDsn);
+    this.#deps.events.info('monitor-reload', this.id, `${why}: connection settings read again`);
+    return {};
+  }
+
+  /** A reload to another server, or of a Db that cannot take a spec: restart (one at a time). */
+  async #restartForReload(why: string): Promise<void> {
     if (this.#reloading || !this.running) return;
     this.#reloading = true;
-    this.#deps.events.info(
-      'monitor-reload',
-      this.id,
-      'POST /-/reload: restarting to read the credentials again',
-    );
+    this.#deps.events.info('monitor-reload', this.id, `${why}: restarting to read the credentials again`);
     try {
       await this.stop();
       this.start();
@@ -398,6 +450,13 @@ export class Monitor {
     const ex = this.config.exporter;
     if (ex?.mode && this.#deps.exporter) {
       const failed = await this.#startExporter(db, lookup, limiter, ex.mode === 'legacy');
+      const cannotListen = listenFailure(failed);
+      if (cannotListen !== undefined && this.#deps.exporterListenFailed) {
+        // Reported once, by whoever ends the process (no retry can fix it).
+        this.#status.set(MonitorKey.monitor, `error starting exporter: ${errorMessage(cannotListen)}`);
+        this.#deps.exporterListenFailed(this.id, cannotListen);
+        return false;
+      }
       if (failed !== undefined) return this.#fail('error starting exporter', failed);
       this.#running = { db, limiter, lookup };
       if (ex.mode === 'legacy') {
@@ -435,6 +494,7 @@ export class Monitor {
         onConnect: (ms, error) => events.debug(() => connectLine(dsn, ms, error), this.id),
       });
       this.#db = db;
+      this.#address = addressOf(spec);
       this.#dsn = spec.redactedDsn;
       this.#status.set(MonitorKey.dsn, spec.redactedDsn);
       return db;
@@ -582,7 +642,8 @@ export class Monitor {
         source,
         status: this.#status,
         events,
-        reload: () => void this.#reload(),
+        reload: () => this.#reloadSettings('POST /-/reload'),
+        probeTarget: (target, section) => this.probe('', { address: target, section }),
       });
     } catch (err) {
       this.#status.set(MonitorKey.exporter, `API error (restart in 1s): ${errorMessage(err)}`);
@@ -597,11 +658,13 @@ export class Monitor {
    * on the monitor's pool. With `authModule`: a reader of its own on a new pool with the
    * `[client.<name>]` credentials, closed by release(); the credentials are read (and a
    * missing section refused with a ConfigError keyed `auth_module`) before anything connects.
+   * With `target` (mysqld_exporter's multi-target mode): the same, to another server, with
+   * the credentials and TLS settings of the my.cnf section it names.
    * Throws MonitorNotRunning when the monitor is not running.
    */
-  async probe(authModule: string): Promise<ProbeLease> {
-    const spec =
-      authModule === '' ? undefined : await this.#deps.buildConnection(this.config, { authModule });
+  async probe(authModule: string, target?: { address: string; section: string }): Promise<ProbeLease> {
+    const how = target !== undefined ? { target } : authModule === '' ? undefined : { authModule };
+    const spec = how === undefined ? undefined : await this.#deps.buildConnection(this.config, how);
     const running = this.#running;
     const exporter = this.#deps.exporter;
     if (running === undefined || exporter === undefined)
@@ -613,7 +676,7 @@ export class Monitor {
     }
     const db = this.#deps.createDb(spec, {
       monitorId: this.id,
-      reloadCredentials: () => this.#deps.buildConnection(this.config, { reload: true, authModule }),
+      reloadCredentials: () => this.#deps.buildConnection(this.config, { reload: true, ...how }),
       onPasswordReloadError: (msg) => this.#events.info('db-reload-password-error', this.id, msg),
     });
     let source: ExporterSource & { close?(): Promise<void> };
@@ -635,24 +698,14 @@ export class Monitor {
 
   /**
    * A scrape reader on `db` with the probe plan: the monitor's exporter plan as its exporter
-   * would build it (`exporter.plan`, or mysqld_exporter's set when collect flags are given,
-   * shaped by the flags), where `default-exporter` is the built-in one when the monitor's
-   * plans do not have it; and the settings of its exporter flags.
+   * would build it (exporterBasePlan, shaped by the flags); and the settings of its
+   * exporter flags.
    */
   #probeReader(running: Running, db: Db): ExporterSource & { close?(): Promise<void> } {
     const exporter = this.#deps.exporter;
     if (exporter === undefined) throw new MonitorNotRunning(`monitor ${this.id} is not running`);
     const ex = this.config.exporter ?? {};
-    const base = exporterBasePlan(ex, (name) => {
-      if (name !== 'default-exporter') return running.lookup(name);
-      try {
-        return running.lookup(name);
-      } catch (err) {
-        const builtin = defaultPlan(name);
-        if (builtin === undefined) throw err;
-        return builtin;
-      }
-    });
+    const base = exporterBasePlan(ex, (name) => running.lookup(name));
     const n = Object.keys(base.levels).length;
     if (n !== 1) throw new Error(`exporter plan has ${n} levels, expected 1`);
     const plan = applyCollectFlags(base, ex.flags ?? {});

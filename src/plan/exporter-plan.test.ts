@@ -2,7 +2,9 @@ import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { UPSTREAM_SCRAPERS } from '../core/upstream.js';
 import { defaultPlan } from './defaults.js';
+import type { Plan } from '../core/plan.js';
 import { applyCollectFlags, exporterBasePlan, flagBool, upstreamPlan } from './exporter-plan.js';
+import { PlanError } from './parse.js';
 
 const domainsOf = (p: ReturnType<typeof upstreamPlan>) => Object.keys(p.levels.prom?.collect ?? {}).sort();
 
@@ -67,6 +69,31 @@ describe('the exporter plan and mysqld_exporter collector flags', () => {
       'default-exporter',
     );
     assert.deepEqual(asked, ['mine', 'default-exporter']);
+  });
+
+  it('falls back to the built-in default-exporter when the monitor loads other plans only', () => {
+    const onlyGood = (name: string): Plan => {
+      if (name === 'good.yaml') return { name, source: 'test', levels: {} };
+      throw new PlanError(`monitor db1 has no plan named ${name}`);
+    };
+    const base = exporterBasePlan({}, onlyGood);
+    assert.equal(base.name, 'default-exporter');
+    assert.deepEqual(Object.keys(base.levels.prom?.collect ?? {}).sort(), [
+      'innodb',
+      'status.global',
+      'var.global',
+    ]);
+    assert.equal(exporterBasePlan({ plan: 'good.yaml' }, onlyGood).name, 'good.yaml');
+  });
+
+  it('names exporter.plan when the plan it names is missing', () => {
+    const none = (name: string): Plan => {
+      throw new PlanError(`monitor db1 has no plan named ${name}`);
+    };
+    assert.throws(() => exporterBasePlan({ plan: 'nosuch.yaml' }, none), {
+      message:
+        'exporter.plan nosuch.yaml: monitor db1 has no plan named nosuch.yaml; set exporter.plan to a plan the monitor loads (plans.files), or leave it unset for the built-in default-exporter',
+    });
   });
 
   it("reads bools as Go's ParseBool does", () => {

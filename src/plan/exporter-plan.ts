@@ -4,8 +4,11 @@
  * `collect.<scraper>.<option>` sets that domain's option. Without flags the plan is used as
  * it is. upstreamPlan() is mysqld_exporter's own default set, for its command line.
  */
+import { errorMessage } from '../core/errors.js';
 import type { DomainPlan, Plan } from '../core/plan.js';
 import { UPSTREAM_SCRAPERS, scraperByName, subflagByName } from '../core/upstream.js';
+import { defaultPlan } from './defaults.js';
+import { PlanError } from './parse.js';
 import { parseDuration } from '../util/duration.js';
 import { parseGoBool } from '../util/text.js';
 
@@ -63,16 +66,36 @@ export function applyCollectFlags(plan: Plan, flags: Readonly<Record<string, str
   return { ...plan, levels: { [levelName]: { ...level, collect } } };
 }
 
+/** The exporter's plan when the user names none and gives no collector flag. */
+export const DEFAULT_EXPORTER_PLAN = 'default-exporter';
+
 /**
  * The plan the exporter starts from: `exporter.plan` when set; else, when collector flags
- * are given, mysqld_exporter's own default set (flags mean mysqld_exporter's semantics);
- * else the built-in `default-exporter` (Blip's).
+ * are given, mysqld_exporter's own default set (flags mean mysqld_exporter's semantics, as
+ * on its command line); else `default-exporter` (Blip's): the monitor's plan of that name
+ * when it has one, else the built-in one, whatever plan files the monitor loads. A named
+ * plan that cannot be found is a PlanError naming `exporter.plan`.
  */
 export function exporterBasePlan(
   ex: { plan?: string | undefined; flags?: Readonly<Record<string, string>> | undefined },
   lookup: (name: string) => Plan,
 ): Plan {
-  if (ex.plan !== undefined && ex.plan !== '') return lookup(ex.plan);
+  if (ex.plan !== undefined && ex.plan !== '') {
+    try {
+      return lookup(ex.plan);
+    } catch (err) {
+      throw new PlanError(
+        `exporter.plan ${ex.plan}: ${errorMessage(err)}; set exporter.plan to a plan the monitor loads (plans.files), or leave it unset for the built-in ${DEFAULT_EXPORTER_PLAN}`,
+      );
+    }
+  }
   const flagged = Object.keys(ex.flags ?? {}).some((k) => k.startsWith('collect.'));
-  return flagged ? upstreamPlan() : lookup('default-exporter');
+  if (flagged) return upstreamPlan();
+  try {
+    return lookup(DEFAULT_EXPORTER_PLAN);
+  } catch (err) {
+    const builtin = defaultPlan(DEFAULT_EXPORTER_PLAN);
+    if (builtin === undefined) throw err;
+    return builtin;
+  }
 }

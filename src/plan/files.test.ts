@@ -96,7 +96,10 @@ void describe('expandPlanPattern', () => {
   void it('fails on a literal path that does not exist, naming the absolute path', async () => {
     const rel = join(relative(process.cwd(), dir), 'missing.yaml');
     const err = await rejection(expandPlanPattern(rel));
-    assert.equal(err.message, `config file ${rel} (${resolve(rel)}) does not exist`);
+    assert.equal(
+      err.message,
+      `plan file ${rel} (${resolve(rel)}) does not exist: correct or remove it in plans.files`,
+    );
   });
 
   void it('yields nothing for a pattern without matches', async () => {
@@ -124,7 +127,7 @@ void describe('readPlanFile', () => {
   void it('fails on a file that does not exist, and on a directory', async () => {
     assert.equal(
       (await rejection(readPlanFile(`${dir}/gone.yaml`))).message,
-      `config file ${dir}/gone.yaml (${dir}/gone.yaml) does not exist`,
+      `plan file ${dir}/gone.yaml does not exist: correct or remove it in plans.files`,
     );
     assert.match(
       (await rejection(readPlanFile(`${dir}/dir.yaml`))).message,
@@ -149,7 +152,7 @@ void describe('readPlanFiles', () => {
     const err = await rejection(readPlanFiles([`${dir}/a.yaml`, `${dir}/invalid.txt`], testHelp));
     assert.equal(
       err.message,
-      `1 plan validation errors:\ninvalid plan: ${dir}/invalid.txt: at kpi/no.such: invalid domain: no.such (no factory registered)`,
+      `1 plan validation errors:\ninvalid plan: ${dir}/invalid.txt: line 4: at kpi/no.such: invalid domain: no.such: no such domain (run 'sonde --print-domains' to list collectors and options)`,
     );
   });
 });

@@ -11,7 +11,7 @@ import { lstat, readdir, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { CollectorHelp } from '../core/collector.js';
 import type { Plan } from '../core/plan.js';
-import { PLAN_LIMITS, PlanError, parsePlan, tooBig, validatePlans } from './parse.js';
+import { PLAN_LIMITS, PlanError, parsePlan, tooBig, validatePlans, type PlanParseOptions } from './parse.js';
 import { readRegularText } from '../util/read-file.js';
 
 type Token =
@@ -175,7 +175,10 @@ export async function glob(pattern: string): Promise<string[]> {
 }
 
 function missing(file: string): PlanError {
-  return new PlanError(`config file ${file} (${resolve(file)}) does not exist`);
+  const abs = resolve(file);
+  return new PlanError(
+    `plan file ${file}${abs === file ? '' : ` (${abs})`} does not exist: correct or remove it in plans.files`,
+  );
 }
 
 /**
@@ -191,10 +194,10 @@ export async function expandPlanPattern(pattern: string): Promise<string[]> {
 
 /**
  * Read and decode one plan file; the plan is named after `file` exactly. Not validated.
- * Errors: `config file <file> (<absolute>) does not exist`,
+ * Errors: `plan file <file> (<absolute>) does not exist: correct or remove it in plans.files`,
  * `cannot decode YAML in <file>: <err>` (also for a file over PLAN_LIMITS.bytes).
  */
-export async function readPlanFile(file: string): Promise<Plan> {
+export async function readPlanFile(file: string, opts: PlanParseOptions = {}): Promise<Plan> {
   let size: number;
   try {
     size = (await stat(file)).size;
@@ -210,7 +213,7 @@ export async function readPlanFile(file: string): Promise<Plan> {
     throw new PlanError(`cannot read plan file ${file}: ${(err as Error).message}`, { cause: err });
   }
   try {
-    return parsePlan(file, file, text);
+    return parsePlan(file, file, text, opts);
   } catch (err) {
     throw new PlanError(`cannot decode YAML in ${file}: ${(err as Error).message}`, { cause: err });
   }

@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { MetricType } from '../core/metrics.js';
 import type { Plan } from '../core/plan.js';
 import { PLAN_LIMITS, PlanError, parsePlan, validatePlan, validatePlans } from './parse.js';
 import { testHelp } from './help-fixture.js';
@@ -230,10 +231,10 @@ void describe('validatePlans', () => {
     }
     assert.ok(caught instanceof PlanError);
     const lines = [
-      'invalid plan: bad.yaml: at l/nope.domain: invalid domain: nope.domain (no factory registered)',
-      "invalid plan: bad.yaml: at l/status.global: invalid value for option all: maybe (run 'sonde --print-domains' to list collectors and options)",
-      "invalid plan: bad.yaml: at l/status.global: unknown option: colour (run 'sonde --print-domains' to list collectors and options)",
-      'invalid plan: bad.yaml: at l/size.binlog: collector has no options but 2 given',
+      "invalid plan: bad.yaml: line 4: at l/nope.domain: invalid domain: nope.domain: no such domain (run 'sonde --print-domains' to list collectors and options)",
+      "invalid plan: bad.yaml: line 7: at l/status.global: invalid value for option all: maybe (run 'sonde --print-domains' to list collectors and options)",
+      "invalid plan: bad.yaml: line 7: at l/status.global: unknown option: colour (run 'sonde --print-domains' to list collectors and options)",
+      'invalid plan: bad.yaml: line 8: at l/size.binlog: collector has no options but 2 given',
       'invalid plan: broken.yaml: at x: invalid freq: 0s: must be greater than zero',
     ];
     assert.deepEqual(caught.errors, lines);
@@ -322,6 +323,68 @@ void describe('plan size limits', () => {
     assert.ok(caught instanceof PlanError);
     assert.deepEqual(caught.errors, [
       'invalid plan: p.yaml: at l/repl.lag: key options.table: environment variable HB_DB is not set (use ${HB_DB:-default} for a default)',
+    ]);
+  });
+});
+
+void describe('plan warnings and suggestions', () => {
+  const metricsHelp = (domain: string) => {
+    const h = testHelp(domain);
+    if (domain !== 'repl.lag' || h === undefined) return h;
+    return {
+      ...h,
+      metrics: ['current', 'backlog'].map((name) => ({ name, type: MetricType.Gauge, description: '' })),
+    };
+  };
+
+  void it('warns about every key it ignores, naming the file, line and key, and the key meant', () => {
+    const warnings: string[] = [];
+    parsePlan(
+      'plan.yaml',
+      '/etc/sonde/plan.yaml',
+      'kpi:\n  freq: 5s\n  colect:\n    status.global:\n  timeout: 3s\nfast:\n  freq: 1s\n  collect:\n    repl.lag:\n      metric: [current]\n',
+      { warn: (m) => warnings.push(m) },
+    );
+    assert.deepEqual(warnings, [
+      '/etc/sonde/plan.yaml: line 3: unknown key kpi.colect (did you mean collect?), ignored',
+      '/etc/sonde/plan.yaml: line 5: unknown key kpi.timeout, ignored',
+      '/etc/sonde/plan.yaml: line 10: unknown key fast.collect.repl.lag.metric (did you mean metrics?), ignored',
+    ]);
+  });
+
+  void it('warns about metric names a domain that lists its metrics does not have', () => {
+    const warnings: string[] = [];
+    parsePlan(
+      'p.yaml',
+      'p.yaml',
+      'l:\n  freq: 1s\n  collect:\n    repl.lag:\n      metrics:\n        - current\n        - curent\n    status.global:\n      metrics: [anything_goes]\n',
+      { warn: (m) => warnings.push(m), help: metricsHelp },
+    );
+    assert.deepEqual(warnings, [
+      'p.yaml: line 7: at l/repl.lag: unknown metric curent for domain repl.lag (did you mean current?); it has: current, backlog',
+    ]);
+  });
+
+  void it('suggests the domain or option meant', () => {
+    let caught: unknown;
+    try {
+      validatePlans(
+        [
+          plan(
+            'l:\n  freq: 1s\n  collect:\n    satus.global:\n    var.global:\n      options: {sorce: pfs}\n',
+          ),
+        ],
+        testHelp,
+        {},
+        ['status.global', 'var.global'],
+      );
+    } catch (err) {
+      caught = err;
+    }
+    assert.ok(caught instanceof PlanError);
+    assert.deepEqual(caught.errors, [
+      "invalid plan: p.yaml: line 4: at l/satus.global: invalid domain: satus.global: no such domain (did you mean status.global?) (run 'sonde --print-domains' to list collectors and options)",
+      "invalid plan: p.yaml: line 6: at l/var.global: unknown option: sorce (did you mean source?) (run 'sonde --print-domains' to list collectors and options)",
     ]);
   });
 });

@@ -1,17 +1,19 @@
 /**
  * Plan parsing and validation.
  *
- * Parsing is deliberately lenient, like Blip's non-strict YAML decoding: unknown keys are
- * ignored, an empty document is a plan with zero levels, and a domain written without a
- * body (`size.database:`) is an empty domain. Everything that can be wrong with the
- * *values* is left to validation, so that every problem is reported with Blip's texts.
+ * Parsing is lenient, like Blip's non-strict YAML decoding: unknown keys are ignored (with
+ * a warning naming the file, line and key, and the key meant when it is a typo), an empty
+ * document is a plan with zero levels, and a domain written without a body
+ * (`size.database:`) is an empty domain. Everything that can be wrong with the *values* is
+ * left to validation, which names the line of each problem when the plan came from text.
  */
-import { isMap, isScalar, isSeq, parseDocument } from 'yaml';
+import { LineCounter, isMap, isScalar, isSeq, parseDocument } from 'yaml';
 import type { CollectorHelp } from '../core/collector.js';
 import { SondeError } from '../core/errors.js';
 import type { DomainPlan, Level, Plan } from '../core/plan.js';
 import { formatDuration, parseDuration } from '../util/duration.js';
 import { UnsetVariableError, interpolateEnv } from '../util/interpolate.js';
+import { didYouMean } from '../util/suggest.js';
 import { MAX_UNION_LEVELS, unionLevelCount } from './schedule.js';
 
 /**
@@ -47,6 +49,81 @@ export const PLAN_LIMITS = {
 /** The message for a plan text over PLAN_LIMITS.bytes. */
 export function tooBig(bytes: number): string {
   return `${bytes} bytes, more than the limit of ${PLAN_LIMITS.bytes} (1 MiB)`;
+}
+
+/** What parsePlan reports besides the plan: warnings for keys and metrics it ignores. */
+export interface PlanParseOptions {
+  /** Called once per warning: `<source>: line <n>: …`. */
+  warn?: (message: string) => void;
+  /** The collectors' help, to check metric names against a domain's declared metrics. */
+  help?: (domain: string) => CollectorHelp | undefined;
+}
+
+/** Line numbers of a parsed plan's parts (`level`, `level/domain`, `level/domain/options.key`). */
+const LINES = new WeakMap<Plan, Map<string, number>>();
+
+/** `line <n>: ` for a part of a plan parsed from text, else ''. */
+function lineOf(plan: Plan, part: string): string {
+  const n = LINES.get(plan)?.get(part);
+  return n === undefined ? '' : `line ${n}: `;
+}
+
+/** The keys a level and a domain body may have. */
+const LEVEL_KEYS = ['freq', 'collect'];
+const DOMAIN_KEYS = ['metrics', 'options', 'errors'];
+
+/** Where a parse is: its line counter, the parts' lines, and the warnings' sink. */
+interface ParseContext {
+  source: string;
+  lines: LineCounter;
+  parts: Map<string, number>;
+  opts: PlanParseOptions;
+}
+
+/** The 1-based line of a YAML node, or undefined. */
+function nodeLine(ctx: ParseContext, node: unknown): number | undefined {
+  const range = (node as { range?: [number, number, number] } | null)?.range;
+  return range === undefined ? undefined : ctx.lines.linePos(range[0]).line;
+}
+
+/** Warn about each key of a mapping that is not one of `known`. */
+function warnUnknownKeys(ctx: ParseContext, node: unknown, path: string, known: readonly string[]): void {
+  if (!isMap(node) || ctx.opts.warn === undefined) return;
+  for (const pair of node.items) {
+    const key = isScalar(pair.key) ? String(pair.key.value) : '';
+    if (known.includes(key)) continue;
+    const line = nodeLine(ctx, pair.key);
+    ctx.opts.warn(
+      `${ctx.source}: ${line === undefined ? '' : `line ${line}: `}unknown key ${path}.${key}${didYouMean(key, known)}, ignored`,
+    );
+  }
+}
+
+/** Metric names the domain's help matches: its declared names, `pN` standing for p50, p999… */
+function knownMetric(names: readonly string[], metric: string): boolean {
+  const m = metric.toLowerCase();
+  return names.some((n) => n === m || (n === 'pn' && /^p\d+$/.test(m)));
+}
+
+/** Warn about metric names a domain that declares its metrics does not have. */
+function warnUnknownMetrics(
+  ctx: ParseContext,
+  node: unknown,
+  at: string,
+  domain: string,
+  dp: DomainPlan,
+): void {
+  const help = ctx.opts.help?.(domain);
+  if (ctx.opts.warn === undefined || help === undefined || help.metrics.length === 0) return;
+  const names = help.metrics.map((m) => m.name.toLowerCase());
+  const items = isMap(node) ? node.get('metrics', true) : undefined;
+  dp.metrics.forEach((metric, i) => {
+    if (metric === '' || knownMetric(names, metric)) return;
+    const line = nodeLine(ctx, isSeq(items) ? items.items[i] : undefined);
+    ctx.opts.warn?.(
+      `${ctx.source}: ${line === undefined ? '' : `line ${line}: `}${at}: unknown metric ${metric} for domain ${domain}${didYouMean(metric, names)}; it has: ${names.join(', ')}`,
+    );
+  });
 }
 
 /** Plans may only list metric names made of these characters. */
@@ -118,6 +195,25 @@ function parseDomain(node: unknown, where: string): DomainPlan {
   };
 }
 
+/** Note the lines of a domain and its options, and warn about what it ignores. */
+function inspectDomain(
+  ctx: ParseContext,
+  level: string,
+  domain: string,
+  node: unknown,
+  dp: DomainPlan,
+): void {
+  warnUnknownKeys(ctx, node, `${level}.collect.${domain}`, DOMAIN_KEYS);
+  warnUnknownMetrics(ctx, node, `at ${level}/${domain}`, domain, dp);
+  const options = isMap(node) ? node.get('options', true) : undefined;
+  if (!isMap(options)) return;
+  for (const pair of options.items) {
+    const line = nodeLine(ctx, pair.key);
+    if (line !== undefined && isScalar(pair.key))
+      ctx.parts.set(`${level}/${domain}/options.${String(pair.key.value)}`, line);
+  }
+}
+
 /** Parse a freq text into ms; NaN when it is missing or does not parse (validation says why). */
 function freqMs(freq: string): number {
   if (freq === '') return NaN;
@@ -128,7 +224,7 @@ function freqMs(freq: string): number {
   }
 }
 
-function parseLevel(name: string, node: unknown): Level {
+function parseLevel(name: string, node: unknown, ctx?: ParseContext): Level {
   // A level with a null body crashes Blip; here it is a level without freq, which
   // validation reports as `at <level>: freq not set (...)` (sonde's choice).
   if (node !== null && node !== undefined && !isMap(node) && !(isScalar(node) && node.value === null)) {
@@ -146,6 +242,17 @@ function parseLevel(name: string, node: unknown): Level {
   for (const [domain, body] of domains) {
     collect[domain] = parseDomain(body, `at ${name}/${domain}`);
   }
+  if (ctx !== undefined) {
+    warnUnknownKeys(ctx, node, name, LEVEL_KEYS);
+    const c = isMap(node) ? node.get('collect', true) : undefined;
+    for (const pair of isMap(c) ? c.items : []) {
+      const domain = isScalar(pair.key) ? String(pair.key.value) : '';
+      const line = nodeLine(ctx, pair.key);
+      if (line !== undefined) ctx.parts.set(`${name}/${domain}`, line);
+      const dp = collect[domain];
+      if (dp !== undefined) inspectDomain(ctx, name, domain, pair.value, dp);
+    }
+  }
   return { name, freq, freqMs: freqMs(freq), collect };
 }
 
@@ -158,12 +265,15 @@ function yamlMessage(message: string): string {
 /**
  * Parse plan YAML (a plan file or a plan table row) into a Plan named `name`. Level names
  * come from the mapping keys. Throws PlanError when the text is not YAML or not shaped like
- * a plan; does not validate values (see validatePlan).
+ * a plan; does not validate values (see validatePlan). Keys it ignores, and metric names a
+ * domain does not declare (with `opts.help`), go to `opts.warn`; validation messages about
+ * the plan name their line.
  */
-export function parsePlan(name: string, source: string, yamlText: string): Plan {
+export function parsePlan(name: string, source: string, yamlText: string, opts: PlanParseOptions = {}): Plan {
   const bytes = Buffer.byteLength(yamlText, 'utf8');
   if (bytes > PLAN_LIMITS.bytes) throw new PlanError(tooBig(bytes));
-  const doc = parseDocument(yamlText, { prettyErrors: false, uniqueKeys: false });
+  const lines = new LineCounter();
+  const doc = parseDocument(yamlText, { prettyErrors: false, uniqueKeys: false, lineCounter: lines });
   const first = doc.errors[0];
   if (first) throw new PlanError(yamlMessage(first.message));
   const levels: Record<string, Level> = {};
@@ -171,10 +281,13 @@ export function parsePlan(name: string, source: string, yamlText: string): Plan 
   if (pairs.length > PLAN_LIMITS.levels) {
     throw new PlanError(`plan: ${pairs.length} levels, more than the limit of ${PLAN_LIMITS.levels}`);
   }
+  const ctx: ParseContext = { source, lines, parts: new Map(), opts };
   for (const [levelName, body] of pairs) {
-    levels[levelName] = parseLevel(levelName, body);
+    levels[levelName] = parseLevel(levelName, body, ctx);
   }
-  return { name, source, levels };
+  const plan: Plan = { name, source, levels };
+  LINES.set(plan, ctx.parts);
+  return plan;
 }
 
 /** Levels in ascending freq order; levels without a usable freq first, in written order. */
@@ -250,13 +363,17 @@ function checkDomains(
   plan: Plan,
   getHelp: (domain: string) => CollectorHelp | undefined,
   out: string[],
+  domains: readonly string[],
 ): void {
   for (const level of levelsByFreq(plan)) {
     for (const [domain, dp] of Object.entries(level.collect)) {
-      const prefix = `invalid plan: ${plan.name}: at ${level.name}/${domain}: `;
+      const at = `${level.name}/${domain}`;
+      const prefix = `invalid plan: ${plan.name}: ${lineOf(plan, at)}at ${at}: `;
       const help = getHelp(domain);
       if (!help) {
-        out.push(`${prefix}invalid domain: ${domain} (no factory registered)`);
+        out.push(
+          `${prefix}invalid domain: ${domain}: no such domain${didYouMean(domain, domains)} ${PRINT_DOMAINS}`,
+        );
         continue;
       }
       const given = Object.keys(dp.options);
@@ -268,13 +385,17 @@ function checkDomains(
       }
       for (const [key, value] of Object.entries(dp.options)) {
         const opt = help.options.find((o) => o.name === key);
+        const where = `invalid plan: ${plan.name}: ${lineOf(plan, `${at}/options.${key}`) || lineOf(plan, at)}at ${at}: `;
         if (!opt) {
-          out.push(`${prefix}unknown option: ${key} ${PRINT_DOMAINS}`);
+          const names = help.options.map((o) => o.name);
+          out.push(`${where}unknown option: ${key}${didYouMean(key, names)} ${PRINT_DOMAINS}`);
           continue;
         }
         const allowed = opt.values ? Object.keys(opt.values) : [];
         if (allowed.length > 0 && !allowed.includes(value)) {
-          out.push(`${prefix}invalid value for option ${key}: ${value} ${PRINT_DOMAINS}`);
+          out.push(
+            `${where}invalid value for option ${key}: ${value}${didYouMean(value, allowed)} ${PRINT_DOMAINS}`,
+          );
         }
       }
     }
@@ -296,6 +417,7 @@ export function validatePlans(
   plans: Plan[],
   getHelp: (domain: string) => CollectorHelp | undefined,
   env: NodeJS.ProcessEnv = process.env,
+  domains: readonly string[] = [],
 ): void {
   const errors: string[] = [];
   for (const plan of plans) {
@@ -305,7 +427,7 @@ export function validatePlans(
       errors.push(`invalid plan: ${plan.name}: ${(err as Error).message}`);
       continue;
     }
-    checkDomains(plan, getHelp, errors);
+    checkDomains(plan, getHelp, errors, domains);
     checkEnv(plan, env, errors);
   }
   if (errors.length > 0) throw new PlanError(aggregateMessage(errors), { errors });

@@ -95,13 +95,13 @@ void describe('PlanStore.loadShared', () => {
     const missing = join(dir, 'missing.yaml');
     assert.equal(
       await rejected(new PlanStore().loadShared({ plans: { files: [missing] } }, testHelp)),
-      `config file ${missing} (${missing}) does not exist`,
+      `plan file ${missing} does not exist: correct or remove it in plans.files`,
     );
     assert.equal(
       await rejected(
         new PlanStore().loadShared({ plans: { files: [a, join(dir, 'invalid.yaml')] } }, testHelp),
       ),
-      `1 plan validation errors:\ninvalid plan: ${join(dir, 'invalid.yaml')}: at l/status.global: invalid value for option all: maybe (run 'sonde --print-domains' to list collectors and options)`,
+      `1 plan validation errors:\ninvalid plan: ${join(dir, 'invalid.yaml')}: line 5: at l/status.global: invalid value for option all: maybe (run 'sonde --print-domains' to list collectors and options)`,
     );
   });
 
@@ -159,7 +159,7 @@ void describe('PlanStore.monitorPlans and lookup', () => {
     const bad = join(dir, 'invalid.yaml');
     assert.match(
       await rejected(store.monitorPlans({ id: 'm3', plans: { files: [bad] } }, undefined, testHelp)),
-      /^1 plan validation errors:\ninvalid plan: .*invalid\.yaml: at l\/status\.global: invalid value for option all: maybe/,
+      /^1 plan validation errors:\ninvalid plan: .*invalid\.yaml: line 5: at l\/status\.global: invalid value for option all: maybe/,
     );
   });
 

@@ -30,9 +30,32 @@ export interface PlanListEntry {
   plan?: Plan;
 }
 
+/** What a PlanStore reports besides its plans. */
+export interface PlanStoreOptions {
+  /** A warning about a plan file: a key or a metric name it ignores (file, line, key). */
+  warn?: (message: string) => void;
+  /** Every registered domain, for "did you mean" in errors about an unknown one. */
+  domains?: () => readonly string[];
+}
+
 /** Shared plans plus monitor plan loading and lookup. */
 export class PlanStore {
   #shared: Plan[] = [];
+  readonly #opts: PlanStoreOptions;
+
+  constructor(opts: PlanStoreOptions = {}) {
+    this.#opts = opts;
+  }
+
+  /** Read one plan file, its warnings to the store's `warn`. */
+  #read(file: string, getHelp: HelpLookup): Promise<Plan> {
+    return readPlanFile(file, { ...(this.#opts.warn ? { warn: this.#opts.warn } : {}), help: getHelp });
+  }
+
+  /** validatePlans with the registered domains for suggestions. */
+  #validate(plans: Plan[], getHelp: HelpLookup): void {
+    validatePlans(plans, getHelp, process.env, this.#opts.domains?.() ?? []);
+  }
 
   /**
    * Load the shared plans from the server config (`plans.table`, `plans.files` and
@@ -49,9 +72,9 @@ export class PlanStore {
       plans.push(...(await readPlanTable(tableDb, table)));
     }
     for (const pattern of pc.files ?? []) {
-      for (const file of await expandPlanPattern(pattern)) plans.push(await readPlanFile(file));
+      for (const file of await expandPlanPattern(pattern)) plans.push(await this.#read(file, getHelp));
     }
-    validatePlans(plans, getHelp);
+    this.#validate(plans, getHelp);
     if (plans.length === 0 && pc['disable-default-plans'] !== true) plans.push(...defaultPlans());
     this.#shared = plans;
   }
@@ -61,7 +84,7 @@ export class PlanStore {
    * loading them: validated together like plan files; throws the validation error.
    */
   useShared(plans: Plan[], getHelp: HelpLookup): void {
-    validatePlans(plans, getHelp);
+    this.#validate(plans, getHelp);
     this.#shared = plans;
   }
 
@@ -104,12 +127,12 @@ export class PlanStore {
           entries.push({ name: file });
           continue;
         }
-        const plan = await readPlanFile(file);
+        const plan = await this.#read(file, getHelp);
         entries.push({ name: plan.name, plan });
         read.push(plan);
       }
     }
-    validatePlans(read, getHelp);
+    this.#validate(read, getHelp);
     return entries;
   }
 

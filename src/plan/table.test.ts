@@ -184,7 +184,7 @@ void describe('PlanStore with a plan table (real MariaDB)', () => {
     const err = await rejection(new PlanStore().loadShared({ plans: { table: 'invalid' } }, testHelp, db));
     assert.equal(
       err.message,
-      '1 plan validation errors:\ninvalid plan: inv: at lvl/no.such: invalid domain: no.such (no factory registered)',
+      "1 plan validation errors:\ninvalid plan: inv: line 4: at lvl/no.such: invalid domain: no.such: no such domain (run 'sonde --print-domains' to list collectors and options)",
     );
   });
 

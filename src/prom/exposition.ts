@@ -54,9 +54,12 @@ export const TEXT_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 
 /** Why a set of samples cannot be exposed (the Go registry's gather errors). */
 export class ExpositionError extends Error {
-  constructor(message: string) {
+  /** Two series with the same name and labels (dropDuplicateSeries() can mend it). */
+  readonly duplicate: boolean;
+  constructor(message: string, duplicate = false) {
     super(message);
     this.name = 'ExpositionError';
+    this.duplicate = duplicate;
   }
 }
 
@@ -290,7 +293,7 @@ function group(samples: readonly PromSample[]): FamilyBuild[] {
       );
     }
     if (fb.seen === undefined) fb.seen = new Set([fb.firstKey]);
-    if (fb.seen.has(p.key)) throw new ExpositionError(`duplicate series ${s.name}${p.text}`);
+    if (fb.seen.has(p.key)) throw new ExpositionError(`duplicate series ${s.name}${p.text}`, true);
     fb.seen.add(p.key);
     f.series.push(seriesOf(p, s));
     fb.texts.push(p.text);
@@ -332,6 +335,30 @@ function group(samples: readonly PromSample[]): FamilyBuild[] {
  */
 export function gather(samples: Iterable<PromSample>): PromFamily[] {
   return group(Array.isArray(samples) ? (samples as PromSample[]) : [...samples]).map((fb) => fb.family);
+}
+
+/**
+ * The samples without the series that repeat an earlier one (same name, same labels): the
+ * first of each is kept, in input order; `dropped` names the others as `name{labels}`.
+ * Throws ExpositionError on an invalid label name, as gather() does.
+ */
+export function dropDuplicateSeries(samples: readonly PromSample[]): {
+  kept: PromSample[];
+  dropped: string[];
+} {
+  const seen = new Set<string>();
+  const kept: PromSample[] = [];
+  const dropped: string[] = [];
+  for (const s of samples) {
+    const p = pairsOf(s.name, s.labels);
+    const key = `${s.name}\0${p.names}\0${p.key}`;
+    if (seen.has(key)) dropped.push(`${s.name}${p.text}`);
+    else {
+      seen.add(key);
+      kept.push(s);
+    }
+  }
+  return { kept, dropped };
 }
 
 // ---- rendering --------------------------------------------------------------------------

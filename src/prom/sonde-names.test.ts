@@ -200,6 +200,32 @@ describe('sonde domains in Prometheus, per domain', () => {
     );
   });
 
+  it('query analytics: lock waits by type, digest sums per schema in seconds; delta counts left out', () => {
+    assert.equal(
+      text('lock.wait', [
+        val('waits', 2, G, { type: 'row' }),
+        val('oldest_wait_seconds', 7.5, G, { type: 'row' }),
+      ]),
+      lines(
+        '# HELP mysql_lock_wait_oldest_wait_seconds How long the longest current lock wait has lasted (0 when none).',
+        '# TYPE mysql_lock_wait_oldest_wait_seconds gauge',
+        'mysql_lock_wait_oldest_wait_seconds{type="row"} 7.5',
+        '# HELP mysql_lock_wait_waits Connections waiting for a lock now, by lock type (row, metadata).',
+        '# TYPE mysql_lock_wait_waits gauge',
+        'mysql_lock_wait_waits{type="row"} 2',
+      ),
+    );
+    assert.equal(
+      text('stmt.schema', [val('sum_timer_wait', 2.5e12, MetricType.CumulativeCounter, { db: 'app' })]),
+      lines(
+        '# HELP mysql_stmt_schema_sum_timer_wait_seconds_total Time spent running statements in the schema, over its statement digests.',
+        '# TYPE mysql_stmt_schema_sum_timer_wait_seconds_total counter',
+        'mysql_stmt_schema_sum_timer_wait_seconds_total{db="app"} 2.5',
+      ),
+    );
+    assert.equal(text('query.top', [val('calls', 1000, MetricType.DeltaCounter)]), '');
+  });
+
   it('autoinc: a ratio with db, tbl, col, data_type labels', () => {
     assert.equal(
       text('autoinc', [val('usage', 0.5, G, { db: 'a', tbl: 't', col: 'id', data_type: 'int unsigned' })]),

@@ -82,6 +82,49 @@ const FIXED: Readonly<Record<string, Readonly<Record<string, Spec>>>> = {
     slowest: s('Run time so far of the longest-running statement (0 when none).', 'seconds', US),
     slow: s('Running statements whose run time so far is at least slow-threshold.'),
   },
+  // The query-analytics domains: their records never become series; their counts do. Delta
+  // counts (calls, records, samples, plans read) have no Prometheus type and are left out.
+  'query.top': {
+    calls: s('Statements the server counted in the interval (sonde’s own left out).'),
+    records: s('db.server.top_query records made in the interval.'),
+    digests: s('Rows in the statement digest summary table.'),
+    lost_calls: s('Statements counted in the catch-all row of a full digest table.'),
+  },
+  'query.sample': {
+    samples: s('db.server.query_sample records made in the interval.'),
+    capped: s('Slow statements not sent: their digest had its samples for this hour.'),
+  },
+  'query.plan': {
+    running: s('Statements running at least the threshold now.'),
+    explained: s('Plans read in the interval.'),
+    changes: s('db.server.query_plan records made in the interval.'),
+  },
+  'lock.wait': {
+    waits: s('Connections waiting for a lock now, by lock type (row, metadata).'),
+    oldest_wait_seconds: s('How long the longest current lock wait has lasted (0 when none).', 'seconds'),
+  },
+  'stmt.schema': Object.fromEntries(
+    [
+      ['count_star', 'Statements run', ''],
+      ['sum_timer_wait', 'Time spent running statements', 'seconds'],
+      ['sum_lock_time', 'Time spent waiting for table locks', 'seconds'],
+      ['sum_errors', 'Statements that raised an error', ''],
+      ['sum_warnings', 'Statements that raised a warning', ''],
+      ['sum_rows_affected', 'Rows affected', ''],
+      ['sum_rows_sent', 'Rows sent', ''],
+      ['sum_rows_examined', 'Rows examined', ''],
+      ['sum_created_tmp_disk_tables', 'On-disk temporary tables created', ''],
+      ['sum_created_tmp_tables', 'In-memory temporary tables created', ''],
+      ['sum_sort_rows', 'Rows sorted', ''],
+      ['sum_select_scan', 'Full scans of a first table', ''],
+      ['sum_select_full_join', 'Joins without an index', ''],
+      ['sum_no_index_used', 'Statements that used no index', ''],
+      ['sum_no_good_index_used', 'Statements that found no good index', ''],
+    ].map(([m, h, unit]) => [
+      m,
+      s(`${h} in the schema, over its statement digests.`, unit, unit === '' ? undefined : PS),
+    ]),
+  ) as Record<string, Spec>,
 };
 
 /** INNODB_BUFFER_POOL_STATS columns (summed over pool instances) → HELP. */
@@ -197,6 +240,7 @@ export const SONDE_LABELS: readonly string[] = [
   'error_user',
   'percentile',
   'tbl',
+  'type',
 ];
 
 /** TYPE of a value: cumulative counters are counters (unless forced to gauge), gauges and bools gauges. */

@@ -198,6 +198,14 @@ describe('translateForExporter (mysqld_exporter 0.14 names)', () => {
     );
   });
 
+  it("gives the RocksDB variables mysqld_exporter's own HELP texts", () => {
+    const [s] = translateForExporter('var.global', [v('rocksdb_block_size', 4096, G)]);
+    assert.equal(s?.name, 'mysql_global_variables_rocksdb_block_size');
+    assert.equal(s?.help, 'Size of the data block for reading sst files.');
+    const [other] = translateForExporter('var.global', [v('rocksdb_not_listed', 1, G)]);
+    assert.equal(other?.help, 'Generic gauge metric from SHOW GLOBAL VARIABLES.');
+  });
+
   it('names innodb metrics from NAME/TYPE/COMMENT meta like upstream', () => {
     const out = translateForExporter('innodb', [
       v('buffer_lru_batch_flush_total_pages', 3, C, {
@@ -352,6 +360,56 @@ describe('text-valued families', () => {
     assert.equal(gcacheSizeBytes('gcache.size = 2G; x'), 2 * 1024 ** 3);
     assert.equal(gcacheSizeBytes('gcache.size = 1024;'), 1024);
     assert.equal(gcacheSizeBytes('gcache.page_size = 1M;'), 0);
+  });
+
+  it('emits mysql_galera_evs_repl_latency_* from the five numbers of wsrep_evs_repl_latency', () => {
+    const out = statusInfoSamples({
+      wsrep_local_state_uuid: 'u1',
+      wsrep_evs_repl_latency: '0.000172/0.000322/0.000756/8.1e-05/27',
+    });
+    assert.deepEqual(
+      out.map((x) => [x.name, x.type, x.value, x.help]),
+      [
+        ['mysql_galera_status_info', 'gauge', 1, 'PXC/Galera status information.'],
+        [
+          'mysql_galera_evs_repl_latency_min_seconds',
+          'gauge',
+          0.000172,
+          'PXC/Galera group communication latency. Min value.',
+        ],
+        [
+          'mysql_galera_evs_repl_latency_avg_seconds',
+          'gauge',
+          0.000322,
+          'PXC/Galera group communication latency. Avg value.',
+        ],
+        [
+          'mysql_galera_evs_repl_latency_max_seconds',
+          'gauge',
+          0.000756,
+          'PXC/Galera group communication latency. Max value.',
+        ],
+        [
+          'mysql_galera_evs_repl_latency_stdev',
+          'gauge',
+          8.1e-5,
+          'PXC/Galera group communication latency. Standard Deviation.',
+        ],
+        [
+          'mysql_galera_evs_repl_latency_sample_size',
+          'gauge',
+          27,
+          'PXC/Galera group communication latency. Sample Size.',
+        ],
+      ],
+    );
+    // Anything but five numbers gives none of them.
+    for (const bad of ['', '1/2/3/4', '1/2/3/4/5/6', '1/2/x/4/5', '1/2/ 3/4/5'])
+      assert.deepEqual(
+        statusInfoSamples({ wsrep_evs_repl_latency: bad }).map((x) => x.name),
+        [],
+        bad,
+      );
   });
 
   it('emits mysql_galera_status_info only on a Galera node', () => {

@@ -24,6 +24,7 @@
 import { INNODB_META, MetricType, type MetricValue } from '../core/metrics.js';
 import { EXPORTER_DOMAIN_PREFIX, PROM_HELP_META } from '../core/upstream.js';
 import type { PromSample, PromType } from './exposition.js';
+import VARIABLES_HELP_JSON from './variables-help.json' with { type: 'json' };
 import { SONDE_PROM_DOMAINS, sondeSample, type SondeSample } from './sonde-names.js';
 
 const SONDE_DOMAINS: ReadonlySet<string> = new Set(SONDE_PROM_DOMAINS);
@@ -182,9 +183,14 @@ function statusForExporter(v: MetricValue): PromSample | null {
   return special ?? sample(STATUS + sanitize(name), H.statusGeneric, 'untyped', v.value);
 }
 
+/** mysqld_exporter's own HELP texts of some variables (the RocksDB ones); others are generic. */
+const VARIABLES_HELP: Readonly<Record<string, string>> = VARIABLES_HELP_JSON;
+
 function variablesForExporter(v: MetricValue): PromSample | null {
   if (blipType(v) === undefined) return null;
-  return sample(VARIABLES + sanitize(v.name), H.variablesExporter, 'gauge', v.value);
+  const name = sanitize(v.name);
+  const help = Object.hasOwn(VARIABLES_HELP, name) ? VARIABLES_HELP[name] : undefined;
+  return sample(VARIABLES + name, help ?? H.variablesExporter, 'gauge', v.value);
 }
 
 /** The innodb special families both translations share; undefined = generic. */
@@ -433,7 +439,31 @@ export const TEXT_STATUS: readonly string[] = [
   'wsrep_local_state_uuid',
   'wsrep_cluster_state_uuid',
   'wsrep_provider_version',
+  'wsrep_evs_repl_latency',
 ];
+
+/** `wsrep_evs_repl_latency` (`min/avg/max/stdev/sample size`) as mysqld_exporter's families. */
+const EVS_LATENCY: ReadonlyArray<[string, string]> = [
+  ['min_seconds', 'PXC/Galera group communication latency. Min value.'],
+  ['avg_seconds', 'PXC/Galera group communication latency. Avg value.'],
+  ['max_seconds', 'PXC/Galera group communication latency. Max value.'],
+  ['stdev', 'PXC/Galera group communication latency. Standard Deviation.'],
+  ['sample_size', 'PXC/Galera group communication latency. Sample Size.'],
+];
+
+/**
+ * `mysql_galera_evs_repl_latency_*` from `wsrep_evs_repl_latency` (five numbers separated
+ * by `/`): nothing unless there are exactly five and each is a number.
+ */
+function evsLatencySamples(text: string): PromSample[] {
+  const parts = text.split('/');
+  if (text === '' || parts.length !== EVS_LATENCY.length) return [];
+  const values = parts.map((p) => (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(p) ? Number(p) : NaN));
+  if (values.some((n) => Number.isNaN(n))) return [];
+  return EVS_LATENCY.map(([name, help], i) =>
+    sample(`mysql_galera_evs_repl_latency_${name}`, help, 'gauge', values[i] ?? 0),
+  );
+}
 
 /** `gcache.size = 128M;` in wsrep_provider_options → bytes (0 when absent), as mysqld_exporter. */
 export function gcacheSizeBytes(options: string): number {
@@ -477,15 +507,20 @@ export function variablesInfoSamples(text: Readonly<Record<string, string>>): Pr
   return out;
 }
 
-/** mysqld_exporter's global_status text family: `mysql_galera_status_info` on a Galera node. */
+/**
+ * mysqld_exporter's global_status text families on a Galera node: `mysql_galera_status_info`
+ * and `mysql_galera_evs_repl_latency_*`.
+ */
 export function statusInfoSamples(text: Readonly<Record<string, string>>): PromSample[] {
   const uuid = text.wsrep_local_state_uuid ?? '';
-  if (uuid === '') return [];
+  const out = evsLatencySamples(text.wsrep_evs_repl_latency ?? '');
+  if (uuid === '') return out;
   return [
     sample('mysql_galera_status_info', 'PXC/Galera status information.', 'gauge', 1, {
       wsrep_local_state_uuid: uuid,
       wsrep_cluster_state_uuid: text.wsrep_cluster_state_uuid ?? '',
       wsrep_provider_version: text.wsrep_provider_version ?? '',
     }),
+    ...out,
   ];
 }

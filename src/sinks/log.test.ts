@@ -121,3 +121,20 @@ describe('noop sink', () => {
     await sink.send(metrics);
   });
 });
+
+describe('the last send of log and noop', () => {
+  it('is in their status key, like every sink', async () => {
+    for (const [name, verb] of [
+      ['log', 'sent'],
+      ['noop', 'dropped'],
+    ] as const) {
+      const keys = new Map<string, string>();
+      const status = { set: (k: string, v: string) => void keys.set(k, v), delete: () => undefined };
+      const sink = name === 'log' ? createLogSink(new Collect(), status) : createNoopSink(status);
+      assert.equal(keys.get(name), undefined);
+      await sink.send(metrics);
+      const n = Object.values(metrics.values).reduce((a, v) => a + (v?.length ?? 0), 0);
+      assert.match(keys.get(name) ?? '', new RegExp(`^last ${verb} ${n} metrics at \\d{4}-\\d\\d-\\d\\dT`));
+    }
+  });
+});

@@ -23,7 +23,7 @@ import type { StatusWriter } from '../core/status.js';
 import { monitorKeyOf } from '../core/status-keys.js';
 import { guardedStdout, outputClosed } from '../util/std-streams.js';
 import { oneLine } from '../util/text.js';
-import { formatRfc3339Nano, formatTimestamp } from '../util/time.js';
+import { formatRfc3339Nano, formatTimestamp, formatTimestampMs } from '../util/time.js';
 
 /** Where the block goes: process.stdout by default, a collector in tests. */
 export interface TextOutput {
@@ -134,10 +134,18 @@ export function formatRecordLines(batch: Records): string {
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }
 
+/** The number of values in one collection. */
+export function valueCount(m: Metrics): number {
+  let n = 0;
+  for (const values of Object.values(m.values)) n += values?.length ?? 0;
+  return n;
+}
+
 /**
- * A log sink writing to `out`; each block is one write so monitors never interleave. Once
- * `out` (the guarded stdout) is closed, the first send fails and sets `status`; later sends
- * drop their block quietly.
+ * A log sink writing to `out`; each block is one write so monitors never interleave. With
+ * `status`, each send sets the sink's status key (`last sent <n> metrics at <ts>`), as the
+ * network sinks do. Once `out` (the guarded stdout) is closed, the first send fails and
+ * the status key says so; later sends drop their block quietly.
  */
 export function createLogSink(out: TextOutput = guardedStdout(), status?: StatusWriter): Sink {
   let reported = false;
@@ -147,6 +155,10 @@ export function createLogSink(out: TextOutput = guardedStdout(), status?: Status
       const closed = outputClosed(out);
       if (closed === undefined) {
         out.write(formatLogBlock(metrics));
+        status?.set(
+          monitorKeyOf.sink('log'),
+          `last sent ${valueCount(metrics)} metrics at ${formatTimestampMs(new Date())}`,
+        );
         return;
       }
       if (reported) return;

@@ -18,6 +18,8 @@ export class StatusRegistry implements StatusReader {
   readonly #monitors = new Map<string, Map<string, string>>();
   /** Computed keys (e.g. uptime) evaluated on each read. */
   readonly #computed = new Map<string, () => string>();
+  /** Computed monitor keys, from the monitor's other keys, evaluated on each read. */
+  readonly #monitorComputed = new Map<string, (status: Record<string, string>) => string>();
 
   /** Writer for server keys. */
   readonly serverWriter: StatusWriter = {
@@ -27,6 +29,20 @@ export class StatusRegistry implements StatusReader {
 
   setComputed(key: string, fn: () => string): void {
     this.#computed.set(key, fn);
+  }
+
+  /** A key every monitor shows, computed from its other keys on each read. */
+  setMonitorComputed(key: string, fn: (status: Record<string, string>) => string): void {
+    this.#monitorComputed.set(key, fn);
+  }
+
+  /** A monitor's keys with the computed ones, sorted. */
+  #withComputed(m: Map<string, string>): Record<string, string> {
+    if (this.#monitorComputed.size === 0) return sorted(m);
+    const own = sorted(m);
+    const all = new Map(m);
+    for (const [k, fn] of this.#monitorComputed) all.set(k, fn(own));
+    return sorted(all);
   }
 
   /** Writer for one monitor's keys (the map is created on first write). */
@@ -63,13 +79,13 @@ export class StatusRegistry implements StatusReader {
   monitors(): Record<string, Record<string, string>> {
     const out: Record<string, Record<string, string>> = {};
     for (const id of [...this.#monitors.keys()].sort())
-      out[id] = sorted(this.#monitors.get(id) ?? new Map<string, string>());
+      out[id] = this.#withComputed(this.#monitors.get(id) ?? new Map<string, string>());
     return out;
   }
 
   /** One monitor's current status (tests, debugging). */
   monitorStatus(id: string): Record<string, string> | undefined {
     const m = this.#monitors.get(id);
-    return m ? sorted(m) : undefined;
+    return m ? this.#withComputed(m) : undefined;
   }
 }

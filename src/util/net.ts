@@ -36,3 +36,15 @@ export function parseHostPort(addr: string, what = 'address'): { host: string; p
   if (m === null || port > 65535) throw new Error(`invalid ${what} ${JSON.stringify(addr)}: want host:port`);
   return { host: m[1] ?? m[2] ?? '', port };
 }
+
+/**
+ * The OS error under `err` (its `cause` chain included) when it says an address cannot be
+ * listened on: in use, not local, or not allowed. A configuration problem no retry fixes.
+ */
+export function listenFailure(err: unknown): Error | undefined {
+  for (let e: unknown = err, i = 0; e instanceof Error && i < 5; e = e.cause, i++) {
+    const code = (e as { code?: unknown }).code;
+    if (code === 'EADDRINUSE' || code === 'EADDRNOTAVAIL' || code === 'EACCES') return e;
+  }
+  return undefined;
+}

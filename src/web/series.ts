@@ -74,11 +74,18 @@ export class SeriesBuffer {
   /** Previous counter values and their times, for rates. */
   readonly #prev = new Map<string, { v: number; t: number }>();
   #maxConnections = NaN;
+  /** The last `repl.lag.current` read was -1: no heartbeat to measure (not a replica). */
+  #notReplica = false;
 
   constructor(slots: number = HOUR_SLOTS) {
     this.slots = Math.max(0, Math.floor(slots));
     this.#t = new Float64Array(this.slots).fill(NaN);
     this.#v = new Float64Array(this.slots * N).fill(NaN);
+  }
+
+  /** Whether the last lag read said there is nothing to measure (`repl.lag.current` -1). */
+  get notReplica(): boolean {
+    return this.#notReplica;
   }
 
   /** When the last collection started (epoch ms), or undefined before the first. */
@@ -123,6 +130,7 @@ export class SeriesBuffer {
     set('max_connections', this.#maxConnections);
     const lagMs = pick(m.values['repl.lag'], 'current');
     if (lagMs >= 0) set('repl_lag', lagMs / 1000);
+    if (!Number.isNaN(lagMs)) this.#notReplica = lagMs < 0;
     return point;
   }
 

@@ -204,7 +204,7 @@ describe('the web page routes', () => {
     const fleet = JSON.parse(res.body) as UiFleet;
     assert.equal(fleet.agent.version, '1.2.3');
     assert.equal(fleet.agent.uptimeS, 42);
-    assert.deepEqual(fleet.agent.monitors, { running: 1, starting: 0, error: 0, stopped: 1 });
+    assert.deepEqual(fleet.agent.monitors, { running: 1, starting: 0, failing: 0, stopped: 1 });
     assert.equal(fleet.agent.collectionsOnTime, 7);
     assert.equal(fleet.agent.collectionsLate, 1);
     assert.ok(fleet.agent.rssBytes > 0);
@@ -216,6 +216,7 @@ describe('the web page routes', () => {
         dsn: 'sonde:...@tcp(db1:3306)/',
         state: 'running',
         stateText: 'running since 2026-01-01T12:00:00+00:00',
+        failingWhy: '',
         flavor: 'mariadb',
         version: '10.11.6-MariaDB',
         plan: 'kpi',
@@ -232,6 +233,7 @@ describe('the web page routes', () => {
         dsn: 'sonde:...@tcp(db2:3306)/',
         state: 'stopped',
         stateText: 'stopped at 2026-01-01T12:00:10+00:00',
+        failingWhy: '',
         flavor: null,
         version: null,
         plan: null,

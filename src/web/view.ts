@@ -5,7 +5,9 @@
 import type { ServerInfo } from '../core/db.js';
 import type { Plan } from '../core/plan.js';
 import type { LevelTiming } from '../core/probe.js';
+import { monitorHealth } from '../core/health.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
+import { SERIES_NAMES, type SeriesName } from '../core/ui.js';
 import type {
   UiAgent,
   UiDomain,
@@ -61,12 +63,61 @@ function refreshOf(plans: readonly (Plan | undefined)[]): number {
   return Math.min(MAX_REFRESH_S, Math.max(MIN_REFRESH_S, Math.round(ms / 1000)));
 }
 
-/** The fleet state of a monitor from its run loop and its `monitor` status text. */
-function stateOf(m: UiMonitorLike, status: Record<string, string>): UiFleetRow['state'] {
-  if (!m.running) return 'stopped';
-  const text = status[MonitorKey.monitor] ?? '';
-  if (status[MonitorKey.monitorError] !== undefined || text.includes('sleep and retry')) return 'error';
-  return text.startsWith('running') ? 'running' : 'starting';
+/** The plan's metrics each series reads: domain, then metric names (any of them). */
+const SOURCES: Readonly<Record<SeriesName, readonly [string, readonly string[], 'rate' | 'value']>> = {
+  qps: ['status.global', ['queries'], 'rate'],
+  connections: ['status.global', ['threads_connected'], 'value'],
+  max_connections: ['var.global', ['max_connections'], 'value'],
+  repl_lag: ['repl.lag', ['current'], 'value'],
+  bp_hit: ['status.global', ['innodb_buffer_pool_read_requests', 'innodb_buffer_pool_reads'], 'rate'],
+  bp_dirty: ['status.global', ['innodb_buffer_pool_pages_dirty'], 'value'],
+  rows_read: ['status.global', ['innodb_rows_read', 'rows_read'], 'rate'],
+  rows_inserted: ['status.global', ['innodb_rows_inserted', 'handler_write'], 'rate'],
+  rows_updated: ['status.global', ['innodb_rows_updated', 'handler_update'], 'rate'],
+  rows_deleted: ['status.global', ['innodb_rows_deleted', 'handler_delete'], 'rate'],
+  slow_queries: ['status.global', ['slow_queries'], 'rate'],
+  tmp_disk_tables: ['status.global', ['created_tmp_disk_tables'], 'rate'],
+};
+
+/** Whether a level of the plan collects one of `metrics` of `domain` (a domain without a metric list collects all). */
+function collects(plan: Plan | undefined, domain: string, metrics: readonly string[]): boolean {
+  for (const level of Object.values(plan?.levels ?? {})) {
+    const dp = level.collect[domain];
+    if (dp === undefined) continue;
+    if (dp.metrics.length === 0) return true;
+    if (dp.metrics.some((x) => metrics.includes(x.toLowerCase()))) return true;
+  }
+  return false;
+}
+
+/** Why each series without a point has none. */
+function emptyReasons(
+  m: UiMonitorLike,
+  status: Record<string, string>,
+  history: boolean,
+): Partial<Record<SeriesName, string>> {
+  const out: Partial<Record<SeriesName, string>> = {};
+  if (!history) return out;
+  const snap = m.series?.snapshot();
+  const health = monitorHealth(status, m.running);
+  for (const name of SERIES_NAMES) {
+    if (snap?.values[name].some((v) => v !== null)) continue;
+    const [domain, metrics, kind] = SOURCES[name];
+    if (m.activePlan !== undefined && !collects(m.activePlan, domain, metrics))
+      out[name] =
+        `not in the plan: add ${domain}${metrics.length === 1 ? `.${metrics[0]}` : ` (${metrics.join(' or ')})`} to a level of plan ${m.activePlan.name}`;
+    else if (health.state === 'failing') out[name] = `no data: the monitor is failing: ${health.why}`;
+    else if (health.state === 'stopped') out[name] = 'no data: the monitor is stopped';
+    else if (m.series?.lastAt === undefined || m.activePlan === undefined)
+      out[name] = 'no data yet: no collection so far';
+    else if (name === 'repl_lag' && m.series?.notReplica === true)
+      out[name] = 'not a replica: repl.lag has no heartbeat from a source to measure';
+    else if (name === 'bp_hit' && (snap?.t.length ?? 0) >= 2)
+      out[name] = 'no data: no buffer pool read requests between collections (an idle server)';
+    else if (kind === 'rate') out[name] = 'no data yet: a rate needs two collections';
+    else out[name] = `no data yet: ${domain} has not returned it`;
+  }
+  return out;
 }
 
 /** A finite number or null. */
@@ -76,13 +127,15 @@ function num(v: number | undefined): number | null {
 
 /** One row of the fleet table. */
 export function fleetRow(m: UiMonitorLike, status: Record<string, string>, now: number): UiFleetRow {
+  const health = monitorHealth(status, m.running);
   const latest = m.series?.latest() ?? {};
   const lastAt = m.series?.lastAt;
   return {
     id: m.id,
     dsn: m.dsn || status[MonitorKey.dsn] || '',
-    state: stateOf(m, status),
+    state: health.state,
     stateText: status[MonitorKey.monitor] ?? '',
+    failingWhy: health.why,
     flavor: m.serverInfo?.flavor ?? null,
     version: m.serverInfo?.versionString ?? null,
     plan: status[MonitorKey.levelPlan] ?? null,
@@ -143,7 +196,7 @@ export function uiSource(deps: UiViewDeps): UiSource {
   const cpu = cpuMeter(now);
   const statusOf = (id: string): Record<string, string> => deps.statusOf(id) ?? {};
   const agent = (rows: readonly UiFleetRow[], monitors: readonly UiMonitorLike[]): UiAgent => {
-    const counts: UiAgent['monitors'] = { running: 0, starting: 0, error: 0, stopped: 0 };
+    const counts: UiAgent['monitors'] = { running: 0, starting: 0, failing: 0, stopped: 0 };
     for (const r of rows) counts[r.state]++;
     const mem = process.memoryUsage();
     return {
@@ -202,6 +255,7 @@ export function uiSource(deps: UiViewDeps): UiSource {
         sinks: sinksOf(m, status),
         errors: Object.fromEntries(Object.entries(status).filter(([k]) => k.startsWith('error:'))),
         series: history ? (m.series?.snapshot() ?? null) : null,
+        empty: emptyReasons(m, status, history),
       };
     },
   };

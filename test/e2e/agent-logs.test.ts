@@ -95,7 +95,11 @@ describe('agent logs', { timeout: 90_000 }, () => {
     assert.ok(connected, 'connect line');
     // The installed command runs with source maps: the line in sonde's TypeScript source.
     assert.match(connected.caller ?? '', /^monitor\.ts:\d+$/);
-    assert.ok(find(/^plan change state: plan: -> state:active plan:: monitor started, plan changing off$/));
+    assert.ok(
+      find(
+        /^plan change state:none plan:none -> state:active plan:\(first plan\): monitor started, plan changing off$/,
+      ),
+    );
     assert.ok(find(/^plan plan\.yaml active \(levels kpi\) after \d/), 'plan active line');
     assert.ok(find(/^plan\.yaml\/kpi\/1: collecting 1 domains: status\.global$/), 'collection start');
     assert.ok(

@@ -5,13 +5,15 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer } from 'node:net';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runSonde, writeConfig, ROOT } from '../helpers/agent.js';
 
 const VERSION = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }).version;
 const NO_AUTO = 'monitor-loader:\n  local:\n    disable-auto: true\n';
+/** No auto-detection and the API on a free port: a boot that binds never needs 7522 free. */
+const QUIET = `${NO_AUTO}api:\n  bind: 127.0.0.1:0\n`;
 
 /** Boot failures print exactly one stderr line: `<date time> server.Boot failed: <error>`. */
 function oneLine(stderr: string): string {
@@ -102,6 +104,54 @@ describe('sonde CLI', () => {
     const r = await runSonde(['--bogus']);
     assert.equal(r.code, 1);
     assert.equal(oneLine(r.stderr), 'Error parsing command line: unknown argument --bogus');
+    const typo = await runSonde(['--confg', 'x.yaml']);
+    assert.equal(
+      oneLine(typo.stderr),
+      'Error parsing command line: unknown argument --confg (did you mean --config?)',
+    );
+  });
+
+  it('refuses a positional argument, telling where a config file goes', async () => {
+    for (const args of [['sonde.yaml'], ['check', '/etc/sonde/sonde.yaml']]) {
+      const r = await runSonde(args);
+      assert.equal(r.code, 1, r.stdout);
+      const file = args.at(-1) ?? '';
+      assert.equal(
+        oneLine(r.stderr),
+        `Error parsing command line: unexpected argument ${file}; to use it as the config file: --config ${file}`,
+      );
+    }
+    const word = await runSonde(['--run=false', 'now']);
+    assert.equal(word.code, 1);
+    assert.equal(
+      oneLine(word.stderr),
+      'Error parsing command line: unexpected argument now; sonde takes options only (sonde --help)',
+    );
+    const late = await runSonde(['--config', '/x.yaml', 'check']);
+    assert.equal(
+      oneLine(late.stderr),
+      'Error parsing command line: unexpected argument check; check comes first (sonde check [options]), or use --check',
+    );
+  });
+
+  it('warns about plan keys and metric names it ignores, at boot and at --check', async () => {
+    const [dir, path] = writeConfig(
+      `${QUIET}plans:\n  files: [plan.yaml]\nmonitors:\n  - id: a\n    socket: /nonexistent.sock\n`,
+    );
+    writeFileSync(
+      join(dir, 'plan.yaml'),
+      'kpi:\n  freq: 5s\n  colect:\n    status.global:\nlag:\n  freq: 1s\n  collect:\n    repl.lag:\n      metrics: [curent]\n',
+    );
+    const expected = [
+      `plan.yaml: line 3: unknown key kpi.colect (did you mean collect?), ignored`,
+      `plan.yaml: line 9: at lag/repl.lag: unknown metric curent for domain repl.lag (did you mean current?); it has: current, backlog, worker_usage`,
+    ];
+    const boot = await runSonde(['--config', path, '--run=false'], { cwd: dir });
+    assert.equal(boot.code, 0, boot.stderr);
+    const check = await runSonde(['--config', path, '--check'], { cwd: dir });
+    assert.match(check.stdout, /^FAIL a: /m);
+    for (const r of [boot, check])
+      for (const w of expected) assert.ok(r.stdout.includes(w), `${w}\n${r.stdout}`);
   });
 
   it('prints every built-in domain for --print-domains, even when the config cannot be read', async () => {
@@ -142,18 +192,25 @@ describe('sonde CLI', () => {
 
   it('boots and exits 0 with --run=false, printing the config, plans and monitors', async () => {
     const [dir, path] = writeConfig(
-      `${NO_AUTO}mysql:\n  password: hunter2-secret\nmonitors:\n  - hostname: db1\n  - id: two\n    socket: /tmp/x.sock\n`,
+      `${QUIET}mysql:\n  password: hunter2-secret\nmonitors:\n  - hostname: db1\n  - id: two\n    socket: /tmp/x.sock\n`,
     );
     const r = await runSonde(
       ['--config', path, '--run=false', '--print-config', '--print-monitors', '--print-plans'],
       { cwd: dir },
     );
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /^api:\n {2}bind: 127\.0\.0\.1:7522\n/);
+    assert.match(r.stdout, /^api:\n {2}bind: 127\.0\.0\.1:0\n/);
     assert.match(r.stdout, /# default-mysql\n/);
     assert.match(r.stdout, /monitors:\n/);
     assert.match(r.stdout, /id: db1\n/);
     assert.ok(!r.stdout.includes('hunter2-secret'), 'password printed');
+  });
+
+  it('prints the default api.bind 127.0.0.1:7522 without binding it (--check binds nothing)', async () => {
+    const [dir, path] = writeConfig(NO_AUTO);
+    const r = await runSonde(['--config', path, '--check', '--print-config'], { cwd: dir });
+    assert.match(r.stdout, /^api:\n {2}bind: 127\.0\.0\.1:7522\n/);
+    assert.match(r.stdout, /FAIL no monitors configured\n/);
   });
 
   it('reads the config file from SONDE_CONFIG and BLIP_CONFIG, and BLIP_RUN=false', async () => {
@@ -183,8 +240,8 @@ describe('sonde CLI', () => {
     ['bad stop-loss', "monitor-loader:\n  stop-loss: '5x'\n", /'5x' does not match/],
     [
       'bad exporter mode',
-      'exporter:\n  mode: bogus\n',
-      /invalid config\.exporter\.mode: bogus; valid values: dual, legacy/,
+      'exporter:\n  mode: duel\n',
+      /sonde\.yaml: line 2: invalid config\.exporter\.mode: duel \(did you mean dual\?\); valid values: dual, legacy/,
     ],
     [
       'zero heartbeat',
@@ -194,15 +251,29 @@ describe('sonde CLI', () => {
     ['missing TLS file', 'tls:\n  ca: /no/ca.pem\n', /config\.tls\.ca: \/no\/ca\.pem: file does not exist/],
     [
       'unknown sink',
-      `${NO_AUTO}monitors:\n  - id: a\n    sinks:\n      nosuch: {}\n`,
+      `${QUIET}monitors:\n  - id: a\n    sinks:\n      nosuch: {}\n`,
       /sink nosuch not registered/,
     ],
     [
+      'misspelt sink',
+      `${QUIET}monitors:\n  - id: a\n    sinks:\n      datadg: {}\n`,
+      /sink datadg not registered \(did you mean datadog\?\)/,
+    ],
+    [
       'duplicate monitor ids',
-      `${NO_AUTO}monitors:\n  - hostname: db1\n  - id: db1\n`,
+      `${QUIET}monitors:\n  - hostname: db1\n  - id: db1\n`,
       /duplicate monitor id: db1/,
     ],
-    ['bad plan file', `${NO_AUTO}plans:\n  files: [plan.yaml]\n`, /plan\.yaml/],
+    [
+      'missing monitor file',
+      'api:\n  bind: 127.0.0.1:0\nmonitor-loader:\n  files: [nope.yaml]\n',
+      /^monitor-loader\.files: open nope\.yaml: no such file or directory$/,
+    ],
+    [
+      'missing plan file',
+      `${QUIET}plans:\n  files: [plan.yaml]\n`,
+      /^plan file plan\.yaml \(.*\/plan\.yaml\) does not exist: correct or remove it in plans\.files$/,
+    ],
     [
       'a database type sonde does not monitor',
       `${NO_AUTO}api:\n  bind: 127.0.0.1:0\nmonitors:\n  - id: pg\n    database-type: postgres\n`,
@@ -217,6 +288,17 @@ describe('sonde CLI', () => {
       assert.match(oneLine(r.stderr), expected);
     });
   }
+
+  it('fails with the line of an unknown domain in a plan file, and the domain meant', async () => {
+    const [dir, path] = writeConfig(`${QUIET}plans:\n  files: [plan.yaml]\n`);
+    writeFileSync(join(dir, 'plan.yaml'), 'kpi:\n  freq: 5s\n  collect:\n    satus.global:\n');
+    const r = await runSonde(['--config', path, '--run=false'], { cwd: dir });
+    assert.equal(r.code, 1);
+    assert.match(
+      oneLine(r.stderr),
+      /invalid plan: .*plan\.yaml: line 4: at kpi\/satus\.global: invalid domain: satus\.global: no such domain \(did you mean status\.global\?\)/,
+    );
+  });
 
   it('fails when api.bind is already in use', async () => {
     const srv = createServer();

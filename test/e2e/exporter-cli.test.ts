@@ -38,8 +38,13 @@ function typicalArgs(cnf: string): string[] {
   ];
 }
 
-/** Families describing the Go process, not MySQL (sonde does not emulate them). */
-const GO_RUNTIME = /^(go_|process_|promhttp_|mysqld_exporter_build_info$)/;
+/**
+ * Families of the runtime, not MySQL: Go's (`go_*`, `promhttp_*`) have no Node counterpart
+ * under those names; sonde serves Node's (`nodejs_*`) and three process families prom-client
+ * adds. The other `process_*` families and `mysqld_exporter_build_info` must match.
+ */
+const RUNTIME =
+  /^(go_|promhttp_|nodejs_|process_cpu_user_seconds_total$|process_cpu_system_seconds_total$|process_heap_bytes$)/;
 
 /** Run the real mysqld_exporter to completion (a command line it refuses). */
 function runReal(args: string[]): { code: number | null; stderr: string } {
@@ -77,7 +82,7 @@ async function startReal(args: string[], address: string) {
 async function families(address: string, query = ''): Promise<Set<string>> {
   const r = await httpGet(`http://${address}/metrics${query}`);
   assert.equal(r.status, 200);
-  return new Set([...parseExposition(r.body).keys()].filter((n) => !GO_RUNTIME.test(n)));
+  return new Set([...parseExposition(r.body).keys()].filter((n) => !RUNTIME.test(n)));
 }
 
 describe('sonde with mysqld_exporter command line', { timeout: 180_000 }, () => {
@@ -122,10 +127,29 @@ describe('sonde with mysqld_exporter command line', { timeout: 180_000 }, () => 
       await families(realAddr);
       const [r, s] = await Promise.all([families(realAddr), families(sondeAddr)]);
       const onlyReal = [...r].filter((n) => !s.has(n));
-      const onlySonde = [...s].filter((n) => !r.has(n) && n !== 'mysql_exporter_collector_success');
+      // 0.14 lacks the success family and the reload gauges (both from 0.15).
+      const newer = /^(mysql_exporter_collector_success|mysqld_exporter_config_last_reload_.*)$/;
+      const onlySonde = [...s].filter((n) => !r.has(n) && !newer.test(n));
       assert.deepEqual(onlyReal, [], 'families only mysqld_exporter serves');
       assert.deepEqual(onlySonde, [], 'families only sonde serves');
       assert.ok(s.has('mysql_up') && s.has('mysql_global_status_commands_total'));
+      for (const n of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'process_open_fds'])
+        assert.ok(s.has(n), n);
+      // The build-info gauge: the same HELP, TYPE and label names, value 1.
+      const scrape = async (a: string) => parseExposition((await httpGet(`http://${a}/metrics`)).body);
+      const [rb, sb] = [await scrape(realAddr), await scrape(sondeAddr)];
+      const info = (f: typeof rb) => f.get('mysqld_exporter_build_info');
+      assert.equal(info(sb)?.help, info(rb)?.help);
+      assert.equal(info(sb)?.type, 'gauge');
+      const labelNames = (f: typeof rb) =>
+        [...(info(f)?.series.keys() ?? [])].map((k) =>
+          [...k.matchAll(/(\w+)="/g)].map((m) => m[1]).join(','),
+        );
+      assert.deepEqual(labelNames(sb), labelNames(rb));
+      assert.match(
+        (await sonde.get('/metrics')).body,
+        /^mysqld_exporter_build_info\{.*version="\d+\.\d+\.\d+.*\} 1$/m,
+      );
       assert.ok(r.size > 100, `the real exporter served ${r.size} families`);
       assert.match((await sonde.get('/metrics')).body, /^mysql_up 1$/m);
     } finally {

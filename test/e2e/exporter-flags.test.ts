@@ -269,21 +269,40 @@ describe('exporter-wide flags through the sonde binary', { timeout: 180_000 }, (
     } finally {
       await cli.stop();
     }
-    const rows = await plain.query(
-      'SELECT CONVERT(sql_text USING utf8mb4) AS s FROM mysql.slow_log WHERE user_host LIKE ?',
-      [`${user}[%`],
-    );
-    return rows.map((r) => String(r.s)).filter((s) => !/^SET /i.test(s));
+    // The same user's own statement is slow-logged: the log works for this user.
+    const own = await createConnection({
+      host: '127.0.0.1',
+      port: plain.port,
+      user,
+      password: 'slow-Pass-1',
+    });
+    await own.query("SELECT 'control statement'");
+    await own.end();
+    // The server writes a statement to the slow log after its answer: wait for the control
+    // statement (the last one run), so everything before it is in the log too.
+    const logged = async () =>
+      (
+        await plain.query(
+          'SELECT CONVERT(sql_text USING utf8mb4) AS s FROM mysql.slow_log WHERE user_host LIKE ?',
+          [`${user}[%`],
+        )
+      )
+        .map((r) => String(r.s))
+        .filter((s) => !/^SET /i.test(s));
+    for (let i = 0; i < 50 && !(await logged()).includes("SELECT 'control statement'"); i++)
+      await new Promise((r) => setTimeout(r, 100));
+    return logged();
   }
 
-  it('--exporter.log_slow_filter keeps the scrapes out of the slow log', async () => {
-    const without = await slowLogged('slowa', []);
-    assert.ok(
-      without.some((s) => s.startsWith('SHOW GLOBAL STATUS')),
-      without.join('\n'),
-    );
-    const withFilter = await slowLogged('slowb', ['--exporter.log_slow_filter']);
-    assert.deepEqual(withFilter, []);
+  it("sonde's statements stay out of the slow log, with or without --exporter.log_slow_filter", async () => {
+    // long_query_time=0: every statement is slow; the server lets a session leave the log.
+    for (const [user, flags] of [
+      ['slowa', []],
+      ['slowb', ['--exporter.log_slow_filter']],
+    ] as const) {
+      const logged = await slowLogged(user, [...flags]);
+      assert.deepEqual(logged, ["SELECT 'control statement'"], `${user}: ${logged.join('\n')}`);
+    }
   });
 
   describe('--tls.insecure-skip-verify', () => {
@@ -334,6 +353,50 @@ describe('exporter-wide flags through the sonde binary', { timeout: 180_000 }, (
       assert.equal(await up([], []), '0');
       assert.equal(await up([], ['--tls.insecure-skip-verify']), '1');
     });
+  });
+
+  it('--exporter.query_timeout=0: a collector slower than the plan deadline (8 s) ends with the scrape', async () => {
+    await plain.query('CREATE DATABASE heartbeat');
+    await plain.query(
+      'CREATE TABLE heartbeat.heartbeat (ts varchar(26) NOT NULL, server_id int unsigned NOT NULL PRIMARY KEY)',
+    );
+    await plain.query(
+      "INSERT INTO heartbeat.heartbeat VALUES (DATE_FORMAT(NOW(6), '%Y-%m-%dT%H:%i:%s.%f'), 1)",
+    );
+    await plain.createUser('qto', 'qto-Pass-4', ['PROCESS ON *.*', 'SELECT ON heartbeat.*']);
+    const cnf = writeMyCnf(dir, 'qto.cnf', [
+      'user=qto',
+      'password=qto-Pass-4',
+      'host=127.0.0.1',
+      `port=${plain.port}`,
+    ]);
+    const address = `127.0.0.1:${await freePort()}`;
+    const cli = await startSondeCli(
+      [
+        '--config.my-cnf',
+        cnf,
+        `--web.listen-address=${address}`,
+        '--collect.heartbeat',
+        '--no-exporter.enable_lock_wait_timeout',
+        '--exporter.query_timeout=0',
+      ],
+      address,
+    );
+    const holder = await createConnection({ socketPath: plain.socket, user: 'root' });
+    try {
+      // The heartbeat read waits for this lock for 9 s: longer than the plan's 8 s deadline,
+      // well within the 30 s Prometheus allows.
+      await holder.query('LOCK TABLES heartbeat.heartbeat WRITE');
+      const scrape = cli.get('/metrics?collect[]=heartbeat', { 'X-Prometheus-Scrape-Timeout-Seconds': '30' });
+      await new Promise((r) => setTimeout(r, 9000));
+      await holder.query('UNLOCK TABLES');
+      const r = await scrape;
+      assert.match(r.body, /^mysql_exporter_collector_success\{collector="collect.heartbeat"\} 1$/m, r.body);
+      assert.match(r.body, /^mysql_heartbeat_stored_timestamp_seconds\{server_id="1"\} /m);
+    } finally {
+      await holder.end();
+      await cli.stop();
+    }
   });
 
   it('--timeout-offset is taken off the scrape-timeout header', async () => {

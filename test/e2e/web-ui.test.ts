@@ -1,15 +1,23 @@
 /**
- * The web page in a real browser: sonde watching two throwaway MariaDB servers, Debian's
- * chromium driven headless through puppeteer-core. The page asks for the API token, lists
- * every monitor with its state, draws a monitor's charts whose last point is the value the
- * log sink printed for that collection, stops a monitor from the page, works at 1280 px and
- * 390 px, shows no action when the API is read-only, and logs no console error. It writes the screenshots under docs/img/.
+ * The web page in a real browser: sonde watching two throwaway MariaDB servers (and a third
+ * monitor with a wrong password), Debian's chromium driven headless through puppeteer-core.
+ * The page asks for the API token, lists every monitor with its state (the one that cannot
+ * connect is failing: red, counted, first, and so in /status/monitors and /status, while
+ * /readyz stays ready), draws a monitor's charts whose last point is the value the log sink
+ * printed for that collection, says why each empty chart is empty, fits the axes to their
+ * units, shows one time format and every sink's last send, clips no column at 1280 px,
+ * shows every fleet column at 390 px, keeps the latest value under a chart when the newest
+ * point lacks it, stops a monitor from the page, shows no action when the API is read-only,
+ * and logs no console error. Its screenshots go to a temp dir, or to SONDE_SCREENSHOTS when
+ * set (`npm run screenshots` sets docs/img to refresh the committed ones): a test run leaves
+ * the work tree as it was.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import puppeteer, { type Browser, type HTTPRequest, type Page } from 'puppeteer-core';
 import { startMariaDB, type MariaDB } from '../helpers/mariadb.js';
 import { ROOT, startAgent, type Agent } from '../helpers/agent.js';
 
@@ -28,7 +36,18 @@ const PLAN = `fast:
         created_tmp_disk_tables]
     var.global:
       metrics: [max_connections]
+    size.binlog:
 `;
+
+/** Where the screenshots go: SONDE_SCREENSHOTS, else a temp dir removed at the end. */
+const SHOTS = process.env.SONDE_SCREENSHOTS || mkdtempSync(join(tmpdir(), 'sonde-shots-'));
+const DOCS_IMG = join(ROOT, 'docs/img');
+
+/** Each committed image's modification time: a test run must not rewrite them. */
+function docsImages(): Record<string, number> {
+  return Object.fromEntries(readdirSync(DOCS_IMG).map((f) => [f, statSync(join(DOCS_IMG, f)).mtimeMs]));
+}
+const imagesBefore = docsImages();
 
 let dbs: MariaDB[] = [];
 let agent: Agent;
@@ -97,6 +116,9 @@ monitors:
     socket: ${a?.socket}
   - id: beta
     hostname: 127.0.0.1:${b?.port}
+  - id: delta
+    hostname: 127.0.0.1:${b?.port}
+    password: not-the-password
 `,
       {
         files: { 'plan.yaml': PLAN, 'token.txt': `${TOKEN}\n` },
@@ -128,14 +150,42 @@ monitors:
     await page.type('#login-token', TOKEN);
     await page.click('#login-ok');
     await waitFor(
-      'both monitors running',
-      `document.querySelectorAll('#fleet-body .badge.running').length === 2`,
+      'two monitors running, one failing',
+      `document.querySelectorAll('#fleet-body .badge.running').length === 2 &&
+        document.querySelectorAll('#fleet-body .badge.failing').length === 1`,
     );
-    assert.deepEqual(await fleetStates(), { alpha: 'running', beta: 'running' });
+    assert.deepEqual(await fleetStates(), { alpha: 'running', beta: 'running', delta: 'failing' });
     assert.ok(!page.url().includes(TOKEN), 'the token is never in the URL');
     const agentText = await inPage<string>(`document.querySelector('#agent').textContent`);
-    assert.match(agentText, /2 running, 0 starting, 0 failing, 0 stopped/);
+    assert.match(agentText, /2 running, 0 starting, 1 failing, 0 stopped/);
     assert.match(agentText, /\d+ on time, \d+ late/);
+  });
+
+  it('shows a monitor that cannot connect as failing: red, counted, first, in the API too', async () => {
+    const first = await inPage<string>(
+      `document.querySelector('#fleet-body tr[data-id]').getAttribute('data-id')`,
+    );
+    assert.equal(first, 'delta', 'problems first');
+    const colour = await inPage<string>(
+      `getComputedStyle(document.querySelector('#fleet-body tr[data-id="delta"] .badge')).backgroundColor`,
+    );
+    assert.equal(colour, 'rgb(254, 226, 226)');
+    const title = await inPage<string>(
+      `document.querySelector('#fleet-body tr[data-id="delta"] .col-state').title`,
+    );
+    assert.match(title, /^failing: .*Access denied/);
+    const status = await agent.monitorsStatus();
+    assert.match(status.delta?.health ?? '', /^failing: .*Access denied/);
+    assert.match(status.delta?.monitor ?? '', /^running since /, 'the monitor key keeps its contract');
+    assert.equal(status.alpha?.health, 'ok');
+    const server = await agent.json<Record<string, string>>('/status');
+    assert.equal(server['monitors-health'], '2 ok, 1 failing (delta), 0 starting, 0 stopped');
+    const ready = await agent.http('GET', '/readyz');
+    assert.deepEqual(
+      [ready.status, ready.body],
+      [200, 'ready\n'],
+      'one unreachable database keeps the agent in service',
+    );
   });
 
   it("draws a monitor's charts whose last point is the value sonde collected", async () => {
@@ -176,9 +226,61 @@ monitors:
     const domains = await inPage<string[]>(
       `[...document.querySelectorAll('table.domains tbody tr td:first-child')].map((td) => td.textContent)`,
     );
-    assert.deepEqual(domains, ['status.global', 'var.global']);
-    mkdirSync(join(ROOT, 'docs/img'), { recursive: true });
-    await page.screenshot({ path: join(ROOT, 'docs/img/ui-monitor.png'), fullPage: true });
+    assert.deepEqual(domains, ['size.binlog', 'status.global', 'var.global']);
+    const binlogError = await inPage<string>(
+      `[...document.querySelectorAll('table.domains tbody tr')].find((tr) => tr.firstChild.textContent === 'size.binlog').lastChild.textContent`,
+    );
+    assert.ok(binlogError.length > 10, `size.binlog fails on a server without a binary log: ${binlogError}`);
+    // Every empty chart says why; the axes fit their units.
+    const charts = JSON.parse(
+      await inPage<string>(`JSON.stringify([...document.querySelectorAll('figure.chart')].map((f) => ({
+        id: f.id, points: f.getAttribute('data-points'), empty: f.getAttribute('data-empty'),
+        now: f.querySelector('.now').textContent, y: JSON.parse(f.getAttribute('data-y')),
+        ticks: JSON.parse(f.getAttribute('data-xticks') ?? '[]') })))`),
+    ) as {
+      id: string;
+      points: string;
+      empty: string | null;
+      now: string;
+      y: [number, number];
+      ticks: string[];
+    }[];
+    const byId = Object.fromEntries(charts.map((c) => [c.id, c]));
+    assert.match(
+      byId['chart-repl_lag']?.empty ?? '',
+      /^not in the plan: add repl\.lag\.current to a level of plan plan\.yaml$/,
+    );
+    assert.equal(byId['chart-repl_lag']?.now, byId['chart-repl_lag']?.empty, 'the reason is shown');
+    for (const c of charts) {
+      if (c.now.startsWith('now: ')) continue;
+      assert.ok(
+        c.empty !== null && c.empty !== '' && c.empty !== 'no data yet',
+        `${c.id} says why it is empty`,
+      );
+    }
+    assert.deepEqual(byId['chart-bp_hit']?.y, [0, 100], 'a ratio runs 0-100 %');
+    for (const id of ['qps', 'connections', 'rows', 'slow_queries', 'tmp_disk_tables', 'bp_dirty'])
+      assert.equal(byId[`chart-${id}`]?.y[0], 0, `${id} starts at 0`);
+    // One time format: 24-hour clock on the axes, `YYYY-MM-DD HH:MM:SS` in the texts.
+    for (const t of byId['chart-qps']?.ticks ?? []) assert.match(t, /^\d\d:\d\d(:\d\d)?$/);
+    assert.ok((byId['chart-qps']?.ticks.length ?? 0) > 0, 'axis ticks recorded');
+    const text = await inPage<string>('document.body.innerText');
+    assert.doesNotMatch(text, /\d{4}-\d\d-\d\dT\d\d|\d\s?(am|pm)\b/i, 'no second time format');
+    assert.match(text, /running since \d{4}-\d\d-\d\d \d\d:\d\d:\d\d/);
+    // Every sink shows its last send.
+    const sinks = JSON.parse(
+      await inPage<string>(`JSON.stringify([...document.querySelectorAll('table.sinks tbody tr')]
+        .map((tr) => [...tr.children].map((td) => td.textContent)))`),
+    ) as string[][];
+    assert.ok(sinks.length > 0);
+    for (const [name, last] of sinks)
+      assert.match(last ?? '', /^last sent \d+ metrics at \d{4}-\d\d-\d\d \d\d:\d\d:\d\d$/, `${name}`);
+    // No clipped column at 1280 px: no details table is wider than its box.
+    const clipped = await inPage<string[]>(`[...document.querySelectorAll('#monitor-details table')]
+      .filter((t) => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).map((t) => t.className)`);
+    assert.deepEqual(clipped, []);
+    mkdirSync(SHOTS, { recursive: true });
+    await page.screenshot({ path: join(SHOTS, 'ui-monitor.png'), fullPage: true });
   });
 
   it('stops a monitor from the page, after a confirmation, and its row changes', async () => {
@@ -193,27 +295,91 @@ monitors:
       'the fleet with alpha stopped',
       `document.querySelector('#fleet-body tr[data-id="alpha"] .badge')?.textContent === 'stopped'`,
     );
-    assert.deepEqual(await fleetStates(), { alpha: 'stopped', beta: 'running' });
+    assert.deepEqual(await fleetStates(), { alpha: 'stopped', beta: 'running', delta: 'failing' });
     assert.ok(
       await page.$('#fleet-body tr[data-id="alpha"] form[data-action="start"]'),
       'a start button instead',
     );
-    await page.screenshot({ path: join(ROOT, 'docs/img/ui-fleet.png') });
+    await page.screenshot({ path: join(SHOTS, 'ui-fleet.png') });
     assert.ok((await pageWidth()) <= 1280);
   });
 
   it('works at 390 px wide', async () => {
     await page.setViewport({ width: 390, height: 844 });
     await page.goto(agent.base + '/#/');
-    await waitFor('the fleet at 390 px', `document.querySelectorAll('#fleet-body tr[data-id]').length === 2`);
+    await waitFor('the fleet at 390 px', `document.querySelectorAll('#fleet-body tr[data-id]').length === 3`);
     assert.ok((await pageWidth()) <= 390, `page width ${await pageWidth()}`);
+    // Usable: every column of every monitor is shown, labelled, and nothing scrolls sideways.
+    const hidden = await inPage<string[]>(`[...document.querySelectorAll('#fleet-body tr[data-id] td')]
+      .filter((td) => !td.classList.contains('col-actions') && (td.offsetParent === null || td.getBoundingClientRect().width < 20))
+      .map((td) => td.className)`);
+    assert.deepEqual(hidden, []);
+    const cells = await inPage<number>(
+      `document.querySelectorAll('#fleet-body tr[data-id="beta"] td').length`,
+    );
+    assert.equal(cells, 11);
+    const fleetBox = await inPage<[number, number]>(
+      `[document.querySelector('#fleet-box').scrollWidth, document.querySelector('#fleet-box').clientWidth]`,
+    );
+    assert.ok(fleetBox[0] <= fleetBox[1] + 1, `fleet box ${fleetBox[0]} wide in ${fleetBox[1]}`);
+    const labels = await inPage<string[]>(`[...document.querySelectorAll('#fleet-body tr[data-id="beta"] td')]
+      .filter((td) => !td.classList.contains('col-actions'))
+      .map((td) => td.getAttribute('data-label') + '|' + getComputedStyle(td, '::before').content)`);
+    assert.equal(labels[1]?.split('|')[0], 'Address');
+    await page.screenshot({ path: join(SHOTS, 'ui-fleet-narrow.png') });
+    for (const l of labels) assert.doesNotMatch(l, /^\||\|none$/, `a labelled cell: ${l}`);
     await page.goto(agent.base + '/#/m/beta');
     await waitFor('beta charts at 390 px', `document.querySelector('#chart-connections canvas') !== null`);
     assert.ok((await pageWidth()) <= 390, `page width ${await pageWidth()}`);
+    await page.goto(agent.base + '/#/m/delta');
+    await waitFor(
+      'delta charts',
+      `document.querySelector('#chart-qps')?.getAttribute('data-empty') !== null &&
+      document.querySelector('#chart-qps')?.getAttribute('data-empty') !== undefined`,
+    );
+    const why = await inPage<string>(`document.querySelector('#chart-qps').getAttribute('data-empty')`);
+    assert.match(why, /^no data: the monitor is failing: .*Access denied/);
     const box = await inPage<number>(
       `document.querySelector('#chart-connections').getBoundingClientRect().width`,
     );
     assert.ok(box > 200 && box <= 390, `chart width ${box}`);
+  });
+
+  it('keeps the latest value under a chart when the newest point lacks it (no flicker to —)', async () => {
+    await page.setViewport({ width: 1280, height: 800 });
+    await page.setRequestInterception(true);
+    // The newest point of beta's answer loses its connections value, as a collection of a
+    // level without status.global leaves it.
+    const handler = (req: HTTPRequest): void => {
+      if (!req.url().includes('/api/ui/monitor?id=beta')) {
+        void req.continue();
+        return;
+      }
+      void (async () => {
+        const res = await fetch(req.url(), { headers: { authorization: `Bearer ${TOKEN}` } });
+        const body = (await res.json()) as { series: { values: { connections: (number | null)[] } } };
+        const c = body.series.values.connections;
+        c[c.length - 1] = null;
+        await req.respond({ status: 200, contentType: 'application/json', body: JSON.stringify(body) });
+      })();
+    };
+    page.on('request', handler);
+    try {
+      await page.goto(agent.base + '/#/m/beta');
+      await waitFor(
+        'beta connections drawn',
+        `Number(document.querySelector('#chart-connections')?.getAttribute('data-points')) >= 2`,
+      );
+      const last = JSON.parse(
+        await inPage<string>(`document.querySelector('#chart-connections').getAttribute('data-last')`),
+      ) as Record<string, number | null>;
+      assert.equal(last.connections, null, 'the newest point lacks the value');
+      const now = await inPage<string>(`document.querySelector('#chart-connections .now').textContent`);
+      assert.match(now, /^now: used \d+ · max 88$/);
+    } finally {
+      page.off('request', handler);
+      await page.setRequestInterception(false);
+    }
   });
 
   it('shows no action when the API is read-only, and the API refuses the POST', async () => {
@@ -253,5 +419,14 @@ monitors:
 
   it('logged no console error', () => {
     assert.deepEqual(consoleErrors, []);
+  });
+
+  it('wrote its screenshots outside the work tree, unless asked to refresh docs/img', () => {
+    const shots = readdirSync(SHOTS);
+    assert.ok(shots.includes('ui-monitor.png') && shots.includes('ui-fleet.png'), shots.join());
+    if (process.env.SONDE_SCREENSHOTS) return;
+    assert.ok(relative(ROOT, SHOTS).startsWith('..'), `screenshots in ${SHOTS}`);
+    assert.deepEqual(docsImages(), imagesBefore, 'docs/img was rewritten');
+    rmSync(SHOTS, { recursive: true, force: true });
   });
 });

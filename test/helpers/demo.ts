@@ -59,11 +59,18 @@ export async function setupDemoDatabase(db: MariaDB): Promise<void> {
 
 /**
  * The demo config: one monitor on the server's socket, the default plan, a heartbeat
- * writer, and the mysqld_exporter emulation on `exporterListen`.
+ * writer, and the mysqld_exporter emulation on `exporterListen`. Its sink is `noop` (the web
+ * page and /metrics show the values), or `log` (every collection on stdout) with `logSink`.
  */
-export function demoConfig(opts: { apiBind: string; socket: string; exporterListen?: string }): string {
+export function demoConfig(opts: {
+  apiBind: string;
+  socket: string;
+  exporterListen?: string;
+  logSink?: boolean;
+}): string {
   const listen = opts.exporterListen ?? '127.0.0.1:9104';
-  return `# sonde demo config: one monitor on a throwaway MariaDB, the default plan, the log sink,
+  const sink = opts.logSink === true ? 'log' : 'noop';
+  return `# sonde demo config: one monitor on a throwaway MariaDB, the default plan, the ${sink} sink,
 # a heartbeat writer, and the mysqld_exporter emulation on ${listen}.
 api:
   bind: ${opts.apiBind}
@@ -76,6 +83,8 @@ exporter:
   mode: dual
   flags:
     web.listen-address: ${listen}
+sinks:
+  ${sink}: {}
 monitors:
   - id: demo
     socket: ${opts.socket}

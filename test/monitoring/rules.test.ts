@@ -11,6 +11,7 @@ import { tmpdir } from 'node:os';
 import { basename, join } from 'node:path';
 import { parse } from 'yaml';
 import {
+  ROOT,
   PROMTOOL,
   RULES_DIR,
   TESTS_DIR,
@@ -19,6 +20,7 @@ import {
   ruleFiles,
   ruleGroups,
   ruleTestFiles,
+  type Rule,
 } from './files.js';
 
 function promtool(args: string[], cwd: string): { status: number | null; out: string } {
@@ -39,30 +41,26 @@ interface UnitTestFile {
 const unitTests = (): Array<[string, UnitTestFile]> =>
   ruleTestFiles().map((f) => [f, parse(readFileSync(f, 'utf8')) as UnitTestFile]);
 
-/** Alert names of mysqld_exporter's mixin (its alerts files), kept for routing. */
-const MIXIN_ALERTS = [
-  'MySQLDown',
-  'MySQLGaleraNotReady',
-  'MySQLGaleraOutOfSync',
-  'MySQLGaleraDonorFallingBehind',
-  'MySQLReplicationNotRunning',
-  'MySQLReplicationLag',
-  'MySQLHeartbeatLag',
-  'MySQLInnoDBLogWaits',
-];
-/** Recording rule names of the mixin. */
-const MIXIN_RECORDS = [
-  'instance:mysql_slave_lag_seconds',
-  'instance:mysql_heartbeat_lag_seconds',
-  'job:mysql_transactions:rate5m',
-];
+/**
+ * mysqld_exporter's mixin (its alerts and recording rules files), recorded as data: each
+ * rule's name, kind, expression (as YAML reads it) and `for:`.
+ */
+interface MixinRule {
+  kind: 'alert' | 'record';
+  expr: string;
+  for?: string;
+}
+const MIXIN = JSON.parse(readFileSync(join(ROOT, 'test/monitoring/mixin-rules.json'), 'utf8')) as Record<
+  string,
+  MixinRule
+>;
 
 describe('monitoring/prometheus rules', () => {
   it('every rules file passes promtool check rules', () => {
     const files = ruleFiles();
     assert.deepEqual(
       files.map((f) => basename(f)),
-      ['alerts.yaml', 'recording-rules.yaml'],
+      ['alerts.yaml', 'galera-alerts.yaml', 'recording-rules.yaml'],
     );
     for (const f of files) {
       const r = promtool(['check', 'rules', f], RULES_DIR);
@@ -137,18 +135,16 @@ tests:
     }
   });
 
-  it("keeps the mixin's alert and recording rule names", () => {
-    const rules = allRules();
-    for (const a of MIXIN_ALERTS)
-      assert.ok(
-        rules.some((r) => r.alert === a),
-        a,
-      );
-    for (const r of MIXIN_RECORDS)
-      assert.ok(
-        rules.some((x) => x.record === r),
-        r,
-      );
+  it("has every rule of the mixin under its name, with the mixin's expression and for:", () => {
+    const rules = allRules() as Array<Rule & { for?: string }>;
+    assert.equal(Object.keys(MIXIN).length, 11);
+    for (const [name, m] of Object.entries(MIXIN)) {
+      const found = rules.filter((r) => (m.kind === 'alert' ? r.alert : r.record) === name);
+      assert.equal(found.length, 1, `${name}: one rule of that name`);
+      const r = found[0] as Rule & { for?: string };
+      assert.equal(r.expr.trim(), m.expr, `${name}: expr`);
+      assert.equal(r.for, m.for, `${name}: for`);
+    }
   });
 
   it('reads recording rule names (level:metric:ops) only where a recording rule writes them', () => {

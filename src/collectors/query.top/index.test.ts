@@ -204,6 +204,20 @@ void describe('query.top and stmt.schema against a real MariaDB', () => {
     return { digest: String(r['DIGEST']), count: BigInt(String(r['c'])), time: BigInt(String(r['t'])) };
   }
 
+  /**
+   * The server's row once it counts `want` statements (it adds a statement to the summary
+   * after answering the client, so a read right after the last answer may miss it), or as
+   * it stands after 2 s.
+   */
+  async function settledRow(like: string, want: bigint): Promise<Awaited<ReturnType<typeof serverRow>>> {
+    const until = Date.now() + 2000;
+    for (;;) {
+      const row = await serverRow(like);
+      if (row.count >= want || Date.now() > until) return row;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
   void it('reports the exact delta of a statement run 1,000 times, with the server digest and no literal', async () => {
     const c = new QueryTopCollector({ monitorId: 'm', db });
     await c.prepare(planOf({ l: { 'query.top': { options: { limit: '5' } } } }), NO_SIGNAL);
@@ -212,7 +226,7 @@ void describe('query.top and stmt.schema against a real MariaDB', () => {
     assert.equal(first.records, undefined, 'the first read only remembers');
     const before = await serverRow('SELECT `v` FROM `t` WHERE `v` = ? AND ID = ?%');
     for (let i = 0; i < 1000; i++) await app.query(`SELECT v FROM t WHERE v = '${SENTINEL}' AND id = ${i}`);
-    const afterRow = await serverRow('SELECT `v` FROM `t` WHERE `v` = ? AND ID = ?%');
+    const afterRow = await settledRow('SELECT `v` FROM `t` WHERE `v` = ? AND ID = ?%', before.count + 1000n);
     const res = await c.collect('l', NO_SIGNAL);
     assert.equal(res.error, undefined);
     const rec = res.records?.find((r) => r.attributes[`${P}digest`] === afterRow.digest);
@@ -283,7 +297,7 @@ void describe('query.top and stmt.schema against a real MariaDB', () => {
     for (let i = 0; i < 3; i++) await app.query(`SELECT id FROM t WHERE id = ${i} OR v = 'zz'`);
     // The emptied table counts from zero: the delta is what the server holds now (the 3
     // statements; the server may miss one that raced the TRUNCATE), never 13 nor negative.
-    const held = await serverRow('SELECT ID FROM `t` WHERE ID = ? OR `v` = ?%');
+    const held = await settledRow('SELECT ID FROM `t` WHERE ID = ? OR `v` = ?%', 3n);
     assert.ok(held.count >= 2n && held.count <= 3n, String(held.count));
     assert.equal(await count(), Number(held.count));
     assert.equal(await count(), undefined);
