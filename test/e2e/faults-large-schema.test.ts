@@ -148,13 +148,24 @@ monitors:
     });
     const filled = await fillConnections(db);
     const seen = await watchProcesslist(8000);
-    const status = (await agent.monitorsStatus()).big ?? {};
+    // The domain's error says so (a cycle that could not get a connection says `Too many
+    // connections` instead, which is also true: look for the deadline's text).
+    const err = await agent
+      .until(
+        'a too-slow error',
+        async () => {
+          const st = (await agent.monitorsStatus()).big ?? {};
+          const e = `${st['error:size.database'] ?? ''} ${st['error:autoinc'] ?? ''}`;
+          return /too slow on this server/.test(e) ? e : undefined;
+        },
+        15_000,
+      )
+      .catch(() => '');
     t.diagnostic(
       `${filled} idle connections; catalogue queries seen ${seen.samples} times, longest ${seen.maxMs} ms`,
     );
-    t.diagnostic(`error:size.database = ${status['error:size.database'] ?? '(none)'}`);
+    t.diagnostic(`error: ${err}`);
     assert.ok(seen.maxMs < DEADLINE_MS + 2000, `a catalogue query ran ${seen.maxMs} ms on the server`);
-    const err = status['error:size.database'] ?? status['error:autoinc'] ?? '';
     assert.match(err, /too slow on this server/);
     assert.match(err, /max_statement_time/);
   });
