@@ -4,7 +4,6 @@
  * embedding program's hooks and factories (options.ts) are applied here, each in the step
  * it replaces or extends, so that a hook's failure is reported as that step's failure.
  */
-import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname } from 'node:path';
 import { stringify as yamlStringify } from 'yaml';
