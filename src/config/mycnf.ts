@@ -216,6 +216,11 @@ export function parseMyCnfSection(
 
 /** parseMyCnfSection() of a file. Errors as readMyCnf. */
 export async function readMyCnfSection(path: string, name: string): Promise<MyCnf | undefined> {
+  return readAndParse(path, (text) => parseMyCnfSection(text, name));
+}
+
+/** A my.cnf file read and given to `parse`. Errors as readMyCnf. */
+async function readAndParse<T>(path: string, parse: (text: string) => T): Promise<T> {
   let text: string;
   try {
     text = await readRegularText(path);
@@ -223,7 +228,7 @@ export async function readMyCnfSection(path: string, name: string): Promise<MyCn
     throw new Error(osErrorText(err, path), { cause: err });
   }
   try {
-    return parseMyCnfSection(text, name);
+    return parse(text);
   } catch (err) {
     throw new Error(`${path}: ${(err as Error).message}`, { cause: err });
   }
@@ -245,17 +250,7 @@ export async function readMyCnf(path: string): Promise<MyCnf> {
  * file has no such section. Errors as readMyCnf.
  */
 export async function readMyCnfModule(path: string, name: string): Promise<MyCnf | undefined> {
-  let text: string;
-  try {
-    text = await readRegularText(path);
-  } catch (err) {
-    throw new Error(osErrorText(err, path), { cause: err });
-  }
-  try {
-    return parseMyCnfModule(text, name);
-  } catch (err) {
-    throw new Error(`${path}: ${(err as Error).message}`, { cause: err });
-  }
+  return readAndParse(path, (text) => parseMyCnfModule(text, name));
 }
 
 /** Synchronous readMyCnf, for monitor-id derivation during (synchronous) finalization. */
