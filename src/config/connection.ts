@@ -169,13 +169,7 @@ export async function connectionSettings(
       : credentialSource(m, f, cwd);
 
   // Address: a socket wins; otherwise tcp, 127.0.0.1 and port 3306 by default.
-  let host: string | undefined;
-  let port: number | undefined;
-  if (f.socket === '') {
-    const hp = splitHostPort(f.hostname);
-    host = hp.host === '' ? '127.0.0.1' : hp.host;
-    port = parsePort(f.hostname, hp.port);
-  }
+  const { host, port } = tcpAddress(f, '127.0.0.1');
   return {
     credentials,
     socket: f.socket === '' ? undefined : f.socket,
@@ -200,6 +194,13 @@ function targetAddress(address: string): { socket: string } | { hostname: string
       key: 'target',
     });
   return { hostname: address };
+}
+
+/** Where TCP connects (nothing over a socket); `emptyHost` stands for a hostname without a host. */
+function tcpAddress(f: Fields, emptyHost: string): { host?: string; port?: number } {
+  if (f.socket !== '') return {};
+  const hp = splitHostPort(f.hostname);
+  return { host: hp.host === '' ? emptyHost : hp.host, port: parsePort(f.hostname, hp.port) };
 }
 
 /** connectionSettings() of a multi-target probe (see BuildConnectionOptions.target). */
@@ -234,13 +235,7 @@ async function targetSettings(
   const probed: FinalMonitorConfig = { ...m, hostname: '', socket: '', ...at };
   delete probed.mycnf;
   const f = fillFromMyCnf(probed, cnf);
-  let host: string | undefined;
-  let port: number | undefined;
-  if (f.socket === '') {
-    const hp = splitHostPort(f.hostname);
-    host = hp.host;
-    port = parsePort(f.hostname, hp.port);
-  }
+  const { host, port } = tcpAddress(f, '');
   return {
     credentials: { kind: 'static', username, password },
     socket: f.socket === '' ? undefined : f.socket,
