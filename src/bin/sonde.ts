@@ -13,7 +13,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { Shard } from '../monitor/shard.js';
 import { enableCompileCache } from './compile-cache.js';
-import { tuneHeapGrowth } from './heap.js';
+import { settleHeapAfterStart, tuneHeapGrowth } from './heap.js';
 import type { EventLog, LogFormat, LogLevel } from '../log/event-log.js';
 import { inSingleExecutable, packageVersion } from '../util/shipped.js';
 import { guardedStderr, onOutputClosed } from '../util/std-streams.js';
@@ -418,6 +418,7 @@ async function bootAndRun(opts: Options): Promise<number> {
   if (!opts.run) return 0;
   reportStrayErrors(agent.events);
   await agent.start();
+  settleHeapAfterStart();
   const ended = await Promise.race([
     untilSignal(agent.events, () => agent.reload()),
     failure.then((message) => new RunError(message)),
