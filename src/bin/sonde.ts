@@ -266,7 +266,7 @@ async function importRest() {
   const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
   const { printPlans } = await import('../plan/store.js');
   const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
-  const { EventLog } = await import('../log/event-log.js');
+  const { EventLog, loadJsonFormat } = await import('../log/event-log.js');
   return {
     Agent,
     STOP_DEADLINE_MS,
@@ -276,6 +276,7 @@ async function importRest() {
     parseShard,
     processOrdinalSource,
     EventLog,
+    loadJsonFormat,
   };
 }
 let rest: Awaited<ReturnType<typeof importRest>> | undefined;
@@ -483,7 +484,7 @@ async function mainExporter(argv: string[]): Promise<number> {
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
-  logFormat = preset.logFormat;
+  await useLogFormat(preset.logFormat);
   const opts: Options = {
     debug: false,
     log: false,
@@ -541,7 +542,7 @@ async function main(argv: string[]): Promise<number> {
   // --version, and --print-domains without a config file: answered before the imports (earlyAnswer).
   const opts = parseArgs(sondeArgv(argv));
   if (opts.printDomains) return printDomainsOf(opts.config);
-  logFormat = opts.logFormat;
+  await useLogFormat(opts.logFormat);
   const shard = shardOption(opts.shardFlag);
   if (shard) opts.shard = shard;
   return opts.check ? bootAndCheck(opts) : bootAndRun(opts);
@@ -549,6 +550,12 @@ async function main(argv: string[]): Promise<number> {
 
 /** The log format once the command line is read: the boot failure line is printed in it. */
 let logFormat: LogFormat = 'text';
+
+/** Take the command line's log format; JSON lines need their writer (pino) imported first. */
+async function useLogFormat(format: LogFormat): Promise<void> {
+  if (format === 'json') await lazy().loadJsonFormat();
+  logFormat = format;
+}
 
 /** Where `sonde healthcheck` asks without a URL: SONDE_HEALTHZ, else the default API's liveness. */
 const HEALTHZ_DEFAULT = 'http://127.0.0.1:7522/healthz';
