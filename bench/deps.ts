@@ -28,7 +28,7 @@ const DEPS: { spec: string; start: boolean }[] = [
   { spec: 'commander', start: true },
   { spec: 'yaml', start: true },
   { spec: 'mysql2/promise', start: true },
-  { spec: 'pino', start: true },
+  { spec: 'pino', start: false },
   { spec: 'prom-client', start: false },
   { spec: 'protobufjs', start: false },
   { spec: 'snappyjs', start: false },
