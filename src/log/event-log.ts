@@ -148,7 +148,8 @@ export function parseLogFormat(text: string): LogFormat | undefined {
 }
 
 /** Makes the JSON writer (log/json-lines.ts), once loadJsonFormat imported it. */
-let jsonLogger: ((out: TextOutput | undefined, now: () => Date) => Logger<'notice'>) | undefined;
+let jsonLogger:
+  ((out: TextOutput | undefined, now: () => Date, noticeRank: number) => Logger<'notice'>) | undefined;
 
 /**
  * Import the JSON format's writer (pino). An EventLog with `format: 'json'` needs it loaded
@@ -194,7 +195,7 @@ export class EventLog implements Events, EventStream {
     if (opts.format === 'json' && jsonLogger === undefined) {
       throw new Error('EventLog: the JSON format is not loaded (await loadJsonFormat() first)');
     }
-    this.#json = opts.format === 'json' ? jsonLogger?.(opts.stderr, this.#now) : undefined;
+    this.#json = opts.format === 'json' ? jsonLogger?.(opts.stderr, this.#now, RANK.notice) : undefined;
     this.#secrets = [...(opts.secrets ?? [])];
     this.#receiver = opts.receiver;
     this.#hidden = new Set(opts.hide ?? []);

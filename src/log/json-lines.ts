@@ -9,17 +9,19 @@ import { guardedStderr } from '../util/std-streams.js';
 import { formatTimestampMs } from '../util/time.js';
 import type { TextOutput } from './event-log.js';
 
-/** pino's rank for sonde's `notice` lines: between info (30) and warn (40). */
-export const NOTICE_RANK = 35;
-
-export function jsonLogger(out: TextOutput | undefined, now: () => Date): Logger<'notice'> {
+/** The writer to `out` (default the guarded stderr); `noticeRank` is pino's rank for `notice` lines. */
+export function jsonLogger(
+  out: TextOutput | undefined,
+  now: () => Date,
+  noticeRank: number,
+): Logger<'notice'> {
   // process.stderr is written synchronously for files, pipes and terminals on Linux; the
   // guard drops lines once the reader is gone instead of failing on each.
   const dest = out ?? guardedStderr();
   return pino<'notice'>(
     {
       level: 'debug',
-      customLevels: { notice: NOTICE_RANK },
+      customLevels: { notice: noticeRank },
       base: undefined,
       messageKey: 'message',
       timestamp: () => `,"time":"${formatTimestampMs(now())}"`,
