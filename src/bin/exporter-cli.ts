@@ -407,7 +407,7 @@ export async function exporterSetup(
   if (dsn !== '' && parseGoDsn(dsn).insecureTls) exporter['tls.insecure-skip-verify'] = 'true';
   monitor.exporter = { mode: 'legacy', plan: CLI_PLAN, flags: exporter };
   const apiBind = env.SONDE_API_BIND ?? '';
-  // Imported here, not above: `--help` and `--version` need no config loader (yaml, zod).
+  // Imported here, not above: `--help` and `--version` need no config loader (yaml).
   const { defaultConfig, mergeConfig, validateConfig } = await import('../config/load.js');
   const config = mergeConfig<Config>(defaultConfig(), {
     api: apiBind === '' ? { disable: true } : { bind: apiBind },

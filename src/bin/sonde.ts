@@ -13,7 +13,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { Shard } from '../monitor/shard.js';
 import { enableCompileCache } from './compile-cache.js';
-import { tuneHeapGrowth } from './heap.js';
+import { settleHeapAfterStart, tuneHeapGrowth } from './heap.js';
 import type { EventLog, LogFormat, LogLevel } from '../log/event-log.js';
 import { inSingleExecutable, packageVersion } from '../util/shipped.js';
 import { guardedStderr, onOutputClosed } from '../util/std-streams.js';
@@ -266,7 +266,7 @@ async function importRest() {
   const { renderConfigYaml, renderMonitorsYaml } = await import('../config/render.js');
   const { printPlans } = await import('../plan/store.js');
   const { parseShard, processOrdinalSource } = await import('../monitor/shard.js');
-  const { EventLog } = await import('../log/event-log.js');
+  const { EventLog, loadJsonFormat } = await import('../log/event-log.js');
   return {
     Agent,
     STOP_DEADLINE_MS,
@@ -276,6 +276,7 @@ async function importRest() {
     parseShard,
     processOrdinalSource,
     EventLog,
+    loadJsonFormat,
   };
 }
 let rest: Awaited<ReturnType<typeof importRest>> | undefined;
@@ -418,6 +419,7 @@ async function bootAndRun(opts: Options): Promise<number> {
   if (!opts.run) return 0;
   reportStrayErrors(agent.events);
   await agent.start();
+  settleHeapAfterStart();
   const ended = await Promise.race([
     untilSignal(agent.events, () => agent.reload()),
     failure.then((message) => new RunError(message)),
@@ -482,7 +484,7 @@ async function mainExporter(argv: string[]): Promise<number> {
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
-  logFormat = preset.logFormat;
+  await useLogFormat(preset.logFormat);
   const opts: Options = {
     debug: false,
     log: false,
@@ -540,7 +542,7 @@ async function main(argv: string[]): Promise<number> {
   // --version, and --print-domains without a config file: answered before the imports (earlyAnswer).
   const opts = parseArgs(sondeArgv(argv));
   if (opts.printDomains) return printDomainsOf(opts.config);
-  logFormat = opts.logFormat;
+  await useLogFormat(opts.logFormat);
   const shard = shardOption(opts.shardFlag);
   if (shard) opts.shard = shard;
   return opts.check ? bootAndCheck(opts) : bootAndRun(opts);
@@ -548,6 +550,12 @@ async function main(argv: string[]): Promise<number> {
 
 /** The log format once the command line is read: the boot failure line is printed in it. */
 let logFormat: LogFormat = 'text';
+
+/** Take the command line's log format; JSON lines need their writer (pino) imported first. */
+async function useLogFormat(format: LogFormat): Promise<void> {
+  if (format === 'json') await lazy().loadJsonFormat();
+  logFormat = format;
+}
 
 /** Where `sonde healthcheck` asks without a URL: SONDE_HEALTHZ, else the default API's liveness. */
 const HEALTHZ_DEFAULT = 'http://127.0.0.1:7522/healthz';
