@@ -459,11 +459,10 @@ class MysqlDb implements PooledDb {
   async #applySession(conn: PoolConnection, wanted: QueryOptions['session']): Promise<void> {
     const state = this.#session.get(conn.connection);
     if (state === undefined) return;
-    const desired = new Map(BASE_SESSION);
-    for (const [name, value] of Object.entries(wanted ?? {})) {
-      if (!SESSION_NAME.test(name)) throw new DbQueryError(`invalid session variable name: ${name}`);
-      desired.set(name, sessionSql(conn, value));
-    }
+    const desired = this.#desired(conn, wanted);
+    // The usual case: the connection has exactly what the statement wants (nothing to SET).
+    if (state.size === desired.size && [...desired].every(([name, value]) => state.get(name) === value))
+      return;
     for (const name of state.keys()) if (!desired.has(name)) desired.set(name, 'DEFAULT');
     const changes = [...desired].filter(([name, value]) => state.get(name) !== value);
     if (changes.length === 0) return;
@@ -482,6 +481,17 @@ class MysqlDb implements PooledDb {
       throw err;
     }
     for (const [name, value] of changes) state.set(name, value);
+  }
+
+  /** The session variables `wanted` asks for over the pool's own, as SQL text (a new map). */
+  #desired(conn: PoolConnection, wanted: QueryOptions['session']): Map<string, string> {
+    const desired = new Map(BASE_SESSION);
+    if (wanted === undefined) return desired;
+    for (const name in wanted) {
+      if (!SESSION_NAME.test(name)) throw new DbQueryError(`invalid session variable name: ${name}`);
+      desired.set(name, sessionSql(conn, wanted[name] as SessionValue));
+    }
+    return desired;
   }
 
   /** Give a connection back (or drop it when it may be unusable), and its slot. */

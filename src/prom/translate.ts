@@ -46,8 +46,7 @@ export function hasPromTranslator(domain: string): boolean {
  * Unknown), or histogram/summary for a value carrying a distribution. Other types give
  * nothing.
  */
-export function upstreamSamples(values: readonly MetricValue[]): PromSample[] {
-  const out: PromSample[] = [];
+export function upstreamSamples(values: readonly MetricValue[], out: PromSample[] = []): PromSample[] {
   for (const v of values) {
     const type: PromType | undefined =
       v.dist !== undefined
@@ -323,14 +322,14 @@ function template(s: SondeSample | null): Template {
   return { name: s.name, help: s.help, type: s.type, labels, div: s.div };
 }
 
-function makeTranslator(
-  one: Readonly<Record<string, OneValue>>,
-): (domain: string, values: readonly MetricValue[]) => PromSample[] {
+/** Translates one domain's values, appending to `out` when given; returns the samples (`out`). */
+export type Translator = (domain: string, values: readonly MetricValue[], out?: PromSample[]) => PromSample[];
+
+function makeTranslator(one: Readonly<Record<string, OneValue>>): Translator {
   /** domain → metric type → key → template */
   const caches = new Map<string, Map<number, Map<string, Template>>>();
-  return (domain, values) => {
-    if (domain.startsWith(EXPORTER_DOMAIN_PREFIX)) return upstreamSamples(values);
-    const out: PromSample[] = [];
+  return (domain, values, out = []) => {
+    if (domain.startsWith(EXPORTER_DOMAIN_PREFIX)) return upstreamSamples(values, out);
     const fn =
       one[domain] ?? (SONDE_DOMAINS.has(domain) ? (v: MetricValue) => sondeSample(domain, v) : undefined);
     if (fn === undefined) return out;
@@ -365,12 +364,11 @@ function makeTranslator(
  * comment); sonde's own domains by sonde-names.ts. Domains without a translation give
  * nothing, nor do delta counters, events, and bools of status.global, var.global and innodb.
  */
-export const translateForExporter: (domain: string, values: readonly MetricValue[]) => PromSample[] =
-  makeTranslator({
-    'status.global': statusForExporter,
-    'var.global': variablesForExporter,
-    innodb: innodbForExporter,
-  });
+export const translateForExporter: Translator = makeTranslator({
+  'status.global': statusForExporter,
+  'var.global': variablesForExporter,
+  innodb: innodbForExporter,
+});
 
 /**
  * Translate one domain's values exactly as Blip does: generic status
@@ -378,13 +376,11 @@ export const translateForExporter: (domain: string, values: readonly MetricValue
  * lowercase with `_total` always. sonde's own domains (which Blip does not translate) get
  * sonde-names.ts's names, as for the exporter. Delta counters and events give nothing.
  */
-export const translateBlip: (domain: string, values: readonly MetricValue[]) => PromSample[] = makeTranslator(
-  {
-    'status.global': statusBlip,
-    'var.global': variablesBlip,
-    innodb: innodbBlip,
-  },
-);
+export const translateBlip: Translator = makeTranslator({
+  'status.global': statusBlip,
+  'var.global': variablesBlip,
+  innodb: innodbBlip,
+});
 
 // ---- chronosphere -----------------------------------------------------------------------
 
