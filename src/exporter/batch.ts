@@ -17,9 +17,18 @@ import type { Db, QueryOptions, Row } from '../core/db.js';
 /** Statement lists kept, one per set of domains scraped (`collect[]` filters). */
 const LISTS_KEPT = 16;
 
-/** A statement a batch may answer: no parameters, no options but the signal. */
-function batchable(params: readonly unknown[] | undefined, o: QueryOptions | undefined): boolean {
+/**
+ * A statement a batch may carry: no parameters, no options but the signal, and no `;` (so
+ * the batch splits into exactly the statements it was made of; each has also run on its own
+ * before, so its quotes and comments are closed).
+ */
+function batchable(
+  sql: string,
+  params: readonly unknown[] | undefined,
+  o: QueryOptions | undefined,
+): boolean {
   return (
+    !sql.includes(';') &&
     (params === undefined || params.length === 0) &&
     o?.timeoutMs === undefined &&
     o?.session === undefined &&
@@ -49,6 +58,14 @@ export class StatementBatch {
   #ran: string[] = [];
   /** The scrape's batch: rows per statement text (in order, for a text sent twice), or undefined when it failed. */
   #rows: Promise<Map<string, Row[][]> | undefined> | undefined;
+  /** The statements of the scrape's batch, and whether it failed. */
+  #sent: readonly string[] = [];
+  #failed = false;
+  /**
+   * A batch failed where each of its statements then ran on its own: the server or a proxy
+   * in between takes no multi-statement requests (or no more connections). No more batches.
+   */
+  #off = false;
 
   /** `db` whose statements are answered from the scrape's batch when it holds them. */
   wrap(db: Db): Db {
@@ -67,8 +84,11 @@ export class StatementBatch {
     this.#key = key;
     this.#ran = [];
     this.#rows = undefined;
+    this.#sent = [];
+    this.#failed = false;
     const sqls = this.#lists.get(key) ?? [];
-    if (db.queryBatch === undefined || sqls.length < 2) return;
+    if (db.queryBatch === undefined || sqls.length < 2 || this.#off) return;
+    this.#sent = sqls;
     this.#rows = db.queryBatch(sqls, opts).then(
       (results) => {
         const bySql = new Map<string, Row[][]>();
@@ -79,12 +99,21 @@ export class StatementBatch {
         }
         return bySql;
       },
-      () => undefined, // each statement runs on its own instead
+      () => {
+        this.#failed = true;
+        return undefined; // each statement runs on its own instead
+      },
     );
+  }
+
+  /** False once batches were turned off (see #off). */
+  get on(): boolean {
+    return !this.#off;
   }
 
   /** The scrape ended: what it ran successfully is the next batch of its domains. */
   finish(): void {
+    if (this.#failed && this.#sent.every((sql) => this.#ran.includes(sql))) this.#off = true;
     if (this.#lists.size >= LISTS_KEPT && !this.#lists.has(this.#key)) this.#lists.clear();
     this.#lists.set(this.#key, this.#ran);
     this.#ran = [];
@@ -104,7 +133,7 @@ export class StatementBatch {
     params: readonly unknown[] | undefined,
     o?: QueryOptions,
   ): Promise<Row[]> {
-    if (!batchable(params, o)) return db.query(sql, params, o);
+    if (!batchable(sql, params, o)) return db.query(sql, params, o);
     const rows = (await this.#take(sql, o?.signal)) ?? (await db.query(sql, params, o));
     this.#ran.push(sql);
     return rows;

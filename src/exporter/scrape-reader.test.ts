@@ -301,10 +301,14 @@ class BatchingDb extends CannedDb {
       throw Object.assign(new Error(`denied: ${sql}`), { errno: 1227, sqlState: '42000' });
     return rows;
   }
+  /** Refuse every batch, as a proxy that takes no multi-statement requests. */
+  refuseBatches = false;
   async queryBatch(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]> {
     opts?.signal?.throwIfAborted();
     this.batches.push([...sqls]);
     if (!this.up) throw new Error('connect ECONNREFUSED');
+    if (this.refuseBatches)
+      throw Object.assign(new Error('syntax error'), { errno: 1064, sqlState: '42000' });
     const bad = sqls.find((s) => this.failing.has(s));
     if (bad !== undefined)
       throw Object.assign(new Error(`denied: ${bad}`), { errno: 1227, sqlState: '42000' });
@@ -380,6 +384,22 @@ describe('createScrapeReader: statement batches', () => {
     assert.deepEqual(db.queries, ["SELECT 'b' AS v"]);
     assert.equal(next.r.error, "b: denied: SELECT 'b' AS v");
     assert.deepEqual(next.names, ['a', 'c']);
+  });
+
+  it('sends no more batches once one failed where each of its statements worked alone', async () => {
+    const { db, scrape } = batching();
+    await scrape();
+    db.refuseBatches = true;
+    const refused = await scrape();
+    assert.equal(db.batches.length, 1);
+    assert.equal(refused.r.error, '');
+    assert.deepEqual(refused.names, ['a', 'b', 'c']);
+    for (let i = 0; i < 2; i++) {
+      const next = await scrape();
+      assert.deepEqual(db.batches, []);
+      assert.equal(db.queries.length, 3);
+      assert.deepEqual(next.names, ['a', 'b', 'c']);
+    }
   });
 
   it('keeps a batch per set of domains scraped, and starts afresh after MySQL was down', async () => {

@@ -256,7 +256,12 @@ class Reader implements ScrapeReader {
       start,
       signal,
     });
+    const batching = this.#batch.on;
     this.#batch.finish();
+    if (batching && !this.#batch.on)
+      this.#opts.events?.debug(
+        `exporter ${this.#opts.monitorId}: statement batches failed where each statement alone worked; sending statements one by one from now on`,
+      );
     if (ping === undefined && this.#answered === answered) ping = await this.#ping(signal);
     this.#wasUp = typeof ping !== 'string';
     if (typeof ping === 'string') {
