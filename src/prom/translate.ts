@@ -328,6 +328,13 @@ export type Translator = (domain: string, values: readonly MetricValue[], out?: 
 function makeTranslator(one: Readonly<Record<string, OneValue>>): Translator {
   /** domain → metric type → key → template */
   const caches = new Map<string, Map<number, Map<string, Template>>>();
+  /**
+   * domain → the last call's values by position, with their templates: a domain's values
+   * come in the same order every time, so a value with the same name and type as the one at
+   * its position last time (and no group; innodb's templates depend on more) takes its
+   * template without a lookup.
+   */
+  const lastByDomain = new Map<string, { name: string; type: number; t: Template }[]>();
   return (domain, values, out = []) => {
     if (domain.startsWith(EXPORTER_DOMAIN_PREFIX)) return upstreamSamples(values, out);
     const fn =
@@ -338,23 +345,44 @@ function makeTranslator(one: Readonly<Record<string, OneValue>>): Translator {
       byType = new Map();
       caches.set(domain, byType);
     }
-    for (const v of values) {
-      let cache = byType.get(v.type);
-      if (cache === undefined) {
-        cache = new Map();
-        byType.set(v.type, cache);
-      }
-      const key = cacheKey(domain, v);
-      let t = cache.get(key);
-      if (t === undefined) {
-        t = template(fn(v));
-        if (cache.size >= CACHE_LIMIT) cache.clear();
-        cache.set(key, t);
+    const byName = domain !== 'innodb';
+    let last = lastByDomain.get(domain);
+    if (last === undefined) {
+      last = [];
+      lastByDomain.set(domain, last);
+    }
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i] as MetricValue;
+      const seen = last[i];
+      let t: Template | undefined;
+      if (
+        byName &&
+        v.group === undefined &&
+        seen !== undefined &&
+        seen.name === v.name &&
+        seen.type === v.type
+      )
+        t = seen.t;
+      else {
+        let cache = byType.get(v.type);
+        if (cache === undefined) {
+          cache = new Map();
+          byType.set(v.type, cache);
+        }
+        const key = cacheKey(domain, v);
+        t = cache.get(key);
+        if (t === undefined) {
+          t = template(fn(v));
+          if (cache.size >= CACHE_LIMIT) cache.clear();
+          cache.set(key, t);
+        }
+        last[i] = { name: v.name, type: v.type, t };
       }
       if (t === null) continue;
       const value = t.div === undefined || v.value < 0 ? v.value : v.value / t.div;
       out.push({ name: t.name, help: t.help, type: t.type, labels: t.labels, value });
     }
+    if (last.length > values.length) last.length = values.length;
     return out;
   };
 }

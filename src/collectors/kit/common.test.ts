@@ -66,6 +66,23 @@ void describe('VariableReader (the exporter reading of SHOW rows)', () => {
     });
   });
 
+  void it('reads changed values, moved rows and fewer rows right after reading others', () => {
+    const reader = new VariableReader(typeOf, KEEP);
+    const check = (input: Row[]): void => {
+      const text: Record<string, string> = {};
+      const values = reader.read(input, text);
+      assert.deepEqual({ values, text }, twoPass(input.map((r) => ({ ...r }))));
+    };
+    check(rows());
+    check(rows().map((r) => (r.Variable_name === 'Uptime' ? { ...r, Value: '12346' } : r)));
+    check(rows().map((r) => (r.Variable_name === 'Slave_running' ? { ...r, Value: 'ON' } : r)));
+    check([...rows()].reverse());
+    check(rows().slice(3));
+    check(rows());
+    check([]);
+    check(rows().map((r) => (r.Variable_name === 'Neg' ? { ...r, Value: 'x' } : r)));
+  });
+
   void it('keeps only the wanted names as values, and kept texts whatever is wanted', () => {
     const wanted = (name: string): boolean => name === 'uptime' || name === 'slave_running';
     const reader = new VariableReader(typeOf, KEEP, wanted);

@@ -77,6 +77,15 @@ interface NameInfo {
   keep: boolean;
 }
 
+/** What a {@link VariableReader} remembers of the row at one position: its name and value as read. */
+interface RowMemo {
+  raw: string;
+  info: NameInfo;
+  /** the value's text last time ('' before any), and what it read as */
+  text: string;
+  value: number | undefined;
+}
+
 /** Names a VariableReader remembers; past that it starts over (names are a small, stable set). */
 const NAMES_KEPT = 20_000;
 
@@ -92,6 +101,12 @@ export class VariableReader {
   readonly #keep: ReadonlySet<string>;
   readonly #wanted: ((name: string) => boolean) | undefined;
   readonly #names = new Map<string, NameInfo>();
+  /**
+   * The rows of the last read, by position: the server lists its variables in the same order
+   * every time, so a row is usually recognised by comparing its texts with the ones at its
+   * position, without a lookup, and a value whose text did not change is not parsed again.
+   */
+  #last: RowMemo[] = [];
 
   constructor(
     typeOf: (name: string) => MetricType,
@@ -126,15 +141,28 @@ export class VariableReader {
     if (first === undefined) return values;
     const nameKey = columnKey(first, 'Variable_name');
     const valueKey = columnKey(first, 'Value');
-    for (const row of rows) {
-      const info = this.#info((nameKey === undefined ? undefined : row[nameKey]) ?? '');
+    const last = this.#last;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as Row;
+      const name = (nameKey === undefined ? undefined : row[nameKey]) ?? '';
+      let memo = last[i];
+      if (memo === undefined || memo.raw !== name) {
+        memo = { raw: name, info: this.#info(name), text: '', value: undefined };
+        last[i] = memo;
+      }
+      const info = memo.info;
       const raw = valueKey === undefined ? undefined : row[valueKey];
       if (raw === undefined || raw === null || raw === '') continue;
       if (info.keep) text[info.name] = raw;
       if (!info.wanted) continue;
-      const value = parseValue(info.keep ? raw : upstreamText(raw));
+      if (memo.text !== raw) {
+        memo.text = raw;
+        memo.value = parseValue(info.keep ? raw : upstreamText(raw));
+      }
+      const value = memo.value;
       if (value !== undefined) values.push({ name: info.name, value, type: info.type });
     }
+    if (last.length > rows.length) last.length = rows.length;
     return values;
   }
 }
