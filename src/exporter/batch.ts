@@ -13,9 +13,18 @@
  * cancellation, as if its statement had been running.
  */
 import type { Db, QueryOptions, Row } from '../core/db.js';
+import { systemClock, type Clock } from '../util/clock.js';
 
 /** Statement lists kept, one per set of domains scraped (`collect[]` filters). */
 const LISTS_KEPT = 16;
+
+/**
+ * A batch answers its statements only once all of them ran, so a slow statement would hold
+ * up the quick ones (which, one by one, start beside a slow one after the engine's stagger).
+ * A statement that took longer than this alone is never batched; after a batch that took
+ * longer, its statements run one by one for a scrape, which shows which one is slow.
+ */
+export const BATCH_SLOW_MS = 50;
 
 /**
  * A statement a batch may carry: no parameters, no options but the signal, and no `;` (so
@@ -51,6 +60,7 @@ function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Pr
 }
 
 export class StatementBatch {
+  readonly #clock: Pick<Clock, 'precise'>;
   /** Per set of domains: the statements its last scrape ran successfully, in order. */
   readonly #lists = new Map<string, string[]>();
   /** The scrape in progress: its set of domains and the statements it ran so far. */
@@ -66,6 +76,14 @@ export class StatementBatch {
    * in between takes no multi-statement requests (or no more connections). No more batches.
    */
   #off = false;
+  /** Statements that took longer than BATCH_SLOW_MS alone (bounded like the lists). */
+  readonly #slow = new Set<string>();
+  /** The scrape's batch took longer than BATCH_SLOW_MS. */
+  #tooSlow = false;
+
+  constructor(clock: Pick<Clock, 'precise'> = systemClock) {
+    this.#clock = clock;
+  }
 
   /** `db` whose statements are answered from the scrape's batch when it holds them. */
   wrap(db: Db): Db {
@@ -86,11 +104,14 @@ export class StatementBatch {
     this.#rows = undefined;
     this.#sent = [];
     this.#failed = false;
-    const sqls = this.#lists.get(key) ?? [];
+    this.#tooSlow = false;
+    const sqls = (this.#lists.get(key) ?? []).filter((sql) => !this.#slow.has(sql));
     if (db.queryBatch === undefined || sqls.length < 2 || this.#off) return;
     this.#sent = sqls;
+    const t0 = this.#clock.precise();
     this.#rows = db.queryBatch(sqls, opts).then(
       (results) => {
+        this.#tooSlow = this.#clock.precise() - t0 > BATCH_SLOW_MS;
         const bySql = new Map<string, Row[][]>();
         for (const [i, sql] of sqls.entries()) {
           const list = bySql.get(sql) ?? [];
@@ -115,7 +136,7 @@ export class StatementBatch {
   finish(): void {
     if (this.#failed && this.#sent.every((sql) => this.#ran.includes(sql))) this.#off = true;
     if (this.#lists.size >= LISTS_KEPT && !this.#lists.has(this.#key)) this.#lists.clear();
-    this.#lists.set(this.#key, this.#ran);
+    this.#lists.set(this.#key, this.#tooSlow ? [] : this.#ran);
     this.#ran = [];
     this.#rows = undefined;
   }
@@ -134,7 +155,15 @@ export class StatementBatch {
     o?: QueryOptions,
   ): Promise<Row[]> {
     if (!batchable(sql, params, o)) return db.query(sql, params, o);
-    const rows = (await this.#take(sql, o?.signal)) ?? (await db.query(sql, params, o));
+    let rows = await this.#take(sql, o?.signal);
+    if (rows === undefined) {
+      const t0 = this.#clock.precise();
+      rows = await db.query(sql, params, o);
+      if (this.#clock.precise() - t0 > BATCH_SLOW_MS) {
+        if (this.#slow.size >= LISTS_KEPT * 64) this.#slow.clear();
+        this.#slow.add(sql);
+      } else this.#slow.delete(sql);
+    }
     this.#ran.push(sql);
     return rows;
   }

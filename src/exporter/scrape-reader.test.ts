@@ -293,10 +293,15 @@ describe('createScrapeReader', () => {
 /** CannedDb that also batches, as the server runs a multi-statement request: in order, stopping at the first failure. */
 class BatchingDb extends CannedDb {
   batches: string[][] = [];
+  /** Statements that take `slowMs` on the test's clock, alone or in a batch. */
+  slow = new Set<string>();
+  slowMs = 60;
+  clock: FakeClock | undefined;
   /** Statements the server refuses (a privilege missing). */
   failing = new Set<string>();
   override async query(sql: string, p?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
     const rows = await super.query(sql, p, opts);
+    if (this.slow.has(sql)) await this.clock?.advance(this.slowMs);
     if (this.failing.has(sql))
       throw Object.assign(new Error(`denied: ${sql}`), { errno: 1227, sqlState: '42000' });
     return rows;
@@ -312,6 +317,7 @@ class BatchingDb extends CannedDb {
     const bad = sqls.find((s) => this.failing.has(s));
     if (bad !== undefined)
       throw Object.assign(new Error(`denied: ${bad}`), { errno: 1227, sqlState: '42000' });
+    for (const s of sqls) if (this.slow.has(s)) await this.clock?.advance(this.slowMs);
     return sqls.map((s) => this.rows.get(s) ?? []);
   }
 }
@@ -345,7 +351,14 @@ describe('createScrapeReader: statement batches', () => {
   function batching() {
     const db = new BatchingDb();
     for (const d of ['a', 'b', 'c']) db.rows.set(`SELECT '${d}' AS v`, [{ v: d }]);
-    const source = createScrapeReader({ monitorId: 'm', db, plan: three, collectors: SELECTING });
+    db.clock = new FakeClock();
+    const source = createScrapeReader({
+      monitorId: 'm',
+      db,
+      plan: three,
+      collectors: SELECTING,
+      clock: db.clock,
+    });
     const scrape = async (only?: string[]) => {
       db.queries = [];
       db.batches = [];
@@ -400,6 +413,31 @@ describe('createScrapeReader: statement batches', () => {
       assert.equal(db.queries.length, 3);
       assert.deepEqual(next.names, ['a', 'b', 'c']);
     }
+  });
+
+  it('keeps a slow statement out of batches, so it does not hold up the quick ones', async () => {
+    const { db, scrape } = batching();
+    db.slow.add("SELECT 'b' AS v");
+    await scrape();
+    const next = await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'c' AS v"]]);
+    assert.deepEqual(db.queries, ["SELECT 'b' AS v"]);
+    assert.deepEqual(next.names, ['a', 'b', 'c']);
+    // quick again: back in the batch after a scrape that ran it alone
+    db.slow.clear();
+    await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'c' AS v"]]);
+    await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'b' AS v", "SELECT 'c' AS v"]]);
+    // a batch that turns slow: one scrape one by one, which finds the slow one
+    db.slow.add("SELECT 'c' AS v");
+    await scrape();
+    assert.equal(db.batches.length, 1);
+    await scrape();
+    assert.deepEqual(db.batches, []);
+    assert.equal(db.queries.length, 3);
+    await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'b' AS v"]]);
   });
 
   it('keeps a batch per set of domains scraped, and starts afresh after MySQL was down', async () => {

@@ -141,7 +141,7 @@ class Reader implements ScrapeReader {
   readonly #sessionDb: Db;
   /** #sessionDb answering from the scrape's statement batch, counting answers: the collectors'. */
   readonly #db: Db;
-  readonly #batch = new StatementBatch();
+  readonly #batch: StatementBatch;
   #interval = 0;
   /** the scrape in progress (scrapes are serialized) */
   #last: Promise<unknown> = Promise.resolve();
@@ -155,6 +155,7 @@ class Reader implements ScrapeReader {
     this.#opts = opts;
     this.#level = exporterLevel(opts.plan);
     this.#clock = opts.clock ?? systemClock;
+    this.#batch = new StatementBatch(this.#clock);
     this.#sessionDb = withSession(opts.db, opts.session);
     this.#db = this.#counting(this.#batch.wrap(this.#sessionDb));
     const slots = limiter(opts);
