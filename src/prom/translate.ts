@@ -325,16 +325,46 @@ function template(s: SondeSample | null): Template {
 /** Translates one domain's values, appending to `out` when given; returns the samples (`out`). */
 export type Translator = (domain: string, values: readonly MetricValue[], out?: PromSample[]) => PromSample[];
 
+/** The template of a value: from the domain's cache, made once per key. */
+function templateOf(
+  byType: Map<number, Map<string, Template>>,
+  domain: string,
+  v: MetricValue,
+  fn: OneValue,
+): Template {
+  let cache = byType.get(v.type);
+  if (cache === undefined) {
+    cache = new Map();
+    byType.set(v.type, cache);
+  }
+  const key = cacheKey(domain, v);
+  let t = cache.get(key);
+  if (t === undefined) {
+    t = template(fn(v));
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(key, t);
+  }
+  return t;
+}
+
+/** What a translator remembers of the value at one position: its name, type, template and last sample. */
+interface Seen {
+  name: string;
+  type: number;
+  t: Template;
+  sample: PromSample | undefined;
+}
+
 function makeTranslator(one: Readonly<Record<string, OneValue>>): Translator {
   /** domain → metric type → key → template */
   const caches = new Map<string, Map<number, Map<string, Template>>>();
   /**
-   * domain → the last call's values by position, with their templates: a domain's values
-   * come in the same order every time, so a value with the same name and type as the one at
-   * its position last time (and no group; innodb's templates depend on more) takes its
-   * template without a lookup.
+   * domain → the last call's values by position: a domain's values come in the same order
+   * every time, so a value with the same name and type as the one at its position last time
+   * (and no group; innodb's templates depend on more) takes its template without a lookup,
+   * and the same (frozen) sample when its value did not change either.
    */
-  const lastByDomain = new Map<string, { name: string; type: number; t: Template }[]>();
+  const lastByDomain = new Map<string, Seen[]>();
   return (domain, values, out = []) => {
     if (domain.startsWith(EXPORTER_DOMAIN_PREFIX)) return upstreamSamples(values, out);
     const fn =
@@ -353,34 +383,27 @@ function makeTranslator(one: Readonly<Record<string, OneValue>>): Translator {
     }
     for (let i = 0; i < values.length; i++) {
       const v = values[i] as MetricValue;
-      const seen = last[i];
-      let t: Template | undefined;
-      if (
-        byName &&
-        v.group === undefined &&
-        seen !== undefined &&
-        seen.name === v.name &&
-        seen.type === v.type
-      )
-        t = seen.t;
-      else {
-        let cache = byType.get(v.type);
-        if (cache === undefined) {
-          cache = new Map();
-          byType.set(v.type, cache);
-        }
-        const key = cacheKey(domain, v);
-        t = cache.get(key);
-        if (t === undefined) {
-          t = template(fn(v));
-          if (cache.size >= CACHE_LIMIT) cache.clear();
-          cache.set(key, t);
-        }
-        last[i] = { name: v.name, type: v.type, t };
+      let seen = last[i];
+      const same =
+        byName && v.group === undefined && seen !== undefined && seen.name === v.name && seen.type === v.type;
+      if (seen === undefined) {
+        seen = { name: v.name, type: v.type, t: templateOf(byType, domain, v, fn), sample: undefined };
+        last[i] = seen;
+      } else if (!same) {
+        seen.name = v.name;
+        seen.type = v.type;
+        seen.t = templateOf(byType, domain, v, fn);
+        seen.sample = undefined;
       }
+      const t = seen.t;
       if (t === null) continue;
       const value = t.div === undefined || v.value < 0 ? v.value : v.value / t.div;
-      out.push({ name: t.name, help: t.help, type: t.type, labels: t.labels, value });
+      let sample = seen.sample;
+      if (sample === undefined || sample.value !== value) {
+        sample = Object.freeze({ name: t.name, help: t.help, type: t.type, labels: t.labels, value });
+        seen.sample = sample;
+      }
+      out.push(sample);
     }
     if (last.length > values.length) last.length = values.length;
     return out;

@@ -81,9 +81,9 @@ interface NameInfo {
 interface RowMemo {
   raw: string;
   info: NameInfo;
-  /** the value's text last time ('' before any), and what it read as */
+  /** the value's text last time ('' before any), and the value it made (none when no number) */
   text: string;
-  value: number | undefined;
+  value: MetricValue | undefined;
 }
 
 /** Names a VariableReader remembers; past that it starts over (names are a small, stable set). */
@@ -104,7 +104,8 @@ export class VariableReader {
   /**
    * The rows of the last read, by position: the server lists its variables in the same order
    * every time, so a row is usually recognised by comparing its texts with the ones at its
-   * position, without a lookup, and a value whose text did not change is not parsed again.
+   * position, without a lookup, and a value whose text did not change is not parsed again:
+   * the same (frozen) MetricValue is handed out again.
    */
   #last: RowMemo[] = [];
 
@@ -157,10 +158,11 @@ export class VariableReader {
       if (!info.wanted) continue;
       if (memo.text !== raw) {
         memo.text = raw;
-        memo.value = parseValue(info.keep ? raw : upstreamText(raw));
+        const value = parseValue(info.keep ? raw : upstreamText(raw));
+        memo.value =
+          value === undefined ? undefined : Object.freeze({ name: info.name, value, type: info.type });
       }
-      const value = memo.value;
-      if (value !== undefined) values.push({ name: info.name, value, type: info.type });
+      if (memo.value !== undefined) values.push(memo.value);
     }
     if (last.length > rows.length) last.length = rows.length;
     return values;
