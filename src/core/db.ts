@@ -53,6 +53,13 @@ export interface DbError extends Error {
 export interface Db {
   /** Run one statement, rows as text. Rejects with a DbError (password never in the text). */
   query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]>;
+  /**
+   * Run statements without parameters in one round trip (one multi-statement request, on a
+   * connection kept for that alone), rows as text per statement, in order. Rejects with a
+   * DbError when any statement fails (the server stops there) or when the answer does not
+   * have one result per statement. Optional: a Db without it runs statements one by one.
+   */
+  queryBatch?(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]>;
   /** Flavor and version of the server, detected once per connection pool. */
   serverInfo(opts?: QueryOptions): Promise<ServerInfo>;
   /** Open a connection and ping it. */

@@ -137,6 +137,70 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     assert.deepEqual(await db.query('SELECT 2 AS x'), [{ x: '2' }]);
   });
 
+  void it('runs a statement batch in one request: rows per statement, on a connection of its own', async () => {
+    const [one] = await db.query('SELECT CONNECTION_ID() AS id');
+    const sqls = [
+      'SELECT 1 AS a, NULL AS b -- a trailing comment',
+      "SHOW GLOBAL VARIABLES LIKE 'lock\\_wait\\_timeout'",
+      'DO 1',
+      'SELECT CONNECTION_ID() AS id, @@SESSION.lock_wait_timeout AS t',
+      'SELECT 2 AS a FROM DUAL WHERE 1 = 0',
+    ];
+    const results = await db.queryBatch(sqls);
+    assert.equal(results.length, 5);
+    assert.deepEqual(results[0], [{ a: '1', b: null }]);
+    assert.equal(results[1]?.[0]?.Variable_name, 'lock_wait_timeout');
+    assert.deepEqual(results[2], []);
+    // its own connection, set up like every other (lock_wait_timeout=5)
+    assert.notEqual(results[3]?.[0]?.id, one?.id);
+    assert.equal(results[3]?.[0]?.t, '5');
+    assert.deepEqual(results[4], []);
+    for (const sql of sqls) assert.ok(db.statementsRun?.().has(sql), sql);
+    // the statements' own connections still take one statement per request
+    await assert.rejects(db.query('SELECT 1; SELECT 2'), { errno: 1064 });
+    // the session variables a batch asks for apply to its statements
+    const withSession = await db.queryBatch(['SELECT @@SESSION.lock_wait_timeout AS t', 'DO 2'], {
+      session: { lock_wait_timeout: 7 },
+    });
+    assert.deepEqual(withSession, [[{ t: '7' }], []]);
+  });
+
+  void it('fails a statement batch at its first failing statement, with the server error', async () => {
+    await assert.rejects(
+      db.queryBatch(['SELECT 1 AS a', 'SELECT * FROM mysql.user', 'SELECT 3 AS c']),
+      (err: Error & Record<string, unknown>) => {
+        assert.equal(err.errno, 1142);
+        assert.equal(err.sqlState, '42000');
+        return true;
+      },
+    );
+    // a statement holding a `;` of its own gives more results than statements
+    await assert.rejects(db.queryBatch(['SELECT 1; SELECT 2', 'SELECT 3']), /expected 2 results, got 3/);
+    assert.deepEqual(await db.queryBatch(['SELECT 4 AS d', 'SELECT 5 AS e']), [[{ d: '4' }], [{ e: '5' }]]);
+  });
+
+  void it('cancels a statement batch when its signal aborts', async () => {
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(new Error('deadline passed')), 200);
+    await assert.rejects(db.queryBatch(['SELECT 1', 'SELECT SLEEP(9)', 'SELECT 2'], { signal: ac.signal }), {
+      code: DB_ERROR_CODES.cancelled,
+      message: 'query cancelled: deadline passed',
+    });
+    // the server stopped it (KILL QUERY), whatever the process list shows as its text
+    const t0 = Date.now();
+    const running = async (): Promise<number> =>
+      Number(
+        (
+          await server.query(
+            "SELECT COUNT(*) AS n FROM information_schema.processlist WHERE info LIKE '%SLEEP(9)%' AND info NOT LIKE '%processlist%'",
+          )
+        )[0]?.n,
+      );
+    while ((await running()) > 0 && Date.now() - t0 < 3000) await sleep(20);
+    assert.equal(await running(), 0);
+    assert.deepEqual(await db.queryBatch(['SELECT 6 AS f', 'SELECT 7 AS g']), [[{ f: '6' }], [{ g: '7' }]]);
+  });
+
   void it('rejects at once when the signal is already aborted', async () => {
     await assert.rejects(db.query('SELECT 1', [], { signal: AbortSignal.abort() }), {
       code: DB_ERROR_CODES.cancelled,

@@ -133,6 +133,7 @@ export interface CreateDbOptions {
 
 /** A Db that owns its pool. */
 export type PooledDb = Db & {
+  queryBatch(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]>;
   /** Close every connection; later calls reject with code SONDE_DB_CLOSED. Idempotent. */
   close(): Promise<void>;
   /**
@@ -268,6 +269,8 @@ function cleartextPlugin(spec: ConnectionSpec): NonNullable<ConnectionOptions['a
 interface Generation {
   spec: ConnectionSpec;
   pool: Pool;
+  /** The connection for statement batches (multi-statement requests), opened on first use. */
+  batch?: Pool;
   /** Connections checked out of this pool right now. */
   active: number;
   /** Replaced by a newer generation: end the pool once nothing is checked out. */
@@ -348,6 +351,25 @@ class MysqlDb implements PooledDb {
     return { spec, pool, active: 0, retired: false };
   }
 
+  /**
+   * The generation's batch pool: one connection that accepts several statements per request
+   * (mysql2's multipleStatements), used by queryBatch() alone, so no other statement ever
+   * runs where several may be sent at once. It stays open like the statements' idle one.
+   */
+  #batchPool(gen: Generation): Pool {
+    gen.batch ??= createPool({
+      ...this.#connectionOptions(gen.spec),
+      multipleStatements: true,
+      connectionLimit: 1,
+      maxIdle: 1,
+      idleTimeout: KEEP_IDLE_MS,
+      gracefulEnd: true,
+      waitForConnections: true,
+      queueLimit: 0,
+    });
+    return gen.batch;
+  }
+
   // ---- errors -------------------------------------------------------------------------
 
   /** Replace every known password in `text` (defensive: mysql2 does not echo passwords). */
@@ -385,7 +407,7 @@ class MysqlDb implements PooledDb {
    * Check out a connection from the current generation, reloading credentials on 1045.
    * The returned `gen` is the generation the connection belongs to (for release()).
    */
-  async #acquire(): Promise<{ conn: PoolConnection; gen: Generation }> {
+  async #acquire(batch = false): Promise<{ conn: PoolConnection; gen: Generation }> {
     if (this.#closed) throw new DbQueryError('connection pool is closed', { code: DB_ERROR_CODES.closed });
     const paused = this.#connectPausedUntil - Date.now();
     if (paused > 0) {
@@ -396,7 +418,7 @@ class MysqlDb implements PooledDb {
     }
     const gen = this.#gen;
     try {
-      const conn = await this.#checkout(gen);
+      const conn = await this.#checkout(gen, batch);
       this.#connectPauseMs = CONNECT_PAUSE_MS.first;
       return { conn, gen };
     } catch (err) {
@@ -409,7 +431,7 @@ class MysqlDb implements PooledDb {
         this.#gen = this.#newGeneration(gen.spec.withTls(undefined));
         gen.retired = true;
         this.#maybeEndRetired(gen);
-        return this.#acquire();
+        return this.#acquire(batch);
       }
       if (!isAccessDenied(err)) throw this.#toDbError(err);
       // Password reload: one reload at a time; concurrent failures wait
@@ -418,18 +440,18 @@ class MysqlDb implements PooledDb {
       if (!swapped || this.#closed) throw this.#toDbError(err);
       const next = this.#gen;
       try {
-        return { conn: await this.#checkout(next), gen: next };
+        return { conn: await this.#checkout(next, batch), gen: next };
       } catch (err2) {
         throw this.#toDbError(err2);
       }
     }
   }
 
-  async #checkout(gen: Generation): Promise<PoolConnection> {
+  async #checkout(gen: Generation, batch = false): Promise<PoolConnection> {
     const t0 = Date.now();
     let conn: PoolConnection;
     try {
-      conn = await gen.pool.getConnection();
+      conn = await (batch ? this.#batchPool(gen) : gen.pool).getConnection();
     } catch (err) {
       this.#opts.onConnect?.(Date.now() - t0, errorMessage(err));
       throw err;
@@ -459,11 +481,10 @@ class MysqlDb implements PooledDb {
   async #applySession(conn: PoolConnection, wanted: QueryOptions['session']): Promise<void> {
     const state = this.#session.get(conn.connection);
     if (state === undefined) return;
-    const desired = new Map(BASE_SESSION);
-    for (const [name, value] of Object.entries(wanted ?? {})) {
-      if (!SESSION_NAME.test(name)) throw new DbQueryError(`invalid session variable name: ${name}`);
-      desired.set(name, sessionSql(conn, value));
-    }
+    const desired = this.#desired(conn, wanted);
+    // The usual case: the connection has exactly what the statement wants (nothing to SET).
+    if (state.size === desired.size && [...desired].every(([name, value]) => state.get(name) === value))
+      return;
     for (const name of state.keys()) if (!desired.has(name)) desired.set(name, 'DEFAULT');
     const changes = [...desired].filter(([name, value]) => state.get(name) !== value);
     if (changes.length === 0) return;
@@ -484,6 +505,17 @@ class MysqlDb implements PooledDb {
     for (const [name, value] of changes) state.set(name, value);
   }
 
+  /** The session variables `wanted` asks for over the pool's own, as SQL text (a new map). */
+  #desired(conn: PoolConnection, wanted: QueryOptions['session']): Map<string, string> {
+    const desired = new Map(BASE_SESSION);
+    if (wanted === undefined) return desired;
+    for (const name in wanted) {
+      if (!SESSION_NAME.test(name)) throw new DbQueryError(`invalid session variable name: ${name}`);
+      desired.set(name, sessionSql(conn, wanted[name] as SessionValue));
+    }
+    return desired;
+  }
+
   /** Give a connection back (or drop it when it may be unusable), and its slot. */
   #release(conn: PoolConnection, gen: Generation, destroy: boolean, slot?: () => void): void {
     gen.active--;
@@ -496,7 +528,7 @@ class MysqlDb implements PooledDb {
   #maybeEndRetired(gen: Generation): void {
     if (!gen.retired || gen.active > 0) return;
     gen.retired = false; // end once
-    const p = gen.pool.end().catch(() => undefined);
+    const p = endPools(gen);
     this.#retiredEnds.add(p);
     void p.finally(() => this.#retiredEnds.delete(p)); // bookkeeping only; end() errors are ignored above
   }
@@ -572,7 +604,8 @@ class MysqlDb implements PooledDb {
    * once when either fires; the statement is then KILLed and its connection returned only
    * after it has ended (or destroyed if that does not happen within KILL_SETTLE_MS).
    */
-  async #run<T>(opts: QueryOptions | undefined, work: Work<T>, slots = this.#slots): Promise<T> {
+  async #run<T>(opts: QueryOptions | undefined, work: Work<T>, on: RunOn = {}): Promise<T> {
+    const slots = on.slots ?? this.#slots;
     const signal = opts?.signal;
     const timeoutMs = opts?.timeoutMs;
     if (signal?.aborted) throw cancelledError(signal);
@@ -606,7 +639,7 @@ class MysqlDb implements PooledDb {
       slot =
         slots.tryAcquire() ?? (await this.#waitForSlot(slots, stop, () => stopped ?? cancelledError(signal)));
       const held = slot;
-      const acquiring = this.#acquire();
+      const acquiring = this.#acquire(on.batch);
       const first = await Promise.race([acquiring.then((c) => ({ c })), stop]);
       if (first === 'stop') {
         // Give the connection and the slot back whenever it arrives; nothing ran on it yet.
@@ -711,6 +744,22 @@ class MysqlDb implements PooledDb {
     });
   }
 
+  async queryBatch(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]> {
+    if (sqls.length <= 1) return Promise.all(sqls.map((sql) => this.query(sql, [], opts)));
+    for (const sql of sqls) if (this.#texts.size < MAX_TEXTS_KEPT) this.#texts.add(sql);
+    // A line of its own for each `;`: a statement's trailing `--` comment cannot swallow it.
+    const text = sqls.join('\n;\n');
+    return this.#run(
+      opts,
+      async (conn) => {
+        await this.#applySession(conn, opts?.session);
+        const [result] = await conn.query(text);
+        return batchRows(result, sqls.length);
+      },
+      { batch: true },
+    );
+  }
+
   /** `sql` with the server's own time limit for the time left (see QueryOptions.serverTimeLimit). */
   async #serverBounded(sql: string, opts: QueryOptions): Promise<string> {
     const left = Math.min(timeLeftMs(opts.signal) ?? Infinity, opts.timeoutMs ?? Infinity);
@@ -740,7 +789,7 @@ class MysqlDb implements PooledDb {
         await this.#applySession(conn, opts?.session);
         await conn.ping();
       },
-      this.#pingSlot,
+      { slots: this.#pingSlot },
     );
   }
 
@@ -757,13 +806,19 @@ class MysqlDb implements PooledDb {
     if (this.#closed) return;
     this.#closed = true;
     for (const letGo of [...this.#quarantined]) letGo();
-    await this.#gen.pool.end().catch(() => undefined);
+    await endPools(this.#gen);
     await Promise.all([...this.#retiredEnds]);
   }
 }
 
 /** What #run runs on a pooled connection. */
 type Work<T> = (conn: PoolConnection) => Promise<T>;
+
+/** Where #run runs: the slots it takes (the statements' by default), and the batch connection or not. */
+interface RunOn {
+  slots?: Semaphore;
+  batch?: boolean;
+}
 
 /**
  * `sql` bounded by the server's own statement time limit of `ms`: MariaDB's
@@ -818,6 +873,25 @@ function toRows(result: unknown): Row[] {
   const rows: unknown[] = result.length > 0 && Array.isArray(result[0]) ? (result[0] as unknown[]) : result;
   // mysql2 builds a plain object per row already (every column text via typeCast): no copy.
   return rows as Row[];
+}
+
+/**
+ * A multi-statement answer (two statements or more) → rows per statement. mysql2 gives an
+ * array of results, one per statement (a statement without a result set gives a header,
+ * read as no rows); any other number of results than statements sent is an error (a
+ * statement held a `;` of its own).
+ */
+function batchRows(result: unknown, n: number): Row[][] {
+  if (!Array.isArray(result) || result.length !== n)
+    throw new DbQueryError(
+      `statement batch: expected ${n} results, got ${Array.isArray(result) ? result.length : 0}`,
+    );
+  return result.map((r: unknown) => (Array.isArray(r) ? (r as Row[]) : []));
+}
+
+/** End a generation's pools (errors ignored: the connections are being let go). */
+async function endPools(gen: Generation): Promise<void> {
+  await Promise.all([gen.pool.end().catch(() => undefined), gen.batch?.end().catch(() => undefined)]);
 }
 
 /** mysql2's error for a connection not made within connectTimeout. */

@@ -82,6 +82,11 @@ function unixSeconds(
 export function parseValue(text: string | null | undefined): number | undefined {
   if (text === null || text === undefined || text === '') return undefined;
 
+  // Most values are plain unsigned integers: no pattern needed for those.
+  if (allDigits(text)) {
+    const n = Number(text);
+    return Number.isFinite(n) ? n : undefined;
+  }
   if (DECIMAL.test(text)) {
     const n = Number(text);
     return Number.isFinite(n) ? n : undefined;
@@ -91,6 +96,15 @@ export function parseValue(text: string | null | undefined): number | undefined 
   if (keyword !== undefined) return keyword;
 
   return parseDateText(text);
+}
+
+/** True when every character of a non-empty text is an ASCII digit. */
+function allDigits(text: string): boolean {
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return false;
+  }
+  return true;
 }
 
 /**
@@ -131,6 +145,16 @@ const UPSTREAM_KEYWORDS: ReadonlyMap<string, string> = new Map([
   ['disconnected', '0'],
 ]);
 
+/**
+ * A text value as mysqld_exporter reads it: its keyword (`on`, `yes`, `primary`…, any case)
+ * as `1` or `0`; any other text as it is.
+ */
+export function upstreamText(value: string): string {
+  const c = value.charCodeAt(0);
+  if ((c >= 48 && c <= 57) || c === 45 /* - */ || c === 46 /* . */) return value; // a number
+  return UPSTREAM_KEYWORDS.get(value.toLowerCase()) ?? value;
+}
+
 /** First letters (both cases) of each kept-name set: most rows are rejected without lowercasing. */
 const FIRST_LETTERS = new WeakMap<ReadonlySet<string>, ReadonlySet<string>>();
 
@@ -162,9 +186,7 @@ export function upstreamValues(rows: Row[], keep: ReadonlySet<string>, text: Rec
         continue;
       }
     }
-    const c = value.charCodeAt(0);
-    if ((c >= 48 && c <= 57) || c === 45 /* - */ || c === 46 /* . */) continue; // a number
-    const kw = UPSTREAM_KEYWORDS.get(value.toLowerCase());
-    if (kw !== undefined) row['Value' in row ? 'Value' : 'VALUE' in row ? 'VALUE' : 'value'] = kw;
+    const kw = upstreamText(value);
+    if (kw !== value) row['Value' in row ? 'Value' : 'VALUE' in row ? 'VALUE' : 'value'] = kw;
   }
 }

@@ -33,7 +33,7 @@ import type { CollectionTally } from '../core/probe.js';
 import type { Plan } from '../core/plan.js';
 import type { StatusWriter } from '../core/status.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
-import { deadlineOn, sleepOn, systemClock, type Clock } from '../util/clock.js';
+import { deadlineOn, sleepOn, systemClock, type Clock, type TimerHandle } from '../util/clock.js';
 import { formatDuration } from '../util/duration.js';
 import { formatTimestamp } from '../util/time.js';
 import { Limiter } from './limiter.js';
@@ -327,8 +327,7 @@ export class Engine {
       const start = new Promise<void>((resolve) => (started = resolve));
       const task = turn.then(() => this.#runDomain(w, state, waiting, started));
       // The next domain's turn: this one finished, or ran for staggerMs.
-      // (A pending stagger timer ends with the run's wait, or fires on its own shortly after.)
-      turn = Promise.race([task, start.then(() => sleepOn(this.#clock, staggerMs, waiting))]);
+      turn = nextTurn(this.#clock, task, start, staggerMs, waiting);
       return task;
     });
     await Promise.all(tasks);
@@ -549,6 +548,40 @@ export class Engine {
     status?.set(MonitorKey.engineCollect, done);
     events.debug(done, monitorId);
   }
+}
+
+/**
+ * Resolves when `task` settles, `ms` after `start` resolves, or when `signal` aborts,
+ * whichever comes first, and leaves no timer or listener behind: a quick domain's stagger
+ * timer is cleared as soon as it finishes, instead of firing after the run.
+ */
+function nextTurn(
+  clock: Clock,
+  task: Promise<unknown>,
+  start: Promise<void>,
+  ms: number,
+  signal: AbortSignal,
+): Promise<void> {
+  return new Promise((resolve) => {
+    let timer: TimerHandle | undefined;
+    let over = false;
+    const end = (): void => {
+      if (over) return;
+      over = true;
+      if (timer !== undefined) clock.clearTimeout(timer);
+      signal.removeEventListener('abort', end);
+      resolve();
+    };
+    if (signal.aborted) {
+      end();
+      return;
+    }
+    signal.addEventListener('abort', end, { once: true });
+    task.then(end, end);
+    void start.then(() => {
+      if (!over) timer = clock.setTimeout(end, ms);
+    });
+  });
 }
 
 /** `domain:<d>` text: `ok at <ts> in 12ms: 37 metrics` or `failed at <ts> in 5s: <error>`. */

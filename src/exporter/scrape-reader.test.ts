@@ -289,3 +289,171 @@ describe('createScrapeReader', () => {
     await source.close();
   });
 });
+
+/** CannedDb that also batches, as the server runs a multi-statement request: in order, stopping at the first failure. */
+class BatchingDb extends CannedDb {
+  batches: string[][] = [];
+  /** Statements that take `slowMs` on the test's clock, alone or in a batch. */
+  slow = new Set<string>();
+  slowMs = 60;
+  clock: FakeClock | undefined;
+  /** Statements the server refuses (a privilege missing). */
+  failing = new Set<string>();
+  override async query(sql: string, p?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
+    const rows = await super.query(sql, p, opts);
+    if (this.slow.has(sql)) await this.clock?.advance(this.slowMs);
+    if (this.failing.has(sql))
+      throw Object.assign(new Error(`denied: ${sql}`), { errno: 1227, sqlState: '42000' });
+    return rows;
+  }
+  /** Refuse every batch, as a proxy that takes no multi-statement requests. */
+  refuseBatches = false;
+  async queryBatch(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]> {
+    opts?.signal?.throwIfAborted();
+    this.batches.push([...sqls]);
+    if (!this.up) throw new Error('connect ECONNREFUSED');
+    if (this.refuseBatches)
+      throw Object.assign(new Error('syntax error'), { errno: 1064, sqlState: '42000' });
+    const bad = sqls.find((s) => this.failing.has(s));
+    if (bad !== undefined)
+      throw Object.assign(new Error(`denied: ${bad}`), { errno: 1227, sqlState: '42000' });
+    for (const s of sqls) if (this.slow.has(s)) await this.clock?.advance(this.slowMs);
+    return sqls.map((s) => this.rows.get(s) ?? []);
+  }
+}
+
+/** One collector per domain, each running `SELECT '<domain>' AS v` and reporting v's length. */
+const SELECTING: CollectorFactory = {
+  has: () => true,
+  make: (domain, ctx) => ({
+    domain,
+    prepare: async () => undefined,
+    async collect(_level: string, signal: AbortSignal): Promise<CollectResult> {
+      try {
+        const rows = await ctx.db.query(`SELECT '${domain}' AS v`, [], { signal });
+        return { values: rows.map((r) => ({ name: r.v ?? '', value: 1, type: MetricType.Gauge })) };
+      } catch (err) {
+        return { values: [], error: new CollectError(err instanceof Error ? err.message : String(err)) };
+      }
+    },
+  }),
+};
+
+describe('createScrapeReader: statement batches', () => {
+  const three = plan({
+    prom: {
+      name: 'prom',
+      freq: '10s',
+      freqMs: 10_000,
+      collect: Object.fromEntries(['a', 'b', 'c'].map((d) => [d, { metrics: [], options: {}, errors: {} }])),
+    },
+  });
+  function batching() {
+    const db = new BatchingDb();
+    for (const d of ['a', 'b', 'c']) db.rows.set(`SELECT '${d}' AS v`, [{ v: d }]);
+    db.clock = new FakeClock();
+    const source = createScrapeReader({
+      monitorId: 'm',
+      db,
+      plan: three,
+      collectors: SELECTING,
+      clock: db.clock,
+    });
+    const scrape = async (only?: string[]) => {
+      db.queries = [];
+      db.batches = [];
+      const r = await source.scrape(new AbortController().signal, only);
+      return { r, names: Object.values(r.metrics?.values ?? {}).flatMap((vs) => vs.map((v) => v.name)) };
+    };
+    return { db, source, scrape };
+  }
+
+  it('sends the statements of the last scrape together and answers the collectors from that batch', async () => {
+    const { db, scrape } = batching();
+    const first = await scrape();
+    assert.deepEqual(db.queries, ["SELECT 'a' AS v", "SELECT 'b' AS v", "SELECT 'c' AS v"]);
+    assert.deepEqual(db.batches, []);
+    for (let i = 0; i < 2; i++) {
+      const next = await scrape();
+      assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'b' AS v", "SELECT 'c' AS v"]]);
+      assert.deepEqual(db.queries, [], 'no statement sent on its own');
+      assert.deepEqual(next.names, first.names);
+      assert.equal(next.r.error, '');
+      assert.equal(next.r.up, true);
+    }
+  });
+
+  it('runs every statement on its own when the batch fails, and leaves a failing one out of the next', async () => {
+    const { db, scrape } = batching();
+    await scrape();
+    db.failing.add("SELECT 'b' AS v");
+    const failed = await scrape();
+    assert.equal(db.batches.length, 1);
+    assert.deepEqual(db.queries, ["SELECT 'a' AS v", "SELECT 'b' AS v", "SELECT 'c' AS v"]);
+    assert.equal(failed.r.error, "b: denied: SELECT 'b' AS v");
+    assert.deepEqual(failed.names, ['a', 'c']);
+    const next = await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'c' AS v"]]);
+    assert.deepEqual(db.queries, ["SELECT 'b' AS v"]);
+    assert.equal(next.r.error, "b: denied: SELECT 'b' AS v");
+    assert.deepEqual(next.names, ['a', 'c']);
+  });
+
+  it('sends no more batches once one failed where each of its statements worked alone', async () => {
+    const { db, scrape } = batching();
+    await scrape();
+    db.refuseBatches = true;
+    const refused = await scrape();
+    assert.equal(db.batches.length, 1);
+    assert.equal(refused.r.error, '');
+    assert.deepEqual(refused.names, ['a', 'b', 'c']);
+    for (let i = 0; i < 2; i++) {
+      const next = await scrape();
+      assert.deepEqual(db.batches, []);
+      assert.equal(db.queries.length, 3);
+      assert.deepEqual(next.names, ['a', 'b', 'c']);
+    }
+  });
+
+  it('keeps a slow statement out of batches, so it does not hold up the quick ones', async () => {
+    const { db, scrape } = batching();
+    db.slow.add("SELECT 'b' AS v");
+    await scrape();
+    const next = await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'c' AS v"]]);
+    assert.deepEqual(db.queries, ["SELECT 'b' AS v"]);
+    assert.deepEqual(next.names, ['a', 'b', 'c']);
+    // quick again: back in the batch after a scrape that ran it alone
+    db.slow.clear();
+    await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'c' AS v"]]);
+    await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'b' AS v", "SELECT 'c' AS v"]]);
+    // a batch that turns slow: one scrape one by one, which finds the slow one
+    db.slow.add("SELECT 'c' AS v");
+    await scrape();
+    assert.equal(db.batches.length, 1);
+    await scrape();
+    assert.deepEqual(db.batches, []);
+    assert.equal(db.queries.length, 3);
+    await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'b' AS v"]]);
+  });
+
+  it('keeps a batch per set of domains scraped, and starts afresh after MySQL was down', async () => {
+    const { db, scrape } = batching();
+    await scrape();
+    const one = await scrape(['a']);
+    assert.deepEqual(db.batches, [], 'one statement: nothing to batch');
+    assert.deepEqual(one.names, ['a']);
+    await scrape();
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'b' AS v", "SELECT 'c' AS v"]]);
+    db.up = false;
+    assert.equal((await scrape()).r.up, false);
+    db.up = true;
+    const back = await scrape();
+    assert.equal(back.r.up, true);
+    assert.deepEqual(db.batches, []);
+    assert.deepEqual(back.names, ['a', 'b', 'c']);
+  });
+});

@@ -28,6 +28,7 @@ import { TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { withDeadline } from '../util/abort.js';
 import { formatDuration } from '../util/duration.js';
+import { StatementBatch } from './batch.js';
 
 /** Limit on the ping that decides `mysql_up`. */
 const PING_TIMEOUT_MS = 5000;
@@ -120,8 +121,12 @@ function fromServer(err: unknown): boolean {
 function withSession(db: Db, session: QueryOptions['session']): Db {
   if (session === undefined || Object.keys(session).length === 0) return db;
   const opts = (o?: QueryOptions): QueryOptions => ({ ...o, session: { ...session, ...o?.session } });
+  const batch = db.queryBatch?.bind(db);
   return {
     query: (sql, params, o) => db.query(sql, params, opts(o)),
+    ...(batch === undefined
+      ? {}
+      : { queryBatch: (sqls: readonly string[], o?: QueryOptions) => batch(sqls, opts(o)) }),
     serverInfo: (o) => db.serverInfo(opts(o)),
     ping: (o) => db.ping(opts(o)),
   };
@@ -132,8 +137,11 @@ class Reader implements ScrapeReader {
   readonly #level: Level;
   readonly #engine: Engine;
   readonly #clock: Clock;
-  /** The monitor's Db with the exporter's session variables. */
+  /** The monitor's Db with the exporter's session variables (the batch's way to MySQL). */
+  readonly #sessionDb: Db;
+  /** #sessionDb answering from the scrape's statement batch, counting answers: the collectors'. */
   readonly #db: Db;
+  readonly #batch: StatementBatch;
   #interval = 0;
   /** the scrape in progress (scrapes are serialized) */
   #last: Promise<unknown> = Promise.resolve();
@@ -147,7 +155,9 @@ class Reader implements ScrapeReader {
     this.#opts = opts;
     this.#level = exporterLevel(opts.plan);
     this.#clock = opts.clock ?? systemClock;
-    this.#db = this.#counting(withSession(opts.db, opts.session));
+    this.#batch = new StatementBatch(this.#clock);
+    this.#sessionDb = withSession(opts.db, opts.session);
+    this.#db = this.#counting(this.#batch.wrap(this.#sessionDb));
     const slots = limiter(opts);
     const ctx: CollectorContext = {
       monitorId: opts.monitorId,
@@ -231,10 +241,15 @@ class Reader implements ScrapeReader {
     let ping: number | string | undefined;
     if (!this.#wasUp) {
       ping = await this.#ping(signal);
-      if (typeof ping === 'string') return down(ping);
+      if (typeof ping === 'string') {
+        this.#batch.reset();
+        return down(ping);
+      }
     }
     const answered = this.#answered;
     const wanted = this.domains().filter((d) => only === undefined || only.includes(d));
+    // The statements the last scrape of these domains ran go out together (see batch.ts).
+    this.#batch.start(this.#sessionDb, wanted.join(','), { signal, timeoutMs: this.#engine.active.emrMs });
     const result = await this.#engine.run({
       interval: ++this.#interval,
       level: this.#level.name,
@@ -242,9 +257,18 @@ class Reader implements ScrapeReader {
       start,
       signal,
     });
+    const batching = this.#batch.on;
+    this.#batch.finish();
+    if (batching && !this.#batch.on)
+      this.#opts.events?.debug(
+        `exporter ${this.#opts.monitorId}: statement batches failed where each statement alone worked; sending statements one by one from now on`,
+      );
     if (ping === undefined && this.#answered === answered) ping = await this.#ping(signal);
     this.#wasUp = typeof ping !== 'string';
-    if (typeof ping === 'string') return down(ping);
+    if (typeof ping === 'string') {
+      this.#batch.reset();
+      return down(ping);
+    }
     // No ping ran: the pooled connections needed no connection step this scrape.
     const scraped = this.#result(wanted, result.outcomes, start, ping ?? 0);
     if (scraped.error === '') this.#opts.onClean?.();

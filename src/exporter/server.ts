@@ -345,7 +345,7 @@ export class ScrapeHandler {
   #samples(result: ScrapeResult, text: Readonly<Record<string, string>>): PromSample[] {
     const samples: PromSample[] = this.#self.samples(result);
     for (const [domain, values] of Object.entries(result.metrics?.values ?? {}))
-      samples.push(...translateForExporter(domain, values));
+      translateForExporter(domain, values, samples);
     if (result.up && result.metrics !== undefined) {
       const ok = new Set(result.domains.filter((d) => d.ok).map((d) => d.domain));
       if (ok.has('var.global')) samples.push(...variablesInfoSamples(text));

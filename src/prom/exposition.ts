@@ -483,7 +483,10 @@ export class ExpositionCache {
       const s = samples[order[k] as number] as PromSample;
       const v = s.value;
       // A distribution has many numbers: its lines are written again every time.
-      if (s.dist === undefined && Object.is(v, lastValues[k])) continue;
+      // Same text as last time: the same number, or NaN again (0 and -0 both print `0`).
+      const was = lastValues[k];
+      if (s.dist === undefined && (v === was || (Number.isNaN(v) && was !== undefined && Number.isNaN(was))))
+        continue;
       const old = chunks[k];
       const body =
         s.dist === undefined

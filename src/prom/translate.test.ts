@@ -165,6 +165,22 @@ describe('translateBlip', () => {
 });
 
 describe('translateForExporter (mysqld_exporter 0.14 names)', () => {
+  it('translates each value by its own name and type, whatever was at its position the call before', () => {
+    const names = (vals: MetricValue[]): string[] =>
+      translateForExporter('status.global', vals).map((s) => `${s.name}${JSON.stringify(s.labels ?? {})}`);
+    const select = 'mysql_global_status_commands_total{"command":"select"}';
+    const running = 'mysql_global_status_threads_running{}';
+    assert.deepEqual(names([v('com_select', 1), v('threads_running', 2, G)]), [select, running]);
+    assert.deepEqual(names([v('com_select', 3), v('threads_running', 4, G)]), [select, running]);
+    assert.deepEqual(names([v('threads_running', 2, G), v('com_select', 1)]), [running, select]);
+    assert.deepEqual(names([v('threads_running', 2, MetricType.Bool), v('com_select', 1)]), [select]);
+    assert.deepEqual(names([v('threads_running', 2, G)]), [running]);
+    assert.deepEqual(
+      translateForExporter('var.global', [v('com_select', 5, G)]).map((s) => s.name),
+      ['mysql_global_variables_com_select'],
+    );
+  });
+
   it('makes generic status metrics untyped with the upstream HELP, whatever the Blip type', () => {
     assert.equal(
       exposition(

@@ -46,8 +46,7 @@ export function hasPromTranslator(domain: string): boolean {
  * Unknown), or histogram/summary for a value carrying a distribution. Other types give
  * nothing.
  */
-export function upstreamSamples(values: readonly MetricValue[]): PromSample[] {
-  const out: PromSample[] = [];
+export function upstreamSamples(values: readonly MetricValue[], out: PromSample[] = []): PromSample[] {
   for (const v of values) {
     const type: PromType | undefined =
       v.dist !== undefined
@@ -323,14 +322,51 @@ function template(s: SondeSample | null): Template {
   return { name: s.name, help: s.help, type: s.type, labels, div: s.div };
 }
 
-function makeTranslator(
-  one: Readonly<Record<string, OneValue>>,
-): (domain: string, values: readonly MetricValue[]) => PromSample[] {
+/** Translates one domain's values, appending to `out` when given; returns the samples (`out`). */
+export type Translator = (domain: string, values: readonly MetricValue[], out?: PromSample[]) => PromSample[];
+
+/** The template of a value: from the domain's cache, made once per key. */
+function templateOf(
+  byType: Map<number, Map<string, Template>>,
+  domain: string,
+  v: MetricValue,
+  fn: OneValue,
+): Template {
+  let cache = byType.get(v.type);
+  if (cache === undefined) {
+    cache = new Map();
+    byType.set(v.type, cache);
+  }
+  const key = cacheKey(domain, v);
+  let t = cache.get(key);
+  if (t === undefined) {
+    t = template(fn(v));
+    if (cache.size >= CACHE_LIMIT) cache.clear();
+    cache.set(key, t);
+  }
+  return t;
+}
+
+/** What a translator remembers of the value at one position: its name, type, template and last sample. */
+interface Seen {
+  name: string;
+  type: number;
+  t: Template;
+  sample: PromSample | undefined;
+}
+
+function makeTranslator(one: Readonly<Record<string, OneValue>>): Translator {
   /** domain → metric type → key → template */
   const caches = new Map<string, Map<number, Map<string, Template>>>();
-  return (domain, values) => {
-    if (domain.startsWith(EXPORTER_DOMAIN_PREFIX)) return upstreamSamples(values);
-    const out: PromSample[] = [];
+  /**
+   * domain → the last call's values by position: a domain's values come in the same order
+   * every time, so a value with the same name and type as the one at its position last time
+   * (and no group; innodb's templates depend on more) takes its template without a lookup,
+   * and the same (frozen) sample when its value did not change either.
+   */
+  const lastByDomain = new Map<string, Seen[]>();
+  return (domain, values, out = []) => {
+    if (domain.startsWith(EXPORTER_DOMAIN_PREFIX)) return upstreamSamples(values, out);
     const fn =
       one[domain] ?? (SONDE_DOMAINS.has(domain) ? (v: MetricValue) => sondeSample(domain, v) : undefined);
     if (fn === undefined) return out;
@@ -339,23 +375,37 @@ function makeTranslator(
       byType = new Map();
       caches.set(domain, byType);
     }
-    for (const v of values) {
-      let cache = byType.get(v.type);
-      if (cache === undefined) {
-        cache = new Map();
-        byType.set(v.type, cache);
+    const byName = domain !== 'innodb';
+    let last = lastByDomain.get(domain);
+    if (last === undefined) {
+      last = [];
+      lastByDomain.set(domain, last);
+    }
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i] as MetricValue;
+      let seen = last[i];
+      const same =
+        byName && v.group === undefined && seen !== undefined && seen.name === v.name && seen.type === v.type;
+      if (seen === undefined) {
+        seen = { name: v.name, type: v.type, t: templateOf(byType, domain, v, fn), sample: undefined };
+        last[i] = seen;
+      } else if (!same) {
+        seen.name = v.name;
+        seen.type = v.type;
+        seen.t = templateOf(byType, domain, v, fn);
+        seen.sample = undefined;
       }
-      const key = cacheKey(domain, v);
-      let t = cache.get(key);
-      if (t === undefined) {
-        t = template(fn(v));
-        if (cache.size >= CACHE_LIMIT) cache.clear();
-        cache.set(key, t);
-      }
+      const t = seen.t;
       if (t === null) continue;
       const value = t.div === undefined || v.value < 0 ? v.value : v.value / t.div;
-      out.push({ name: t.name, help: t.help, type: t.type, labels: t.labels, value });
+      let sample = seen.sample;
+      if (sample === undefined || sample.value !== value) {
+        sample = Object.freeze({ name: t.name, help: t.help, type: t.type, labels: t.labels, value });
+        seen.sample = sample;
+      }
+      out.push(sample);
     }
+    if (last.length > values.length) last.length = values.length;
     return out;
   };
 }
@@ -365,12 +415,11 @@ function makeTranslator(
  * comment); sonde's own domains by sonde-names.ts. Domains without a translation give
  * nothing, nor do delta counters, events, and bools of status.global, var.global and innodb.
  */
-export const translateForExporter: (domain: string, values: readonly MetricValue[]) => PromSample[] =
-  makeTranslator({
-    'status.global': statusForExporter,
-    'var.global': variablesForExporter,
-    innodb: innodbForExporter,
-  });
+export const translateForExporter: Translator = makeTranslator({
+  'status.global': statusForExporter,
+  'var.global': variablesForExporter,
+  innodb: innodbForExporter,
+});
 
 /**
  * Translate one domain's values exactly as Blip does: generic status
@@ -378,13 +427,11 @@ export const translateForExporter: (domain: string, values: readonly MetricValue
  * lowercase with `_total` always. sonde's own domains (which Blip does not translate) get
  * sonde-names.ts's names, as for the exporter. Delta counters and events give nothing.
  */
-export const translateBlip: (domain: string, values: readonly MetricValue[]) => PromSample[] = makeTranslator(
-  {
-    'status.global': statusBlip,
-    'var.global': variablesBlip,
-    innodb: innodbBlip,
-  },
-);
+export const translateBlip: Translator = makeTranslator({
+  'status.global': statusBlip,
+  'var.global': variablesBlip,
+  innodb: innodbBlip,
+});
 
 // ---- chronosphere -----------------------------------------------------------------------
 

@@ -5,7 +5,7 @@ import { CollectError } from '../../core/collector.js';
 import type { Db, Row } from '../../core/db.js';
 import { errnoOf, errorMessage } from '../../core/errors.js';
 import type { MetricType, MetricValue } from '../../core/metrics.js';
-import { parseValue } from '../../db/values.js';
+import { parseValue, upstreamText } from '../../db/values.js';
 import { DB_ERROR_CODES } from '../../db/pool.js';
 import { timeLeftMs } from '../../util/abort.js';
 import { formatDuration } from '../../util/duration.js';
@@ -64,6 +64,116 @@ export function variableValues(
     if (value !== undefined) values.push({ name, value, type: typeOf(name) });
   }
   return values;
+}
+
+/** What a {@link VariableReader} works out once per variable name as the server spells it. */
+interface NameInfo {
+  /** lowercase */
+  name: string;
+  type: MetricType;
+  /** wanted as a value */
+  wanted: boolean;
+  /** kept as text for the exporter */
+  keep: boolean;
+}
+
+/** What a {@link VariableReader} remembers of the row at one position: its name and value as read. */
+interface RowMemo {
+  raw: string;
+  info: NameInfo;
+  /** the value's text last time ('' before any), and the value it made (none when no number) */
+  text: string;
+  value: MetricValue | undefined;
+}
+
+/** Names a VariableReader remembers; past that it starts over (names are a small, stable set). */
+const NAMES_KEPT = 20_000;
+
+/**
+ * variableValues() for the mysqld_exporter reading, in one pass over the rows and with the
+ * per-name work (lowercasing, the type, the filters) done once per name for the reader's
+ * life: SHOW GLOBAL STATUS / VARIABLES return the same names every time. Values are read as
+ * upstreamValues() and parseValue() read them: the text of the names in `keep` is copied to
+ * `text` as the server wrote it (and parsed as it is), other keyword values count as 1 or 0.
+ */
+export class VariableReader {
+  readonly #typeOf: (name: string) => MetricType;
+  readonly #keep: ReadonlySet<string>;
+  readonly #wanted: ((name: string) => boolean) | undefined;
+  readonly #names = new Map<string, NameInfo>();
+  /**
+   * The rows of the last read, by position: the server lists its variables in the same order
+   * every time, so a row is usually recognised by comparing its texts with the ones at its
+   * position, without a lookup, and a value whose text did not change is not parsed again:
+   * the same (frozen) MetricValue is handed out again.
+   */
+  #last: RowMemo[] = [];
+
+  constructor(
+    typeOf: (name: string) => MetricType,
+    keep: ReadonlySet<string>,
+    wanted?: (name: string) => boolean,
+  ) {
+    this.#typeOf = typeOf;
+    this.#keep = keep;
+    this.#wanted = wanted;
+  }
+
+  #info(raw: string): NameInfo {
+    let info = this.#names.get(raw);
+    if (info === undefined) {
+      const name = raw.toLowerCase();
+      info = {
+        name,
+        type: this.#typeOf(name),
+        wanted: name !== '' && (this.#wanted === undefined || this.#wanted(name)),
+        keep: this.#keep.has(name),
+      };
+      if (this.#names.size >= NAMES_KEPT) this.#names.clear();
+      this.#names.set(raw, info);
+    }
+    return info;
+  }
+
+  /** `Variable_name`/`Value` rows → values in row order; kept texts go to `text`. */
+  read(rows: readonly Row[], text: Record<string, string>): MetricValue[] {
+    const values: MetricValue[] = [];
+    const first = rows[0];
+    if (first === undefined) return values;
+    const nameKey = columnKey(first, 'Variable_name');
+    const valueKey = columnKey(first, 'Value');
+    const last = this.#last;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as Row;
+      const name = (nameKey === undefined ? undefined : row[nameKey]) ?? '';
+      let memo = last[i];
+      if (memo === undefined || memo.raw !== name) {
+        memo = { raw: name, info: this.#info(name), text: '', value: undefined };
+        last[i] = memo;
+      }
+      const info = memo.info;
+      const raw = valueKey === undefined ? undefined : row[valueKey];
+      if (raw === undefined || raw === null || raw === '') continue;
+      if (info.keep) text[info.name] = raw;
+      if (!info.wanted) continue;
+      if (memo.text !== raw) {
+        memo.text = raw;
+        const value = parseValue(info.keep ? raw : upstreamText(raw));
+        memo.value =
+          value === undefined ? undefined : Object.freeze({ name: info.name, value, type: info.type });
+      }
+      if (memo.value !== undefined) values.push(memo.value);
+    }
+    if (last.length > rows.length) last.length = rows.length;
+    return values;
+  }
+}
+
+/** The key of a row's column `name`, ignoring case (see field()); undefined without one. */
+function columnKey(row: Row, name: string): string | undefined {
+  if (name in row) return name;
+  const lower = name.toLowerCase();
+  return Object.keys(row).find((k) => k.toLowerCase() === lower);
 }
 
 /** `?, ?, ?` for an IN list of n bound values. */

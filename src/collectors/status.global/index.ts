@@ -34,8 +34,14 @@ import type {
 import type { Db, Row } from '../../core/db.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
-import { upstreamValues } from '../../db/values.js';
-import { mapLevels, option, placeholders, queryError, variableValues } from '../kit/common.js';
+import {
+  mapLevels,
+  option,
+  placeholders,
+  queryError,
+  VariableReader,
+  variableValues,
+} from '../kit/common.js';
 import { prepareSource } from '../kit/sources.js';
 
 export const DOMAIN = 'status.global';
@@ -88,6 +94,8 @@ interface LevelState {
   /** The level's statement once prepared (see filtered()), and its parameters. */
   sql?: string;
   params: string[];
+  /** The exporter reading's row reader (with the exporter only). */
+  reader?: VariableReader;
 }
 
 /**
@@ -145,7 +153,15 @@ export class StatusGlobalCollector implements Collector {
     const sql = STATEMENTS[sources[0] ?? ''];
     if (sql === undefined) throw new Error(`${DOMAIN}: no statement for source ${sources.join(',')}`);
     this.#sql = sql;
-    for (const state of this.#levels.values()) filtered(sql, state, this.#exporter !== undefined);
+    for (const state of this.#levels.values()) {
+      filtered(sql, state, this.#exporter !== undefined);
+      if (this.#exporter !== undefined)
+        state.reader = new VariableReader(
+          typeOf,
+          this.#exporter.keepText,
+          state.all ? undefined : (name) => state.names.has(name),
+        );
+    }
   }
 
   async collect(level: string, signal: AbortSignal): Promise<CollectResult> {
@@ -157,10 +173,9 @@ export class StatusGlobalCollector implements Collector {
     } catch (err) {
       return { values: [], error: queryError(err) };
     }
-    if (this.#exporter === undefined) return { values: statusValues(rows, state) };
+    if (state.reader === undefined) return { values: statusValues(rows, state) };
     const text: Record<string, string> = {};
-    upstreamValues(rows, this.#exporter.keepText, text);
-    return { values: statusValues(rows, state), text };
+    return { values: state.reader.read(rows, text), text };
   }
 }
 

@@ -25,8 +25,15 @@ import { errorMessage } from '../../core/errors.js';
 import { MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { describeServer } from '../../db/flavor.js';
-import { upstreamValues } from '../../db/values.js';
-import { field, levelPlans, option, placeholders, queryError, variableValues } from '../kit/common.js';
+import {
+  field,
+  levelPlans,
+  option,
+  placeholders,
+  queryError,
+  VariableReader,
+  variableValues,
+} from '../kit/common.js';
 import { absentReason, sourceFor, sourceList, type SourceChoice } from '../kit/sources.js';
 
 export const DOMAIN = 'var.global';
@@ -113,13 +120,13 @@ export function buildVarQuery(source: VarSource | 'all', metrics: readonly strin
 }
 
 /** Rows of any source as `Variable_name`/`Value` rows, the shape SHOW GLOBAL VARIABLES has. */
-function varRows(q: VarQuery, rows: readonly Row[]): Row[] {
+function varRows(q: VarQuery, rows: readonly Row[]): readonly Row[] {
   if (q.source === 'select') {
     const row = rows[0];
     if (row === undefined) return [];
     return q.names.map((name, i) => ({ Variable_name: name, Value: field(row, `v${i}`) ?? null }));
   }
-  if (q.source !== 'pfs') return [...rows];
+  if (q.source !== 'pfs') return rows;
   return rows.map((row) => ({
     Variable_name: field(row, 'variable_name') ?? '',
     Value: field(row, 'variable_value') ?? null,
@@ -146,6 +153,8 @@ export class VarGlobalCollector implements Collector {
   readonly #db: Db;
   readonly #exporter: ExporterReading | undefined;
   #levels = new Map<string, VarQuery>();
+  /** The exporter reading's row reader, made on first use. */
+  #reader: VariableReader | undefined;
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
@@ -246,9 +255,8 @@ export class VarGlobalCollector implements Collector {
     }
     if (this.#exporter === undefined) return { values: varValues(q, rows) };
     const text: Record<string, string> = {};
-    const named = varRows(q, rows);
-    upstreamValues(named, this.#exporter.keepText, text);
-    return { values: variableValues(named, gauge), text };
+    this.#reader ??= new VariableReader(gauge, this.#exporter.keepText);
+    return { values: this.#reader.read(varRows(q, rows), text), text };
   }
 }
 
