@@ -39,9 +39,14 @@ function mapOf(file: string): LoadedMap | null {
   return loaded;
 }
 
+/** V8's text of one frame (`CallSite.prototype.toString`, which Node's types do not declare). */
+function frameText(site: NodeJS.CallSite): string {
+  return (site as NodeJS.CallSite & { toString(): string }).toString();
+}
+
 /** One frame's text, its location mapped to the original source when the map has it. */
 export function mappedFrame(site: NodeJS.CallSite): string {
-  const text = String(site);
+  const text = frameText(site);
   const file = site.getFileName();
   const line = site.getLineNumber();
   const column = site.getColumnNumber();
@@ -70,7 +75,7 @@ function prepareStackTrace(error: Error, trace: NodeJS.CallSite[]): string {
     try {
       return mappedFrame(site);
     } catch {
-      return String(site);
+      return frameText(site);
     }
   });
   return frames.length === 0 ? head : `${head}\n    at ${frames.join('\n    at ')}`;
