@@ -261,30 +261,7 @@ async function earlyAnswer(argv: string[]): Promise<string | undefined> {
  * the heartbeat writer, --check) where they are used.
  */
 async function importRest() {
-  // Side by side: each import reads and compiles its chunks while the others wait on theirs.
-  const [
-    { Agent, STOP_DEADLINE_MS },
-    { renderConfigYaml, renderMonitorsYaml },
-    { printPlans },
-    { parseShard, processOrdinalSource },
-    { EventLog },
-  ] = await Promise.all([
-    import('../agent/agent.js'),
-    import('../config/render.js'),
-    import('../plan/store.js'),
-    import('../monitor/shard.js'),
-    import('../log/event-log.js'),
-  ]);
-  return {
-    Agent,
-    STOP_DEADLINE_MS,
-    renderConfigYaml,
-    renderMonitorsYaml,
-    printPlans,
-    parseShard,
-    processOrdinalSource,
-    EventLog,
-  };
+  return import('./rest.js');
 }
 let rest: Awaited<ReturnType<typeof importRest>> | undefined;
 /** The rest of sonde, once start() imported it. */
