@@ -2,18 +2,28 @@
  * sonde CLI: parse flags, boot (load and validate everything), then run (start monitors
  * and the API) until a signal. This is the only file that wires concrete pieces together;
  * nothing outside bin/ imports bin/. The entry (bin/sonde.ts) answers a plain `--version`
- * itself and imports this module for everything else.
+ * and `sonde healthcheck` itself and imports this module for everything else, which then
+ * loads as one piece with the agent: every start that gets here boots (the few answers
+ * that do not, such as `--help`, are not worth splitting the start path into more files).
  */
 import { existsSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { Command, CommanderError, Option } from 'commander';
-import type { Agent } from '../agent/agent.js';
+import { Agent, STOP_DEADLINE_MS } from '../agent/agent.js';
+import { builtinCollectors } from '../collectors/builtin.js';
+import { printDomains } from '../collectors/kit/print.js';
+import { DEFAULT_CONFIG_FILES, loadConfig } from '../config/load.js';
+import { renderConfigYaml, renderMonitorsYaml } from '../config/render.js';
 import type { Config } from '../core/config.js';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
-import type { Shard } from '../monitor/shard.js';
+import { parseShard, processOrdinalSource, type Shard } from '../monitor/shard.js';
+import { loadPlugins } from '../plugins/load.js';
+import { printPlans } from '../plan/store.js';
+import { builtinSinks } from '../sinks/builtin.js';
+import { sinkTranslators } from '../sinks/translators.js';
 import { tuneHeapGrowth } from './heap.js';
-import type { EventLog, LogFormat, LogLevel } from '../log/event-log.js';
+import { EventLog, type LogFormat, type LogLevel } from '../log/event-log.js';
 import { packageVersion } from '../util/shipped.js';
 import { guardedStderr, onOutputClosed } from '../util/std-streams.js';
 import { didYouMean } from '../util/suggest.js';
@@ -232,10 +242,9 @@ function sondeArgv(argv: string[]): string[] {
 }
 
 /**
- * What `--version`, `--help` (sonde's and mysqld_exporter's) and `--print-domains` print.
- * They are answered here, before the rest of sonde is imported below: they load commander,
- * the collectors' static help and little else. Anything else, a bad command line included,
- * goes on to main(), which reports it.
+ * What `--version`, `--help` (sonde's and mysqld_exporter's) and `--print-domains` without
+ * a config file print: answered before anything boots. Anything else, a bad command line
+ * included, goes on to main(), which reports it.
  */
 async function earlyAnswer(argv: string[]): Promise<string | undefined> {
   if (isExporterCommandLine(argv, process.argv[1])) {
@@ -248,26 +257,9 @@ async function earlyAnswer(argv: string[]): Promise<string | undefined> {
   if (opts.version) return `v${VERSION}\n`;
   if (!opts.printDomains) return undefined;
   // A config file may add domains through its `plugins:`: main() reads it and loads them.
-  const { DEFAULT_CONFIG_FILES } = await import('../config/load.js');
   if (opts.config !== undefined || DEFAULT_CONFIG_FILES.some((f) => existsSync(resolve(f)))) return undefined;
-  const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
-  const { printDomains } = await import('../collectors/kit/print.js');
+  const collectors = builtinCollectors();
   return printDomains(collectors.domains().map((d) => collectors.help(d)));
-}
-
-/**
- * The rest of sonde, imported once it is to boot: the agent (src/agent/), which imports the
- * optional parts (collectors' and sinks' implementations, the exporter and probe listeners,
- * the heartbeat writer, --check) where they are used.
- */
-async function importRest() {
-  return import('./rest.js');
-}
-let rest: Awaited<ReturnType<typeof importRest>> | undefined;
-/** The rest of sonde, once start() imported it. */
-function lazy(): Awaited<ReturnType<typeof importRest>> {
-  if (rest === undefined) throw new Error('sonde: used before start() imported the agent');
-  return rest;
 }
 
 /** `--shard`, else `SONDE_SHARD` (empty = unset); a bad value fails the boot naming which. */
@@ -276,7 +268,7 @@ function shardOption(flag: string | undefined): Shard | undefined {
   const [text, what] = flag !== undefined ? [flag, '--shard'] : [fromEnv ?? '', 'SONDE_SHARD'];
   if (flag === undefined && text === '') return undefined;
   try {
-    return lazy().parseShard(text, what, () => lazy().processOrdinalSource());
+    return parseShard(text, what, () => processOrdinalSource());
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
@@ -350,8 +342,8 @@ function armHardStop(events: Events): () => void {
     process.exit(0);
   };
   const timer = setTimeout(
-    () => force(`graceful stop not done after ${lazy().STOP_DEADLINE_MS / 1000}s, exiting now`),
-    lazy().STOP_DEADLINE_MS,
+    () => force(`graceful stop not done after ${STOP_DEADLINE_MS / 1000}s, exiting now`),
+    STOP_DEADLINE_MS,
   );
   timer.unref();
   const again = (): void => force('second signal, exiting now');
@@ -366,7 +358,7 @@ function armHardStop(events: Events): () => void {
 
 /** The agent the command line asks for: its config, log lines, shard and printing steps. */
 function cliAgent(opts: Options, onListenFailure?: (message: string) => void): Agent {
-  return new (lazy().Agent)({
+  return new Agent({
     ...(onListenFailure ? { onListenFailure } : {}),
     ...(opts.config !== undefined ? { config: opts.config } : {}),
     ...(opts.preset ? { exporter: opts.preset } : {}),
@@ -381,9 +373,9 @@ function cliAgent(opts: Options, onListenFailure?: (message: string) => void): A
       ...(opts.logLevel ? { level: opts.logLevel } : {}),
     },
     ...(opts.printConfig
-      ? { onConfig: (c: Config) => process.stdout.write(`${lazy().renderConfigYaml(c)}\n`) }
+      ? { onConfig: (c: Config) => process.stdout.write(`${renderConfigYaml(c)}\n`) }
       : {}),
-    ...(opts.printPlans ? { onPlans: (p: Plan[]) => process.stdout.write(lazy().printPlans(p)) } : {}),
+    ...(opts.printPlans ? { onPlans: (p: Plan[]) => process.stdout.write(printPlans(p)) } : {}),
   });
 }
 
@@ -396,9 +388,7 @@ async function bootAndRun(opts: Options): Promise<number> {
   await agent.boot();
   if (opts.printMonitors) {
     const shard = agent.shardSummary;
-    process.stdout.write(
-      `${shard ? `# ${shard}\n` : ''}${lazy().renderMonitorsYaml(agent.monitorConfigs())}\n`,
-    );
+    process.stdout.write(`${shard ? `# ${shard}\n` : ''}${renderMonitorsYaml(agent.monitorConfigs())}\n`);
   }
   if (!opts.run) return 0;
   reportStrayErrors(agent.events);
@@ -410,14 +400,14 @@ async function bootAndRun(opts: Options): Promise<number> {
   if (ended instanceof RunError) {
     // A listener that cannot listen ends sonde, as it ends mysqld_exporter: stop, then one line.
     const disarm = armHardStop(agent.events);
-    await agent.stop(lazy().STOP_DEADLINE_MS);
+    await agent.stop(STOP_DEADLINE_MS);
     disarm();
     throw ended;
   }
   const signal = ended;
   agent.events.notice('server-stopped', '', `caught ${signal}, stopping`);
   const disarm = armHardStop(agent.events);
-  await agent.stop(lazy().STOP_DEADLINE_MS);
+  await agent.stop(STOP_DEADLINE_MS);
   disarm();
   return 0;
 }
@@ -460,7 +450,7 @@ async function mainExporter(argv: string[]): Promise<number> {
     process.stderr.write(`${program}: error: ${err.message}, try --help\n`);
     return 1;
   }
-  if (cmd.kind !== 'run') return 0; // --help and --version: answered before the imports (earlyAnswer)
+  if (cmd.kind !== 'run') return 0; // --help and --version: answered before anything boots (earlyAnswer)
   let preset: ExporterSetup;
   try {
     preset = await exporterSetup(cmd.args);
@@ -492,12 +482,6 @@ async function mainExporter(argv: string[]): Promise<number> {
  * why; a plugin that fails to load fails the command (its domains were asked for).
  */
 async function printDomainsOf(configFile: string | undefined): Promise<number> {
-  const { loadConfig } = await import('../config/load.js');
-  const { loadPlugins } = await import('../plugins/load.js');
-  const { builtinCollectors } = await import('../collectors/builtin.js');
-  const { builtinSinks } = await import('../sinks/builtin.js');
-  const { sinkTranslators } = await import('../sinks/translators.js');
-  const { printDomains } = await import('../collectors/kit/print.js');
   const collectors = builtinCollectors();
   let loaded;
   try {
@@ -522,7 +506,7 @@ async function printDomainsOf(configFile: string | undefined): Promise<number> {
 
 async function main(argv: string[]): Promise<number> {
   if (isExporterCommandLine(argv, process.argv[1])) return mainExporter(argv);
-  // --version, and --print-domains without a config file: answered before the imports (earlyAnswer).
+  // --version, and --print-domains without a config file: answered before anything boots (earlyAnswer).
   const opts = parseArgs(sondeArgv(argv));
   if (opts.printDomains) return printDomainsOf(opts.config);
   logFormat = opts.logFormat;
@@ -534,29 +518,8 @@ async function main(argv: string[]): Promise<number> {
 /** The log format once the command line is read: the boot failure line is printed in it. */
 let logFormat: LogFormat = 'text';
 
-/** Where `sonde healthcheck` asks without a URL: SONDE_HEALTHZ, else the default API's liveness. */
-const HEALTHZ_DEFAULT = 'http://127.0.0.1:7522/healthz';
-
-/**
- * `sonde healthcheck [URL]`: GET the API's `/healthz` (the URL, else SONDE_HEALTHZ, else
- * the default bind's), exit 0 on a 2xx and 1 otherwise, within 5 s. A container image with
- * nothing but the single executable has no curl and no node to ask for it.
- */
-async function healthcheck(url: string | undefined): Promise<number> {
-  const target = url ?? (process.env.SONDE_HEALTHZ || HEALTHZ_DEFAULT);
-  try {
-    const res = await fetch(target, { signal: AbortSignal.timeout(5000) });
-    if (res.ok) return 0;
-    process.stderr.write(`sonde healthcheck: ${target}: HTTP ${res.status}\n`);
-  } catch (err) {
-    process.stderr.write(`sonde healthcheck: ${target}: ${errorMessage(err)}\n`);
-  }
-  return 1;
-}
-
-/** Early answers, else import the rest of sonde and run main(). */
+/** Early answers, else boot and run (main()). */
 async function start(argv: string[]): Promise<number> {
-  if (argv[0] === 'healthcheck') return healthcheck(argv[1]);
   const early = await earlyAnswer(argv).catch(() => undefined);
   if (early !== undefined) {
     process.stdout.write(early);
@@ -564,7 +527,6 @@ async function start(argv: string[]): Promise<number> {
   }
   // Less garbage held between full collections (see bin/heap.ts).
   tuneHeapGrowth();
-  rest = await importRest();
   return main(argv);
 }
 
@@ -575,8 +537,7 @@ export function runCli(argv: string[]): void {
     (err: unknown) => {
       const text = oneLine(errorMessage(err).replace(/\n+$/, ''));
       const what = err instanceof RunError ? 'server.Run failed' : 'server.Boot failed';
-      if (logFormat === 'json' && rest !== undefined)
-        new rest.EventLog({ format: 'json' }).error('boot-error', '', `${what}: ${text}`);
+      if (logFormat === 'json') new EventLog({ format: 'json' }).error('boot-error', '', `${what}: ${text}`);
       else process.stderr.write(`${formatEventTime(new Date()).slice(0, 19)} ${what}: ${text}\n`);
       process.exit(1);
     },

@@ -31,6 +31,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
 import { UPSTREAM_EXPORTER_FLAGS, UPSTREAM_SCRAPERS, type UpstreamSubflag } from '../core/upstream.js';
 import { readMyCnf, type MyCnf } from '../config/mycnf.js';
+import { defaultConfig, mergeConfig, validateConfig } from '../config/load.js';
 import { exporterFlagProblem } from '../config/validate.js';
 import { applyCollectFlags, flagBool, upstreamPlan } from '../plan/exporter-plan.js';
 import type { LogFormat, LogLevel } from '../log/event-log.js';
@@ -400,8 +401,6 @@ export async function exporterSetup(
   if (dsn !== '' && parseGoDsn(dsn).insecureTls) exporter['tls.insecure-skip-verify'] = 'true';
   monitor.exporter = { mode: 'legacy', plan: CLI_PLAN, flags: exporter };
   const apiBind = env.SONDE_API_BIND ?? '';
-  // Imported here, not above: `--help` and `--version` need no config loader (yaml, zod).
-  const { defaultConfig, mergeConfig, validateConfig } = await import('../config/load.js');
   const config = mergeConfig<Config>(defaultConfig(), {
     api: apiBind === '' ? { disable: true } : { bind: apiBind },
     'monitor-loader': { local: { 'disable-auto': true } },

@@ -4,9 +4,10 @@
  *
  * An ES module's static imports are all loaded and run before its body, so this file
  * imports only what it needs itself (a few small modules and Node's own): a plain
- * `--version` is answered from here. Everything else imports the command line (bin/cli.ts)
- * and the agent behind it, after turning on the compile cache (so their compiled code is
- * reused from the previous start) and the source-mapped stack traces (read on first use).
+ * `--version` is answered from here, and `sonde healthcheck` imports only its own module.
+ * Everything else imports the command line (bin/cli.ts) and the agent behind it, after
+ * turning on the compile cache (so their compiled code is reused from the previous start)
+ * and the source-mapped stack traces (read on first use).
  */
 import { enableCompileCache } from './compile-cache.js';
 import { plainVersionAsked } from './early.js';
@@ -17,6 +18,10 @@ const argv = process.argv.slice(2);
 if (plainVersionAsked(argv, process.argv[1], process.env)) {
   process.stdout.write(`v${packageVersion()}\n`);
   process.exit(0);
+}
+if (argv[0] === 'healthcheck') {
+  const { healthcheck } = await import('./healthcheck.js');
+  process.exit(await healthcheck(argv[1]));
 }
 enableCompileCache();
 // The single executable holds no source maps.
