@@ -17,7 +17,7 @@ import { healthSummary, healthText } from '../core/health.js';
 import { MonitorKey, ServerKey } from '../core/status-keys.js';
 import { builtinCollectors } from '../collectors/builtin.js';
 import type { CollectorRegistry } from '../collectors/registry.js';
-import type { CheckResult } from '../monitor/check.js';
+import { checkMonitor, type CheckResult } from '../monitor/check.js';
 import type { Loader, LoadedMonitor } from '../monitor/loader.js';
 import type { Shard } from '../monitor/shard.js';
 import { listenApi } from '../server/api.js';
@@ -267,7 +267,6 @@ export class Agent {
     const { b, loader } = this.#get();
     const deps = monitorDeps(b);
     const monitors = loader.configs().sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-    const { checkMonitor } = await import('../monitor/check.js');
     return mapLimit(monitors, concurrency, (m) => checkMonitor(m, deps));
   }
 }
