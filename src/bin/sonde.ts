@@ -11,6 +11,7 @@
  */
 import { enableCompileCache } from './compile-cache.js';
 import { plainVersionAsked } from './early.js';
+import { resolveSiblingsDirectly } from './sibling-imports.js';
 import { installStackMaps } from './stack-maps.js';
 import { inSingleExecutable, packageVersion } from '../util/shipped.js';
 
@@ -24,7 +25,10 @@ if (argv[0] === 'healthcheck') {
   process.exit(await healthcheck(argv[1]));
 }
 enableCompileCache();
-// The single executable holds no source maps.
-if (!inSingleExecutable()) installStackMaps();
+// The single executable resolves its chunks itself and holds no source maps.
+if (!inSingleExecutable()) {
+  resolveSiblingsDirectly(new URL('./', import.meta.url).href);
+  installStackMaps();
+}
 const { runCli } = await import('./cli.js');
 runCli(argv);
