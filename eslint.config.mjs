@@ -35,7 +35,7 @@ export const LAYERS = {
   web: ['core', 'util', 'http', 'engine', 'sql'],
   server: ['core', 'util', 'http', 'sql'],
   monitor: BELOW_MONITOR,
-  plugins: ['core', 'collectors', 'sinks'],
+  plugins: ['core', 'util', 'collectors', 'sinks'],
   agent: [...BELOW_MONITOR, 'server', 'monitor', 'plugins'],
   bin: [...BELOW_MONITOR, 'server', 'monitor', 'agent', 'plugins'],
 };

@@ -27,9 +27,8 @@ const RUNS = i >= 0 ? Number(process.argv[i + 1]) || 5 : 5;
 const DEPS: { spec: string; start: boolean }[] = [
   { spec: 'commander', start: true },
   { spec: 'yaml', start: true },
-  { spec: 'zod', start: true },
   { spec: 'mysql2/promise', start: true },
-  { spec: 'pino', start: true },
+  { spec: 'pino', start: false },
   { spec: 'prom-client', start: false },
   { spec: 'protobufjs', start: false },
   { spec: 'snappyjs', start: false },

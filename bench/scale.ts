@@ -11,12 +11,17 @@
  * - level collections started on time and late (the agent's `/status` `collections`);
  * - the server's connections held by the agent (Threads_connected less the bench's own).
  *
- *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics]
+ *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics | --wide]
  *
  * With `--query-analytics`, the server runs with performance_schema and the statement
  * consumers on, and each monitor's plan is the default plan plus a 60 s level collecting
  * query.top, stmt.schema, query.sample, query.plan and lock.wait (the grants of
  * docs/grants.md for them added): the fleet budget with query analytics on.
+ *
+ * With `--wide`, each monitor's plan is one 5 s level reading every numeric status variable,
+ * every numeric global variable and every InnoDB metric (`all: yes` on status.global,
+ * var.global and innodb: about 1,100 values on MariaDB 10.11; the count is printed): the cost
+ * per collection of a plan that reads everything.
  *
  * With `--minutes 30`, the RSS growth from minute 5 to the end is printed too (the soak
  * figure). The monitors all watch the same server under distinct ids: the agent does the
@@ -45,6 +50,32 @@ const KS = arg('k', '1,10,100,500,1000')
 const MINUTES = Number(arg('minutes', '10'));
 const SAMPLE_S = Number(arg('sample-s', '15'));
 const QUERY_ANALYTICS = process.argv.includes('--query-analytics');
+const WIDE = process.argv.includes('--wide');
+
+/** One 5 s level reading everything status.global, var.global and innodb can read. */
+const WIDE_PLAN = `wide:
+  freq: 5s
+  collect:
+    status.global:
+      options:
+        all: "yes"
+    var.global:
+      options:
+        all: "yes"
+    innodb:
+      options:
+        all: "yes"
+`;
+
+/** How many values the wide plan reads on this server: numeric status and variables, InnoDB metrics. */
+async function wideValues(db: MariaDB): Promise<number> {
+  const numeric = (rows: Record<string, unknown>[]): number =>
+    rows.filter((r) => typeof r.Value === 'string' && /^-?\d+(\.\d+)?$/.test(r.Value.trim())).length;
+  const status = numeric(await db.query('SHOW GLOBAL STATUS'));
+  const vars = numeric(await db.query('SHOW GLOBAL VARIABLES'));
+  const innodb = await db.query('SELECT COUNT(*) AS n FROM information_schema.INNODB_METRICS');
+  return status + vars + Number(innodb[0]?.n ?? 0);
+}
 
 /** The default plan's levels (default-mysql) plus a 60 s level of the query-analytics domains. */
 function qaPlan(): string {
@@ -72,6 +103,7 @@ function config(socket: string, apiPort: number, k: number): string {
     `api:\n  bind: 127.0.0.1:${apiPort}`,
     'sinks:\n  noop: {}',
     ...(QUERY_ANALYTICS ? ['plans:\n  files: [qa.yaml]'] : []),
+    ...(WIDE ? ['plans:\n  files: [wide.yaml]'] : []),
     'monitor-loader:\n  local:\n    disable-auto: true',
     k === 0 ? 'monitors: []' : `monitors:\n${monitors}`,
   ].join('\n');
@@ -131,6 +163,7 @@ async function runOne(db: MariaDB, k: number, seconds: number): Promise<Result> 
   const apiPort = await freePort();
   writeFileSync(join(dir, 'sonde.yaml'), config(db.socket, apiPort, k));
   if (QUERY_ANALYTICS) writeFileSync(join(dir, 'qa.yaml'), qaPlan());
+  if (WIDE) writeFileSync(join(dir, 'wide.yaml'), WIDE_PLAN);
   const agent = startAgent(dir);
   const pid = agent.pid ?? 0;
   const samples: Sample[] = [];
@@ -216,9 +249,16 @@ async function main(): Promise<void> {
     await db.query("ALTER USER 'sonde'@'%' WITH MAX_USER_CONNECTIONS 0");
     // The query-analytics grants of docs/grants.md.
     if (QUERY_ANALYTICS) await db.query("GRANT SELECT ON performance_schema.* TO 'sonde'@'%'");
+    const what = QUERY_ANALYTICS
+      ? 'default plan + query analytics at 60 s'
+      : WIDE
+        ? `every status variable, global variable and InnoDB metric (${await wideValues(db)} values) at 5 s`
+        : 'default plan';
     console.log(
-      `scale: ${QUERY_ANALYTICS ? 'default plan + query analytics at 60 s' : 'default plan'}, noop sink, ${MINUTES} min per K, node ${process.version} ${binNodeFlags().join(' ')}`,
+      `scale: ${what}, noop sink, ${MINUTES} min per K, node ${process.version} ${binNodeFlags().join(' ')}`,
     );
+    if (QUERY_ANALYTICS && WIDE)
+      throw new Error('--query-analytics and --wide are two different plans: pick one');
     const floor = await runOne(db, 0, FLOOR_S);
     console.log('    K  RSS MiB  max MiB  MiB/monitor  CPU %  ms/coll  on time    late  conns  growth 5→end');
     console.log(row(floor, floor.rssLastMinute));

@@ -36,7 +36,7 @@
  * Comparisons, measured in the same rounds (one run of each per round, so that the machine's
  * load falls on all alike): `--no-compile-cache-too` adds the bundle with
  * NODE_DISABLE_COMPILE_CACHE=1. `--deps-too` adds `node` importing only the dependencies a plain
- * run cannot do without (commander, yaml, zod, mysql2, pino), held open as long.
+ * run cannot do without (commander, yaml, mysql2), held open as long.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -242,7 +242,7 @@ function shortRun(argv: string[]): { ms: number; hwm: number } {
 }
 
 /** The dependencies a plain run needs, imported by a bare node and held until the RSS reading. */
-const DEPS_ONLY = `for (const m of ['commander', 'yaml', 'zod', 'mysql2/promise', 'pino']) await import(m);
+const DEPS_ONLY = `for (const m of ['commander', 'yaml', 'mysql2/promise']) await import(m);
 process.stdout.write('ready\\n'); setTimeout(() => undefined, ${RSS_AT_MS + 1000});`;
 
 /** Spawn to the dependencies imported, and the RSS at RSS_AT_MS. */
@@ -378,7 +378,7 @@ async function main(): Promise<void> {
     row('', ['api ms', 'first collection ms', 'CPU ms to first', 'RSS MiB', 'peak RSS MiB', 'RssAnon MiB']);
     versionRow('node -e 0 (to exit)', res.bare);
     for (const [j, v] of VARIANTS.entries()) versionRow(`${v.name} --version`, res.versions[j] ?? []);
-    if (res.deps.length > 0) runRow('node + commander,yaml,zod,mysql2,pino', res.deps);
+    if (res.deps.length > 0) runRow('node + commander,yaml,mysql2', res.deps);
     for (const [j, v] of VARIANTS.entries()) runRow(v.name, res.agents[j] ?? []);
     if (res.exporter.length > 0) runRow('mysqld_exporter 0.14 (/metrics)', res.exporter);
     else console.log(`${MYSQLD_EXPORTER} not installed: no comparison`);

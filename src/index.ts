@@ -3,6 +3,11 @@
  * and factories, and the types a custom collector, sink or hook works with. docs/library.md
  * has a complete example.
  */
+import { loadJsonFormat } from './log/event-log.js';
+
+// A user may ask for JSON log lines (`log: { format: 'json' }`): their writer comes with the library.
+await loadJsonFormat();
+
 export { Agent, createAgent, STOP_DEADLINE_MS, type AgentOptions } from './agent/agent.js';
 export { BootError, VERSION } from './agent/boot.js';
 export type {

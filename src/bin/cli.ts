@@ -22,8 +22,8 @@ import { loadPlugins } from '../plugins/load.js';
 import { printPlans } from '../plan/store.js';
 import { builtinSinks } from '../sinks/builtin.js';
 import { sinkTranslators } from '../sinks/translators.js';
-import { tuneHeapGrowth } from './heap.js';
-import { EventLog, type LogFormat, type LogLevel } from '../log/event-log.js';
+import { settleHeapAfterStart, tuneHeapGrowth } from './heap.js';
+import { EventLog, loadJsonFormat, type LogFormat, type LogLevel } from '../log/event-log.js';
 import { packageVersion } from '../util/shipped.js';
 import { guardedStderr, onOutputClosed } from '../util/std-streams.js';
 import { didYouMean } from '../util/suggest.js';
@@ -393,6 +393,7 @@ async function bootAndRun(opts: Options): Promise<number> {
   if (!opts.run) return 0;
   reportStrayErrors(agent.events);
   await agent.start();
+  settleHeapAfterStart();
   const ended = await Promise.race([
     untilSignal(agent.events, () => agent.reload()),
     failure.then((message) => new RunError(message)),
@@ -457,7 +458,7 @@ async function mainExporter(argv: string[]): Promise<number> {
   } catch (err) {
     throw new BootError(errorMessage(err));
   }
-  logFormat = preset.logFormat;
+  await useLogFormat(preset.logFormat);
   const opts: Options = {
     debug: false,
     log: false,
@@ -509,7 +510,7 @@ async function main(argv: string[]): Promise<number> {
   // --version, and --print-domains without a config file: answered before anything boots (earlyAnswer).
   const opts = parseArgs(sondeArgv(argv));
   if (opts.printDomains) return printDomainsOf(opts.config);
-  logFormat = opts.logFormat;
+  await useLogFormat(opts.logFormat);
   const shard = shardOption(opts.shardFlag);
   if (shard) opts.shard = shard;
   return opts.check ? bootAndCheck(opts) : bootAndRun(opts);
@@ -517,6 +518,12 @@ async function main(argv: string[]): Promise<number> {
 
 /** The log format once the command line is read: the boot failure line is printed in it. */
 let logFormat: LogFormat = 'text';
+
+/** Take the command line's log format; JSON lines need their writer (pino) imported first. */
+async function useLogFormat(format: LogFormat): Promise<void> {
+  if (format === 'json') await loadJsonFormat();
+  logFormat = format;
+}
 
 /** Early answers, else boot and run (main()). */
 async function start(argv: string[]): Promise<number> {

@@ -3,7 +3,7 @@
  *
  * The `yaml` package parses into an AST; we walk it ourselves so that we can
  * - report duplicate keys with their key path (yaml only knows an offset),
- * - remember the line of every key, so a zod issue path maps back to a line,
+ * - remember the line of every key, so a schema problem's key path maps back to a line,
  * - keep the source text of scalars: Blip (Go yaml.v2) accepts any scalar for a string
  *   key and stores its text, so `port: 3306` in sink options is the string `3306`, `freq: 5`
  *   is `5` (then a duration error) and `password: 0123` stays `0123`, not `83`.
@@ -13,8 +13,10 @@
  */
 import { isAlias, isMap, isNode, isPair, isScalar, isSeq, LineCounter, parseDocument, visit } from 'yaml';
 import type { Alias, Document, Node as YamlNode, Scalar } from 'yaml';
-import type * as z from 'zod';
 import { YamlBool } from '../core/config-schema.js';
+import type { SchemaNode } from '../core/config-schema.js';
+import { checkSchema, resolveNode as unlazy } from './schema-check.js';
+import type { SchemaIssue } from './schema-check.js';
 import { didYouMean } from '../util/suggest.js';
 
 // YamlBool is declared beside the schemas that read it; decoding creates it.
@@ -277,7 +279,6 @@ export function decodeYaml(text: string): DecodedYaml {
 const EXPECTED: Record<string, string> = {
   object: 'mapping',
   record: 'mapping',
-  map: 'mapping',
   array: 'list',
   string: 'string',
   boolean: 'boolean',
@@ -289,50 +290,22 @@ interface Candidate {
   text: string;
 }
 
-/** The schema's own definition (zod 4 keeps it on `_zod.def`), as far as key lookup needs. */
-interface SchemaDef {
-  type?: string;
-  shape?: Record<string, z.ZodType>;
-  innerType?: z.ZodType;
-  element?: z.ZodType;
-  valueType?: z.ZodType;
-  in?: z.ZodType;
-  out?: z.ZodType;
-  options?: z.ZodType[];
-  getter?: () => z.ZodType;
-}
-
-function defOf(schema: z.ZodType | undefined): SchemaDef {
-  return (schema as { _zod?: { def?: SchemaDef } } | undefined)?._zod?.def ?? {};
-}
-
-/** The keys an object schema at `path` has (for "did you mean"); [] when it cannot tell. */
-export function knownKeysAt(schema: z.ZodType, path: KeyPath): string[] {
-  let s: z.ZodType | undefined = schema;
-  const unwrap = (): void => {
-    for (let i = 0; i < 10 && s !== undefined; i++) {
-      const d = defOf(s);
-      const piped = defOf(d.in).type === 'transform' ? d.out : d.in;
-      const next =
-        d.innerType ??
-        (d.type === 'pipe' ? piped : undefined) ??
-        (d.type === 'lazy' ? d.getter?.() : undefined) ??
-        (d.type === 'union' ? d.options?.find((o) => defOf(o).shape) : undefined);
-      if (next === undefined) return;
-      s = next;
-    }
-  };
+/** The keys the section at `path` has (for "did you mean"); [] when it cannot tell. */
+export function knownKeysAt(schema: SchemaNode, path: KeyPath): string[] {
+  let s: SchemaNode | undefined = schema;
   for (const p of path) {
-    unwrap();
-    const d = defOf(s);
-    if (typeof p === 'number') s = d.element;
-    else s = d.shape?.[String(p)] ?? d.valueType;
+    if (s === undefined) break;
+    s = unlazy(s);
+    if (typeof p === 'number') s = s.type === 'array' ? s.element : undefined;
+    else if (s.type === 'object') s = Object.hasOwn(s.shape, String(p)) ? s.shape[String(p)] : undefined;
+    else s = s.type === 'record' ? s.value : undefined;
   }
-  unwrap();
-  return Object.keys(defOf(s).shape ?? {});
+  if (s === undefined) return [];
+  s = unlazy(s);
+  return s.type === 'object' ? Object.keys(s.shape) : [];
 }
 
-function candidates(issue: z.core.$ZodIssue, decoded: DecodedYaml, schema: z.ZodType): Candidate[] {
+function candidates(issue: SchemaIssue, decoded: DecodedYaml, schema: SchemaNode): Candidate[] {
   const path = issue.path;
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeysAt(schema, path);
@@ -344,20 +317,14 @@ function candidates(issue: z.core.$ZodIssue, decoded: DecodedYaml, schema: z.Zod
   }
   const key = formatPath(path);
   const line = decoded.lineOf(path);
-  if (issue.code === 'invalid_type') {
-    const got = decoded.kindOf(path);
-    const want = EXPECTED[issue.expected] ?? issue.expected;
-    if (key === '') return [{ line, key, text: `expected a ${want} at the top level, got ${got}` }];
-    if (got === 'nothing') return [{ line, key, text: `missing key ${key}` }];
-    return [{ line, key, text: `wrong type for key ${key}: expected ${want}, got ${got}` }];
-  }
-  if (issue.code === 'invalid_key') {
-    return [{ line, key, text: `invalid key in ${key}` }];
-  }
-  return [{ line, key, text: `invalid value for key ${key}: ${issue.message}` }];
+  const got = decoded.kindOf(path);
+  const want = EXPECTED[issue.expected] ?? issue.expected;
+  if (key === '') return [{ line, key, text: `expected a ${want} at the top level, got ${got}` }];
+  if (got === 'nothing') return [{ line, key, text: `missing key ${key}` }];
+  return [{ line, key, text: `wrong type for key ${key}: expected ${want}, got ${got}` }];
 }
 
-/** Remove `undefined` members (zod keeps optional keys that were `null` in YAML). */
+/** Remove `undefined` members. */
 export function pruneUndefined<T>(v: T): T {
   if (Array.isArray(v)) return v.map((x: unknown) => pruneUndefined(x)) as T;
   if (v !== null && typeof v === 'object' && !(v instanceof YamlBool)) {
@@ -371,16 +338,16 @@ export function pruneUndefined<T>(v: T): T {
 }
 
 /**
- * Validate decoded YAML with a strict zod schema. Failure throws a DecodeFailure naming the
+ * Validate decoded YAML against a section of the config schema. Failure throws a DecodeFailure naming the
  * line and key path of the earliest problem in the file, e.g.
  * `line 7: unknown key monitors[0].hostnme`. An empty document yields `empty`.
  */
-export function validateDecoded<T>(decoded: DecodedYaml, schema: z.ZodType, empty: T): T {
+export function validateDecoded<T>(decoded: DecodedYaml, schema: SchemaNode, empty: T): T {
   if (decoded.value === undefined || decoded.value === null) return empty;
-  const result = schema.safeParse(decoded.value);
-  if (result.success) return pruneUndefined(result.data as T);
+  const result = checkSchema(schema, decoded.value);
+  if (result.ok) return result.value as T;
   let best: Candidate | undefined;
-  for (const issue of result.error.issues) {
+  for (const issue of result.issues) {
     for (const c of candidates(issue, decoded, schema)) if (!best || c.line < best.line) best = c;
   }
   if (!best) throw new DecodeFailure('line 1: invalid document', 1, undefined);
@@ -388,6 +355,6 @@ export function validateDecoded<T>(decoded: DecodedYaml, schema: z.ZodType, empt
 }
 
 /** decodeYaml then validateDecoded. */
-export function strictDecode<T>(text: string, schema: z.ZodType, empty: T): T {
+export function strictDecode<T>(text: string, schema: SchemaNode, empty: T): T {
   return validateDecoded(decodeYaml(text), schema, empty);
 }

@@ -1,8 +1,11 @@
 /**
- * Strict zod schemas of the config file; the config types in core/config.ts are inferred
- * from them. Every object is strict: an unknown key is an error. The input is what
- * config/decode.ts produces: strings (any scalar's text), YamlBool for YAML booleans, null
- * for empty values, arrays and plain objects.
+ * The config file's schema, written as data: each section is a strict object (an unknown key
+ * is an error) of optional keys, each key a string, a boolean, a map of strings, a list or a
+ * nested section. config/schema-check.ts checks decoded YAML against it, config/decode.ts
+ * turns its findings into one-line errors, config/schema-keys.ts answers which keys exist,
+ * and the config types in core/config.ts are derived from it (`Out<…>`), so each key is
+ * declared once. The input is what config/decode.ts produces: strings (any scalar's text),
+ * YamlBool for YAML booleans, null for empty values, arrays and plain objects.
  *
  * Choices, following Go's yaml.v2 that Blip uses:
  * - a string key accepts any scalar and keeps its text (`port: 3306`, `freq: 5`, `env: yes`);
@@ -11,9 +14,10 @@
  *   options, exporter flags) and string lists it is the empty string; a sink written with no
  *   options (`log:`) is that sink with no options.
  *
- * Lives in core (importing only zod) so that core/config.ts can infer its types here.
+ * Why written by hand rather than with a schema library: the schema has six kinds of node
+ * and one rule per kind, and a general validator loaded at every start cost more memory and
+ * start time than the rest of the config code together (docs/performance.md).
  */
-import * as z from 'zod';
 
 /**
  * A YAML boolean as decoded: its value for boolean keys and its source text for string keys
@@ -26,168 +30,234 @@ export class YamlBool {
   ) {}
 }
 
-const nullToUndefined = (v: unknown): unknown => (v === null ? undefined : v);
-const scalarText = (v: unknown): unknown => (v instanceof YamlBool ? v.text : v);
+/**
+ * One node of the schema. Every key of a section is optional (absent or null = not set).
+ * - `string`: any scalar's text; in a map or list (`inMap`), null is the empty string.
+ * - `boolean`: a YAML boolean.
+ * - `object`: a section of named keys, strict.
+ * - `record`: a map of any keys to one kind of value; `nullAsEmpty`: a null value is `{}`.
+ * - `array`: a list of one kind of item.
+ * - `lazy`: a node defined later (the monitor and plans sections refer to each other).
+ */
+export type SchemaNode =
+  | StringNode
+  | BooleanNode
+  | ObjectNode<Shape>
+  | RecordNode<SchemaNode>
+  | ArrayNode<SchemaNode>
+  | LazyNode<SchemaNode>;
 
-const str = z.preprocess(scalarText, z.string());
-const bool = z.preprocess((v) => (v instanceof YamlBool ? v.value : v), z.boolean());
-
-/** Optional key: absent or null → undefined. */
-function opt<T extends z.ZodType>(s: T) {
-  return z.preprocess(nullToUndefined, s.optional());
+export interface StringNode {
+  readonly type: 'string';
+  readonly inMap: boolean;
+}
+export interface BooleanNode {
+  readonly type: 'boolean';
+}
+export type Shape = Readonly<Record<string, SchemaNode>>;
+export interface ObjectNode<S extends Shape> {
+  readonly type: 'object';
+  readonly shape: S;
+}
+export interface RecordNode<V extends SchemaNode> {
+  readonly type: 'record';
+  readonly value: V;
+  readonly nullAsEmpty: boolean;
+}
+export interface ArrayNode<E extends SchemaNode> {
+  readonly type: 'array';
+  readonly element: E;
+}
+export interface LazyNode<T extends SchemaNode> {
+  readonly type: 'lazy';
+  readonly get: () => T;
 }
 
-const mapValue = z.preprocess((v) => (v === null ? '' : scalarText(v)), z.string());
-const strMap = z.record(z.string(), mapValue);
-const strList = z.array(mapValue);
+/** The value a node yields once checked: optional keys may be absent. */
+export type Out<N> = N extends StringNode
+  ? string
+  : N extends BooleanNode
+    ? boolean
+    : N extends ObjectNode<infer S>
+      ? { [K in keyof S]?: Out<S[K]> | undefined }
+      : N extends RecordNode<infer V>
+        ? Record<string, Out<V>>
+        : N extends ArrayNode<infer E>
+          ? Out<E>[]
+          : never;
 
-export const apiSchema = z.strictObject({
-  bind: opt(str),
-  disable: opt(bool),
-  'allowed-hosts': opt(strList),
-  'token-file': opt(str),
-  tls: opt(z.strictObject({ cert: opt(str), key: opt(str), 'client-ca': opt(str) })),
+const str: StringNode = { type: 'string', inMap: false };
+const bool: BooleanNode = { type: 'boolean' };
+const mapValue: StringNode = { type: 'string', inMap: true };
+
+function section<S extends Shape>(shape: S): ObjectNode<S> {
+  return { type: 'object', shape };
+}
+function list<E extends SchemaNode>(element: E): ArrayNode<E> {
+  return { type: 'array', element };
+}
+
+const strMap: RecordNode<StringNode> = { type: 'record', value: mapValue, nullAsEmpty: false };
+const strList = list(mapValue);
+
+export const apiSchema = section({
+  bind: str,
+  disable: bool,
+  'allowed-hosts': strList,
+  'token-file': str,
+  tls: section({ cert: str, key: str, 'client-ca': str }),
   /** Refuse every state change (403); the web page hides its actions. */
-  'read-only': opt(bool),
+  'read-only': bool,
   /** The web page's chart history for every monitor (docs/ui.md); default true. */
-  'ui-history': opt(bool),
+  'ui-history': bool,
 });
-export const httpSchema = z.strictObject({ proxy: opt(str) });
+export const httpSchema = section({ proxy: str });
 /** The agent-wide multi-target listener (`/probe`, `/metrics`, `/targets`); off without `bind`. */
-export const probeSchema = z.strictObject({ bind: opt(str), 'web-config-file': opt(str) });
-export const monitorLoaderSchema = z.strictObject({
-  files: opt(strList),
-  'stop-loss': opt(str),
+export const probeSchema = section({ bind: str, 'web-config-file': str });
+export const monitorLoaderSchema = section({
+  files: strList,
+  'stop-loss': str,
   /** RDS discovery: regions to list, and optional filters on the instances found. */
-  aws: opt(z.strictObject({ regions: opt(strList), engines: opt(strList), tags: opt(strMap) })),
-  local: opt(
-    z.strictObject({ 'disable-auto': opt(bool), 'disable-auto-root': opt(bool), candidates: opt(strList) }),
-  ),
+  aws: section({ regions: strList, engines: strList, tags: strMap }),
+  local: section({ 'disable-auto': bool, 'disable-auto-root': bool, candidates: strList }),
 });
 /** sink name → option → value */
-export const sinksSchema = z.record(
-  z.string(),
-  z.preprocess((v) => (v === null ? {} : v), strMap),
-);
-export const awsSchema = z.strictObject({
-  'iam-auth': opt(bool),
-  'password-secret': opt(str),
-  region: opt(str),
-  'disable-auto-region': opt(bool),
-  'disable-auto-tls': opt(bool),
+export const sinksSchema: RecordNode<RecordNode<StringNode>> = {
+  type: 'record',
+  value: { ...strMap, nullAsEmpty: true },
+  nullAsEmpty: false,
+};
+export const awsSchema = section({
+  'iam-auth': bool,
+  'password-secret': str,
+  region: str,
+  'disable-auto-region': bool,
+  'disable-auto-tls': bool,
 });
-export const exporterSchema = z.strictObject({
-  mode: opt(str),
-  plan: opt(str),
-  flags: opt(strMap),
-  'token-file': opt(str),
+export const exporterSchema = section({
+  mode: str,
+  plan: str,
+  flags: strMap,
+  'token-file': str,
 });
-export const heartbeatSchema = z.strictObject({
-  freq: opt(str),
-  'source-id': opt(str),
-  role: opt(str),
-  table: opt(str),
+export const heartbeatSchema = section({
+  freq: str,
+  'source-id': str,
+  role: str,
+  table: str,
 });
 /** Placeholder section with no keys yet. */
-export const haSchema = z.strictObject({});
+export const haSchema = section({});
 
 const mysqlShape = {
-  hostname: opt(str),
-  mycnf: opt(str),
-  password: opt(str),
-  'password-file': opt(str),
-  socket: opt(str),
-  'timeout-connect': opt(str),
-  username: opt(str),
+  hostname: str,
+  mycnf: str,
+  password: str,
+  'password-file': str,
+  socket: str,
+  'timeout-connect': str,
+  username: str,
 };
-export const mysqlSchema = z.strictObject(mysqlShape);
+export const mysqlSchema = section(mysqlShape);
 
-export const planChangeStateSchema = z.strictObject({ after: opt(str), plan: opt(str) });
-export const planChangeSchema = z.strictObject({
-  offline: opt(planChangeStateSchema),
-  standby: opt(planChangeStateSchema),
-  'read-only': opt(planChangeStateSchema),
-  active: opt(planChangeStateSchema),
+export const planChangeStateSchema = section({ after: str, plan: str });
+export const planChangeSchema = section({
+  offline: planChangeStateSchema,
+  standby: planChangeStateSchema,
+  'read-only': planChangeStateSchema,
+  active: planChangeStateSchema,
 });
 
-export const tlsSchema = z.strictObject({
-  ca: opt(str),
-  cert: opt(str),
-  key: opt(str),
-  'skip-verify': opt(bool),
-  disable: opt(bool),
+export const tlsSchema = section({
+  ca: str,
+  cert: str,
+  key: str,
+  'skip-verify': bool,
+  disable: bool,
 });
 
 // plans.monitor is a monitor object, whose own `plans` may (syntactically) hold a monitor.
-// The two schemas refer to each other lazily; their types are the inferred bases plus the
+// The two sections refer to each other lazily; their types are the derived bases plus the
 // one recursive key each, written out below.
 
 /** `plans` without its `monitor` key. */
-const plansBase = z.strictObject({
-  files: opt(strList),
-  table: opt(str),
-  'disable-default-plans': opt(bool),
-  change: opt(planChangeSchema),
-});
+const plansBaseShape = {
+  files: strList,
+  table: str,
+  'disable-default-plans': bool,
+  change: planChangeSchema,
+};
 
 /** A monitor without its `plans` key: mysql keys at top level plus the sub-sections. */
-const monitorBase = z.strictObject({
-  id: opt(str),
+const monitorBaseShape = {
+  id: str,
   /** Blip's: which database the monitor watches; sonde watches `mysql` (MySQL, MariaDB) only. */
-  'database-type': opt(str),
+  'database-type': str,
   /** Blip's: settings of the database type; `mysql` reads the monitor's own keys, so none are used. */
-  'database-config': opt(strMap),
+  'database-config': strMap,
   ...mysqlShape,
-  tags: opt(strMap),
-  meta: opt(strMap),
-  plan: opt(str),
+  tags: strMap,
+  meta: strMap,
+  plan: str,
   /** This monitor's chart history for the web page; default true. */
-  'ui-history': opt(bool),
-  aws: opt(awsSchema),
-  exporter: opt(exporterSchema),
-  ha: opt(haSchema),
-  heartbeat: opt(heartbeatSchema),
-  sinks: opt(sinksSchema),
-  tls: opt(tlsSchema),
-});
+  'ui-history': bool,
+  aws: awsSchema,
+  exporter: exporterSchema,
+  ha: haSchema,
+  heartbeat: heartbeatSchema,
+  sinks: sinksSchema,
+  tls: tlsSchema,
+};
 
 /** The `plans` section (top level or of a monitor). */
-export type PlansShape = z.output<typeof plansBase> & { monitor?: MonitorShape | undefined };
+export type PlansShape = Out<ObjectNode<typeof plansBaseShape>> & { monitor?: MonitorShape | undefined };
 
 /** One monitor as written in the config. */
-export type MonitorShape = z.output<typeof monitorBase> & { plans?: PlansShape | undefined };
+export type MonitorShape = Out<ObjectNode<typeof monitorBaseShape>> & { plans?: PlansShape | undefined };
 
-export const plansSchema: z.ZodType<PlansShape> = z.lazy(() =>
-  plansBase.extend({ monitor: opt(monitorSchema) }),
-);
+/** The `plans` section: its `monitor` key last. */
+export const plansSchema: LazyNode<ObjectNode<Shape>> = {
+  type: 'lazy',
+  get: () => plansSection,
+};
 
-/** One monitor: mysql keys at top level plus the sub-sections. */
-export const monitorSchema: z.ZodType<MonitorShape> = z.lazy(() =>
-  monitorBase.extend({ plans: opt(plansSchema) }),
-);
+/** One monitor: mysql keys at top level plus the sub-sections, `plans` last. */
+export const monitorSchema: LazyNode<ObjectNode<Shape>> = {
+  type: 'lazy',
+  get: () => monitorSection,
+};
+
+const plansSection = section({ ...plansBaseShape, monitor: monitorSchema });
+const monitorSection = section({ ...monitorBaseShape, plans: plansSchema });
 
 /** The whole config file. */
-export const configSchema = z.strictObject({
-  api: opt(apiSchema),
-  http: opt(httpSchema),
-  probe: opt(probeSchema),
-  'monitor-loader': opt(monitorLoaderSchema),
+export const configSchema = section({
+  api: apiSchema,
+  http: httpSchema,
+  probe: probeSchema,
+  'monitor-loader': monitorLoaderSchema,
   /** ES modules that register collectors, sinks and translators (docs/plugins.md). */
-  plugins: opt(strList),
-  sinks: opt(sinksSchema),
-  aws: opt(awsSchema),
-  exporter: opt(exporterSchema),
-  ha: opt(haSchema),
-  heartbeat: opt(heartbeatSchema),
-  mysql: opt(mysqlSchema),
-  plans: opt(plansSchema),
-  tags: opt(strMap),
-  tls: opt(tlsSchema),
-  monitors: opt(z.array(monitorSchema)),
+  plugins: strList,
+  sinks: sinksSchema,
+  aws: awsSchema,
+  exporter: exporterSchema,
+  ha: haSchema,
+  heartbeat: heartbeatSchema,
+  mysql: mysqlSchema,
+  plans: plansSchema,
+  tags: strMap,
+  tls: tlsSchema,
+  monitors: list(monitorSchema),
 });
+
+/** The config file's type: `plans` and `monitors` with their recursive types. */
+export type ConfigShape = Omit<Out<typeof configSchema>, 'plans' | 'monitors'> & {
+  plans?: PlansShape | undefined;
+  monitors?: MonitorShape[] | undefined;
+};
 
 /**
  * A monitor file: either `monitors: [...]` or one monitor object (the second form is the
  * only one Blip knows).
  */
-export const monitorListFileSchema = z.strictObject({ monitors: opt(z.array(monitorSchema)) });
+export const monitorListFileSchema = section({ monitors: list(monitorSchema) });

@@ -4,8 +4,8 @@
  * probe listener serves them on its `/metrics`; mysqld_exporter's command line adds them to
  * its endpoint, as mysqld_exporter does.
  */
-import { readFileSync } from 'node:fs';
 import { Gauge, Registry, collectDefaultMetrics } from 'prom-client';
+import { readRegularTextSync } from '../util/read-file.js';
 
 /** Go's value of an unlimited address space: the largest 64-bit unsigned number. */
 const UNLIMITED = 2 ** 64;
@@ -18,7 +18,7 @@ export function addressSpaceLimit(limits?: string): number | undefined {
   let text = limits;
   if (text === undefined) {
     try {
-      text = readFileSync('/proc/self/limits', 'utf8');
+      text = readRegularTextSync('/proc/self/limits');
     } catch {
       return undefined;
     }

@@ -1,9 +1,9 @@
-import { describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { AgentEvent } from '../core/events.js';
 import { ErrorGate } from '../monitor/error-gate.js';
 import { FakeClock } from '../util/fake-clock.fixture.js';
-import { EventLog, formatEventLine, redact, type EventLogOptions } from './event-log.js';
+import { EventLog, formatEventLine, loadJsonFormat, redact, type EventLogOptions } from './event-log.js';
 
 // Each test file runs in its own process: fix the zone so line times are deterministic.
 process.env.TZ = 'UTC';
@@ -205,6 +205,8 @@ function parsed(c: Collect): Record<string, unknown>[] {
 }
 
 describe('JSON lines', () => {
+  before(loadJsonFormat);
+
   const json = (opts: Omit<EventLogOptions, 'stdout' | 'stderr' | 'now' | 'format'> = {}) =>
     setup({ ...opts, format: 'json' });
 
@@ -538,5 +540,26 @@ describe('event receiver (the output replaced) and hidden events', () => {
       assert.equal(err.writes.length, 1, format);
       assert.match(err.writes[0] ?? '', /boot-error/, format);
     }
+  });
+});
+
+describe('the JSON format’s writer', () => {
+  it('is imported only when asked for: before loadJsonFormat a JSON EventLog is refused', async () => {
+    const { execFile } = await import('node:child_process');
+    const mod = new URL('./event-log.js', import.meta.url).href;
+    const script = [
+      `const m = await import(${JSON.stringify(mod)});`,
+      "new m.EventLog({ format: 'text', stdout: { write() {} } }).info('boot-start', '', 'text needs no writer');",
+      "try { new m.EventLog({ format: 'json' }); console.log('made'); } catch (e) { console.log(e.message); }",
+      'await m.loadJsonFormat();',
+      "const lines = []; new m.EventLog({ format: 'json', stderr: { write: (t) => lines.push(t) } }).error('boot-error', '', 'x');",
+      'console.log(JSON.parse(lines[0]).event);',
+    ].join('\n');
+    const { promisify } = await import('node:util');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+    assert.equal(
+      stdout,
+      'EventLog: the JSON format is not loaded (await loadJsonFormat() first)\nboot-error\n',
+    );
   });
 });

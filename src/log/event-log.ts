@@ -22,7 +22,7 @@
  * whatever the level lets print, after it is printed, as an `AgentEvent` with the secrets
  * scrubbed. While nobody subscribes, an event that is not printed costs a level check.
  */
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import type {
   AgentEvent,
   EventLevel,
@@ -34,7 +34,7 @@ import type {
 } from '../core/events.js';
 import { guardedStderr, guardedStdout } from '../util/std-streams.js';
 import { oneLine } from '../util/text.js';
-import { formatEventTime, formatTimestampMs } from '../util/time.js';
+import { formatEventTime } from '../util/time.js';
 
 /** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
 export interface TextOutput {
@@ -147,22 +147,16 @@ export function parseLogFormat(text: string): LogFormat | undefined {
   return (LOG_FORMATS as readonly string[]).includes(text) ? (text as LogFormat) : undefined;
 }
 
-/** The JSON writer: pino, level filtering left to EventLog, fields named as documented. */
-function jsonLogger(out: TextOutput | undefined, now: () => Date): Logger<'notice'> {
-  // process.stderr is written synchronously for files, pipes and terminals on Linux; the
-  // guard drops lines once the reader is gone instead of failing on each.
-  const dest = out ?? guardedStderr();
-  return pino<'notice'>(
-    {
-      level: 'debug',
-      customLevels: { notice: RANK.notice },
-      base: undefined,
-      messageKey: 'message',
-      timestamp: () => `,"time":"${formatTimestampMs(now())}"`,
-      formatters: { level: (label) => ({ level: label }) },
-    },
-    dest,
-  );
+/** Makes the JSON writer (log/json-lines.ts), once loadJsonFormat imported it. */
+let jsonLogger:
+  ((out: TextOutput | undefined, now: () => Date, noticeRank: number) => Logger<'notice'>) | undefined;
+
+/**
+ * Import the JSON format's writer (pino). An EventLog with `format: 'json'` needs it loaded
+ * first; the text format never does (sonde's library entry loads it for its users).
+ */
+export async function loadJsonFormat(): Promise<void> {
+  jsonLogger ??= (await import('./json-lines.js')).jsonLogger;
 }
 
 /** One subscription; `failed` once its listener threw (reported once). */
@@ -198,7 +192,10 @@ export class EventLog implements Events, EventStream {
     const level = opts.level ?? (opts.log === true ? 'info' : 'error');
     this.#rank = RANK[level === 'debug' ? 'info' : level];
     this.#debugging = opts.debug === true || level === 'debug';
-    this.#json = opts.format === 'json' ? jsonLogger(opts.stderr, this.#now) : undefined;
+    if (opts.format === 'json' && jsonLogger === undefined) {
+      throw new Error('EventLog: the JSON format is not loaded (await loadJsonFormat() first)');
+    }
+    this.#json = opts.format === 'json' ? jsonLogger?.(opts.stderr, this.#now, RANK.notice) : undefined;
     this.#secrets = [...(opts.secrets ?? [])];
     this.#receiver = opts.receiver;
     this.#hidden = new Set(opts.hide ?? []);

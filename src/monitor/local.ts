@@ -9,9 +9,10 @@
  * ping, every candidate is pinged, and the first that answered is chosen. What was chosen and
  * why (and which other servers answered) is kept for the loader to report: detectionOf().
  */
-import { readFile, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Config, FinalMonitorConfig, MonitorConfig } from '../core/config.js';
 import type { ConnectionSpec, Db } from '../core/db.js';
+import { readRegularText } from '../util/read-file.js';
 
 const DEFAULT_SOCKETS = [
   '/var/run/mysqld/mysqld.sock',
@@ -45,7 +46,7 @@ async function isSocket(path: string): Promise<boolean> {
 export async function candidateSockets(): Promise<string[]> {
   let found: string[] = [];
   try {
-    found = socketsFromProcNetUnix(await readFile('/proc/net/unix', 'utf8'));
+    found = socketsFromProcNetUnix(await readRegularText('/proc/net/unix'));
   } catch {
     // not Linux: defaults only
   }

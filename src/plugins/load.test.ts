@@ -5,6 +5,7 @@
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -164,6 +165,16 @@ describe('loadPlugins: packages', () => {
     assert.ok(regs.collectors.has('z.extra'));
     await assert.rejects(loadPlugins(['sonde-z/hidden'], { baseDir: base, ...registries() }), {
       message: 'plugins: sonde-z/hidden: package sonde-z does not export ./hidden',
+    });
+  });
+
+  it('refuses a package.json that is not a regular file (a FIFO) without waiting for a writer', async () => {
+    const base = join(dir, 'pkg-fifo');
+    mkdirSync(join(base, 'node_modules/sonde-fifo'), { recursive: true });
+    const pkg = join(base, 'node_modules/sonde-fifo/package.json');
+    execFileSync('mkfifo', [pkg]);
+    await assert.rejects(loadPlugins(['sonde-fifo'], { baseDir: base, ...registries() }), {
+      message: `plugins: sonde-fifo: cannot read ${pkg}: not a regular file (a FIFO)`,
     });
   });
 

@@ -7,10 +7,11 @@
  * `import`, `node`, `default`), else `main`, else `index.js`; a subpath must be listed in
  * `exports` (when the package has one) or be a file of the package.
  */
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isAbsolute, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileErrorText, readRegularTextSync } from '../util/read-file.js';
 
 /** A resolution failure; its message is the problem alone (the caller names the module). */
 export class ResolveError extends Error {}
@@ -55,9 +56,10 @@ function resolvePackage(spec: string, baseDir: string): string {
   }
   let pkg: { exports?: unknown; main?: unknown };
   try {
-    pkg = JSON.parse(readFileSync(join(pkgDir, 'package.json'), 'utf8')) as typeof pkg;
+    pkg = JSON.parse(readRegularTextSync(join(pkgDir, 'package.json'))) as typeof pkg;
   } catch (err) {
-    throw new ResolveError(`cannot read ${join(pkgDir, 'package.json')}: ${(err as Error).message}`);
+    const why = err instanceof SyntaxError ? err.message : fileErrorText(err);
+    throw new ResolveError(`cannot read ${join(pkgDir, 'package.json')}: ${why}`);
   }
   let target: string | undefined;
   if (pkg.exports !== undefined) {

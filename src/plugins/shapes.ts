@@ -4,7 +4,6 @@
  * returns the first problem as text (`help.options[0].default: expected string`), or
  * undefined when the registration is sound.
  */
-import * as z from 'zod';
 import { MetricType } from '../core/metrics.js';
 
 /** A domain name: lowercase words joined by dots (`custom.queue`, `innodb.buffer-pool`). */
@@ -16,56 +15,118 @@ export const TRANSLATOR_NAME = /^\S+$/;
 /** Domains under this prefix carry Prometheus samples (the exporter's); not for plugins. */
 export const RESERVED_DOMAIN_PREFIX = 'exporter.';
 
-const nonEmpty = z.string().min(1, 'empty');
-const described = { description: z.string() };
-const keyed = z.object({ key: nonEmpty, ...described });
-const metricTypes = Object.values(MetricType);
-
-const helpSchema = z.object({
-  domain: nonEmpty,
-  description: nonEmpty,
-  sources: z.array(z.string()),
-  options: z.array(
-    z.object({
-      name: nonEmpty,
-      ...described,
-      default: z.string(),
-      values: z.record(z.string(), z.string()).optional(),
-    }),
-  ),
-  errors: z.array(z.object({ name: nonEmpty, ...described, errnos: z.array(z.number().int()).optional() })),
-  groups: z.array(keyed),
-  meta: z.array(keyed),
-  metrics: z.array(
-    z.object({
-      name: nonEmpty,
-      type: z.number().refine((t) => (metricTypes as number[]).includes(t), {
-        message: `not a metric type (${metricTypes.join(', ')})`,
-      }),
-      ...described,
-    }),
-  ),
-});
+const metricTypes: number[] = Object.values(MetricType);
 
 /** `help.options[0].default`. */
-function pathText(path: readonly PropertyKey[]): string {
+function pathText(path: readonly (string | number)[]): string {
   let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out === '' ? '' : '.'}${String(p)}`;
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : `${out === '' ? '' : '.'}${p}`;
   return out;
 }
 
-/** The first zod problem as one line. */
-function firstIssue(err: z.ZodError, prefix: string): string {
-  const issue = err.issues[0];
-  if (issue === undefined) return `${prefix}: invalid`;
-  const at = pathText([prefix, ...issue.path]);
-  if (issue.code === 'invalid_type' && /received undefined/.test(issue.message)) return `${at} is missing`;
-  const msg = issue.message.replace(/^Invalid input: /, '');
-  return `${at}: ${msg}`;
+/** What a value is, as a problem names it: `number`, `null`, `array`, `NaN`, a class name. */
+function received(v: unknown): string {
+  if (typeof v === 'number') return Number.isNaN(v) ? 'NaN' : Number.isFinite(v) ? 'number' : String(v);
+  if (typeof v !== 'object') return typeof v;
+  if (v === null) return 'null';
+  if (Array.isArray(v)) return 'array';
+  if (Object.getPrototypeOf(v) !== Object.prototype && 'constructor' in v && v.constructor) {
+    return String((v.constructor as { name?: unknown }).name);
+  }
+  return 'object';
 }
+
+/** `help.x is missing` for an undefined value, else `help.x: expected string, received number`. */
+function wrongType(path: readonly (string | number)[], expected: string, v: unknown): string {
+  const got = received(v);
+  return got === 'undefined'
+    ? `${pathText(path)} is missing`
+    : `${pathText(path)}: expected ${expected}, received ${got}`;
+}
+
+/** A check of one value at `path`: the first problem, or undefined. */
+type Check = (v: unknown, path: readonly (string | number)[]) => string | undefined;
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v);
+
+const text: Check = (v, path) => (typeof v === 'string' ? undefined : wrongType(path, 'string', v));
+const nonEmpty: Check = (v, path) => text(v, path) ?? (v === '' ? `${pathText(path)}: empty` : undefined);
+
+function integer(v: unknown, path: readonly (string | number)[]): string | undefined {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return wrongType(path, 'number', v);
+  if (!Number.isInteger(v)) return wrongType(path, 'int', v);
+  if (v > Number.MAX_SAFE_INTEGER)
+    return `${pathText(path)}: Too big: expected int to be <=${Number.MAX_SAFE_INTEGER}`;
+  if (v < Number.MIN_SAFE_INTEGER)
+    return `${pathText(path)}: Too small: expected int to be >=${Number.MIN_SAFE_INTEGER}`;
+  return undefined;
+}
+
+const metricType: Check = (v, path) => {
+  if (typeof v !== 'number' || !Number.isFinite(v)) return wrongType(path, 'number', v);
+  return metricTypes.includes(v)
+    ? undefined
+    : `${pathText(path)}: not a metric type (${metricTypes.join(', ')})`;
+};
+
+/** An object's listed keys, each checked in order (other keys are ignored). */
+function object(shape: Record<string, Check>): Check {
+  return (v, path) => {
+    if (!isObject(v)) return wrongType(path, 'object', v);
+    for (const [key, check] of Object.entries(shape)) {
+      const problem = check(v[key], [...path, key]);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  };
+}
+
+function array(item: Check): Check {
+  return (v, path) => {
+    if (!Array.isArray(v)) return wrongType(path, 'array', v);
+    for (let i = 0; i < v.length; i++) {
+      const problem = item(v[i] as unknown, [...path, i]);
+      if (problem !== undefined) return problem;
+    }
+    return undefined;
+  };
+}
+
+const optional =
+  (check: Check): Check =>
+  (v, path) =>
+    v === undefined ? undefined : check(v, path);
+
+/** A map of strings made by `{}` (or with no prototype). */
+const stringMap: Check = (v, path) => {
+  const plain =
+    isObject(v) &&
+    (typeof v.constructor !== 'function' ||
+      (isObject(v.constructor.prototype) && Object.hasOwn(v.constructor.prototype, 'isPrototypeOf')));
+  if (!plain) return wrongType(path, 'record', v);
+  for (const key of Object.keys(v)) {
+    if (key === '__proto__') continue;
+    const problem = text(v[key], [...path, key]);
+    if (problem !== undefined) return problem;
+  }
+  return undefined;
+};
+
+const described = { description: text };
+const keyed = object({ key: nonEmpty, ...described });
+
+/** The help of a collector, as the built-in ones have it. */
+const helpCheck = object({
+  domain: nonEmpty,
+  description: nonEmpty,
+  sources: array(text),
+  options: array(object({ name: nonEmpty, ...described, default: text, values: optional(stringMap) })),
+  errors: array(object({ name: nonEmpty, ...described, errnos: optional(array(integer)) })),
+  groups: array(keyed),
+  meta: array(keyed),
+  metrics: array(object({ name: nonEmpty, type: metricType, ...described })),
+});
 
 /** Narrow an unknown registration to a collector's, or say why not. */
 export function collectorProblem(reg: unknown): string | undefined {
@@ -74,8 +135,8 @@ export function collectorProblem(reg: unknown): string | undefined {
   const domain = isObject(help) && typeof help.domain === 'string' ? help.domain : '';
   const what = domain === '' ? 'collector' : `collector ${domain}`;
   if (!isObject(help)) return `${what}: help is missing`;
-  const parsed = helpSchema.safeParse(help);
-  if (!parsed.success) return `${what}: ${firstIssue(parsed.error, 'help')}`;
+  const problem = helpCheck(help, ['help']);
+  if (problem !== undefined) return `${what}: ${problem}`;
   if (!DOMAIN_NAME.test(domain)) {
     return `${what}: help.domain: not a domain name (lowercase words joined by dots, e.g. custom.queue)`;
   }

@@ -49,15 +49,42 @@ const BP_REQUESTS = 'innodb_buffer_pool_read_requests';
 const BP_READS = 'innodb_buffer_pool_reads';
 const COUNTERS = [...RATES.flatMap(([, c]) => c), BP_REQUESTS, BP_READS];
 
-/** The first value named `name` (lowercase) without a group, or the largest when grouped. */
-function pick(values: readonly MetricValue[] | undefined, name: string): number {
-  let out = NaN;
+/** The status.global values the series read. */
+const STATUS_NAMES: ReadonlySet<string> = new Set([
+  ...COUNTERS,
+  'threads_connected',
+  'innodb_buffer_pool_pages_dirty',
+]);
+
+/**
+ * Each of `names` (lowercase) in one pass over `values` (a wide plan carries a thousand):
+ * the first value without a group, or the largest when grouped; a name absent or never
+ * finite is absent from the map.
+ */
+function pickAll(
+  values: readonly MetricValue[] | undefined,
+  names: ReadonlySet<string>,
+): Map<string, number> {
+  const out = new Map<string, number>();
+  const ungrouped = new Set<string>();
   for (const v of values ?? []) {
-    if (v.name.toLowerCase() !== name || !Number.isFinite(v.value)) continue;
-    if (v.group === undefined || Object.keys(v.group).length === 0) return v.value;
-    out = Number.isNaN(out) ? v.value : Math.max(out, v.value);
+    if (!Number.isFinite(v.value)) continue;
+    const name = v.name.toLowerCase();
+    if (!names.has(name) || ungrouped.has(name)) continue;
+    if (v.group === undefined || Object.keys(v.group).length === 0) {
+      out.set(name, v.value);
+      ungrouped.add(name);
+      continue;
+    }
+    const have = out.get(name);
+    out.set(name, have === undefined ? v.value : Math.max(have, v.value));
   }
   return out;
+}
+
+/** `name` alone: {@link pickAll} of one name, NaN when absent. */
+function pick(values: readonly MetricValue[] | undefined, name: string): number {
+  return pickAll(values, new Set([name])).get(name) ?? NaN;
 }
 
 export class SeriesBuffer {
@@ -106,11 +133,11 @@ export class SeriesBuffer {
   #point(m: Metrics, t: number): Float64Array {
     const point = new Float64Array(N).fill(NaN);
     const set = (name: SeriesName, v: number): void => void (point[INDEX.get(name) ?? 0] = v);
-    const status = m.values['status.global'];
+    const status = pickAll(m.values['status.global'], STATUS_NAMES);
     const deltas = new Map<string, { dv: number; dt: number }>();
     for (const c of COUNTERS) {
-      const v = pick(status, c);
-      if (Number.isNaN(v)) continue;
+      const v = status.get(c);
+      if (v === undefined) continue;
       const prev = this.#prev.get(c);
       this.#prev.set(c, { v, t });
       if (prev !== undefined && t > prev.t && v >= prev.v) deltas.set(c, { dv: v - prev.v, dt: t - prev.t });
@@ -123,8 +150,8 @@ export class SeriesBuffer {
     const reads = deltas.get(BP_READS);
     if (req !== undefined && reads !== undefined && req.dv > 0)
       set('bp_hit', Math.max(0, 100 * (1 - reads.dv / req.dv)));
-    set('connections', pick(status, 'threads_connected'));
-    set('bp_dirty', pick(status, 'innodb_buffer_pool_pages_dirty'));
+    set('connections', status.get('threads_connected') ?? NaN);
+    set('bp_dirty', status.get('innodb_buffer_pool_pages_dirty') ?? NaN);
     const max = pick(m.values['var.global'], 'max_connections');
     if (!Number.isNaN(max)) this.#maxConnections = max;
     set('max_connections', this.#maxConnections);

@@ -5,13 +5,19 @@
  * take seconds there; when one runs past its deadline, no KILL can reach the server (no free
  * connection for it), so the server's own statement time limit must end it: the query is
  * gone from the processlist within 2 s of the deadline, and the domain's status says it is
- * too slow on this server, naming what bounds it.
+ * too slow on this server, naming what bounds it. And the exporter's scrapes of that schema
+ * keep their series: a scrape whose time limit is shorter than the catalogue read serves the
+ * last complete read instead of dropping thousands of series.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createConnection, type Connection } from 'mysql2/promise';
-import { connectAs, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
-import { startAgent, type Agent } from '../helpers/agent.js';
+import { connectAs, freePort, startMariaDB, type MariaDB } from '../helpers/mariadb.js';
+import { BIN, startAgent, type Agent } from '../helpers/agent.js';
 
 const PASSWORD = 'Many-20k-pass';
 const TABLES = Number(process.env.SONDE_TEST_TABLES ?? 5000);
@@ -79,6 +85,50 @@ async function watchProcesslist(ms: number): Promise<Seen> {
   return seen;
 }
 
+/** Series (non-comment lines) of one exposition, all of them and those of `prefix`. */
+function countSeries(text: string, prefix: string): { all: number; prefixed: number } {
+  const lines = text.split('\n').filter((l) => l !== '' && !l.startsWith('#'));
+  return { all: lines.length, prefixed: lines.filter((l) => l.startsWith(prefix)).length };
+}
+
+/** sonde as mysqld_exporter with `--collect.info_schema.tables` on schema `big`; stop() ends it. */
+async function startTablesExporter(): Promise<{ base: string; stop(): Promise<void> }> {
+  const port = await freePort();
+  const home = mkdtempSync(join(tmpdir(), 'sonde-big-exporter-'));
+  const proc = spawn(
+    process.execPath,
+    [
+      BIN,
+      `--mysqld.address=127.0.0.1:${db.port}`,
+      '--mysqld.username=sonde',
+      `--web.listen-address=127.0.0.1:${port}`,
+      '--collect.info_schema.tables',
+      '--collect.info_schema.tables.databases=big',
+    ],
+    { stdio: ['ignore', 'ignore', 'ignore'], env: { HOME: home, MYSQLD_EXPORTER_PASSWORD: PASSWORD } },
+  );
+  const base = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 20_000;
+  while (
+    !(await fetch(`${base}/`).then(
+      (r) => r.ok,
+      () => false,
+    ))
+  ) {
+    if (Date.now() > deadline || proc.exitCode !== null) throw new Error('the exporter did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return {
+    base,
+    stop: async () => {
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+      rmSync(home, { recursive: true, force: true });
+    },
+  };
+}
+
 describe('faults: a schema with thousands of tables and no free connection', () => {
   before(async () => {
     db = await startMariaDB({
@@ -138,6 +188,42 @@ monitors:
       await Promise.all(slow);
     } finally {
       await pool.close();
+    }
+  });
+
+  it("keeps a scrape's series when its time limit is shorter than the catalogue read", async (t) => {
+    const exporter = await startTablesExporter();
+    try {
+      // The first scrape has no time limit: it reads the catalogue of every table (seconds).
+      const t0 = Date.now();
+      const first = countSeries(await (await fetch(`${exporter.base}/metrics`)).text(), 'mysql_info_schema_');
+      const firstMs = Date.now() - t0;
+      // Prometheus' scrape timeout of 1 s: shorter than that read on this schema.
+      const counts = [first];
+      for (let i = 0; i < 3; i++) {
+        const r = await fetch(`${exporter.base}/metrics`, {
+          headers: { 'X-Prometheus-Scrape-Timeout-Seconds': '1' },
+        });
+        counts.push(countSeries(await r.text(), 'mysql_info_schema_'));
+      }
+      t.diagnostic(
+        `first scrape ${firstMs} ms; series (all/info_schema): ${counts.map((c) => `${c.all}/${c.prefixed}`).join(', ')}`,
+      );
+      assert.ok(first.prefixed >= TABLES, `the first scrape read ${first.prefixed} info_schema series`);
+      for (const c of counts.slice(1)) {
+        assert.equal(
+          c.prefixed,
+          first.prefixed,
+          'info_schema series changed between scrapes of an unchanged server',
+        );
+        // The exporter's own series (errors, durations) may differ by a few; never by thousands.
+        assert.ok(
+          Math.abs(c.all - first.all) <= first.all * 0.01,
+          `series ${c.all} against ${first.all} at first`,
+        );
+      }
+    } finally {
+      await exporter.stop();
     }
   });
 
