@@ -20,6 +20,10 @@
  *   the first collection's batch went through the sinks. Both are polled every `--poll-ms`,
  *   one request at a time, so a figure is late by at most one poll period plus one request
  *   (about 1 ms on loopback);
+ * - **CPU**: the agent's main thread's time on a CPU from the spawn to that first collection
+ *   (/proc/<pid>/schedstat, read when the poll sees it): the work of the start, which the
+ *   machine's load does not stretch as it stretches the wall-clock figures (the polls' own
+ *   answers are in it, one per poll period once the API is up);
  * - **RSS**: VmRSS from /proc/<pid>/status `--rss-at-ms` after the spawn, and VmHWM (the
  *   peak so far) at the same moment, in the first `--rss-runs` rounds only (the others stop
  *   the agent after its first collection, to keep the run short), and RssAnon (see Mem).
@@ -124,6 +128,15 @@ async function pollUntil(t0: number, proc: ChildProcess, what: string, check: ()
   }
 }
 
+/** The main thread's time on a CPU so far, ms (NaN when it cannot be read). */
+function mainThreadCpuMs(pid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return NaN;
+  }
+}
+
 /** VmRSS and VmHWM of a process, MiB. */
 function memory(pid: number): Mem {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
@@ -153,6 +166,8 @@ function stop(proc: ChildProcess): Promise<void> {
 interface Run {
   apiMs: number;
   firstMs: number;
+  /** Main-thread CPU ms from the spawn to the first collection (NaN where not measured). */
+  cpuMs: number;
   /** VmRSS and VmHWM at RSS_AT_MS after the spawn; NaN in the rounds that do not wait for it. */
   rss: number;
   hwm: number;
@@ -202,7 +217,8 @@ async function agentRun(socket: string, dir: string, variant: Variant, wait: boo
       const status = JSON.parse(r.body) as Record<string, Record<string, string>>;
       return (status.db1?.['level-collect'] ?? '').startsWith('last collected and sent');
     });
-    return { apiMs, firstMs, ...(await memoryAt(t0, proc.pid ?? 0, wait)) };
+    const cpuMs = mainThreadCpuMs(proc.pid ?? 0);
+    return { apiMs, firstMs, cpuMs, ...(await memoryAt(t0, proc.pid ?? 0, wait)) };
   } catch (err) {
     throw new Error(
       `${variant.name}: ${err instanceof Error ? err.message : String(err)}; stderr: ${stderr}`,
@@ -242,7 +258,7 @@ async function depsRun(wait: boolean): Promise<Run> {
   });
   const mem = await memoryAt(t0, proc.pid ?? 0, wait);
   await stop(proc);
-  return { apiMs: ms, firstMs: ms, ...mem };
+  return { apiMs: ms, firstMs: ms, cpuMs: NaN, ...mem };
 }
 
 /** mysqld_exporter with its default collectors: spawn to the first 200 on /metrics, then RSS. */
@@ -259,7 +275,7 @@ async function exporterRun(socket: string, wait: boolean): Promise<Run> {
       const r = await get(`http://127.0.0.1:${port}/metrics`);
       return r.status === 200 && r.body.includes('mysql_up 1');
     });
-    return { apiMs: ms, firstMs: ms, ...(await memoryAt(t0, proc.pid ?? 0, wait)) };
+    return { apiMs: ms, firstMs: ms, cpuMs: NaN, ...(await memoryAt(t0, proc.pid ?? 0, wait)) };
   } finally {
     await stop(proc);
   }
@@ -280,7 +296,7 @@ function stat(xs: readonly number[], digits = 0): string {
 }
 
 function row(name: string, cells: string[]): void {
-  console.log(`${name.padEnd(44)}${cells.map((c) => c.padEnd(20)).join('')}`);
+  console.log(`${name.padEnd(52)}${cells.map((c) => c.padEnd(20)).join('')}`);
 }
 
 /** One row of a table of runs. */
@@ -288,6 +304,7 @@ function runRow(name: string, runs: Run[]): void {
   row(name, [
     stat(runs.map((r) => r.apiMs)),
     stat(runs.map((r) => r.firstMs)),
+    stat(runs.map((r) => r.cpuMs)),
     stat(
       runs.map((r) => r.rss),
       1,
@@ -307,6 +324,7 @@ function runRow(name: string, runs: Run[]): void {
 function versionRow(name: string, runs: { ms: number; hwm: number }[]): void {
   row(name, [
     stat(runs.map((r) => r.ms)),
+    '',
     '',
     '',
     stat(
@@ -357,7 +375,7 @@ async function main(): Promise<void> {
       exporter: [],
     };
     for (let i = 0; i < RUNS; i++) await round(db.socket, dir, i, res);
-    row('', ['api ms', 'first collection ms', 'RSS MiB', 'peak RSS MiB', 'RssAnon MiB']);
+    row('', ['api ms', 'first collection ms', 'CPU ms to first', 'RSS MiB', 'peak RSS MiB', 'RssAnon MiB']);
     versionRow('node -e 0 (to exit)', res.bare);
     for (const [j, v] of VARIANTS.entries()) versionRow(`${v.name} --version`, res.versions[j] ?? []);
     if (res.deps.length > 0) runRow('node + commander,yaml,mysql2', res.deps);

@@ -15,11 +15,13 @@ import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
 import { healthSummary, healthText } from '../core/health.js';
 import { MonitorKey, ServerKey } from '../core/status-keys.js';
+import { builtinCollectors } from '../collectors/builtin.js';
 import type { CollectorRegistry } from '../collectors/registry.js';
-import type { CheckResult } from '../monitor/check.js';
+import { checkMonitor, type CheckResult } from '../monitor/check.js';
 import type { Loader, LoadedMonitor } from '../monitor/loader.js';
 import type { Shard } from '../monitor/shard.js';
 import { listenApi } from '../server/api.js';
+import { builtinSinks } from '../sinks/builtin.js';
 import type { SinkRegistry } from '../sinks/registry.js';
 import { sinkTranslators, type SinkTranslator } from '../sinks/translators.js';
 import type { StatusRegistry } from '../status/registry.js';
@@ -265,7 +267,6 @@ export class Agent {
     const { b, loader } = this.#get();
     const deps = monitorDeps(b);
     const monitors = loader.configs().sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0));
-    const { checkMonitor } = await import('../monitor/check.js');
     return mapLimit(monitors, concurrency, (m) => checkMonitor(m, deps));
   }
 }
@@ -279,8 +280,8 @@ export function createAgent(options: AgentOptions = {}): Agent {
 async function registries(
   factories: AgentFactories | undefined,
 ): Promise<{ collectors: CollectorRegistry; sinks: SinkRegistry; translators: Map<string, SinkTranslator> }> {
-  const collectors = (await import('../collectors/builtin.js')).builtinCollectors();
-  const sinks = (await import('../sinks/builtin.js')).builtinSinks();
+  const collectors = builtinCollectors();
+  const sinks = builtinSinks();
   // This agent's own translators: two agents in one process may register the same name.
   const translators = new Map(sinkTranslators);
   try {

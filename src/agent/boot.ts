@@ -17,7 +17,7 @@ import type { Sink } from '../core/sink.js';
 import type { StatusWriter } from '../core/status.js';
 import { ServerKey } from '../core/status-keys.js';
 import type { CollectorRegistry } from '../collectors/registry.js';
-import { loadConfig, parseConfig } from '../config/load.js';
+import { defaultConfig, loadConfig, parseConfig } from '../config/load.js';
 import { finalizeMonitors, finalizePlansMonitor, monitorsEqual, validateMonitor } from '../config/monitor.js';
 import { readMonitorFiles } from '../config/monitor-files.js';
 import { monitorAddress } from '../config/connection.js';
@@ -100,7 +100,6 @@ export interface BootOptions {
 async function readConfig(opts: BootOptions): Promise<{ config: Config; path: string | undefined }> {
   const hook = opts.hooks?.loadConfig;
   if (hook) {
-    const { defaultConfig } = await import('../config/load.js');
     return { config: checkedConfig(await hook(defaultConfig()), '<loadConfig hook>'), path: undefined };
   }
   if (opts.configObject)

@@ -31,15 +31,14 @@ import { errorMessage } from '../core/errors.js';
 import type { Plan } from '../core/plan.js';
 import { UPSTREAM_EXPORTER_FLAGS, UPSTREAM_SCRAPERS, type UpstreamSubflag } from '../core/upstream.js';
 import { readMyCnf, type MyCnf } from '../config/mycnf.js';
+import { defaultConfig, mergeConfig, validateConfig } from '../config/load.js';
 import { exporterFlagProblem } from '../config/validate.js';
 import { applyCollectFlags, flagBool, upstreamPlan } from '../plan/exporter-plan.js';
 import type { LogFormat, LogLevel } from '../log/event-log.js';
 import { parseHostPort } from '../util/net.js';
 import { allowedTargets } from '../exporter/targets.js';
+import { isExporterProgram } from './early.js';
 import { logEnv, readLogFormat, readLogLevel, SHARED_LOG_FLAGS } from './log-flags.js';
-
-/** Program names that always mean mysqld_exporter's command line. */
-const EXPORTER_NAMES: ReadonlySet<string> = new Set(['mysqld_exporter', 'prometheus-mysqld-exporter']);
 
 /** The plan name of the exporter plan built from the command line. */
 export const CLI_PLAN = 'mysqld-exporter';
@@ -155,12 +154,7 @@ const BY_NAME: ReadonlyMap<string, CliFlag> = new Map(CLI_FLAGS.map((x) => [x.na
 
 /** Whether sonde should read `argv` as mysqld_exporter's command line (see the file comment). */
 export function isExporterCommandLine(argv: readonly string[], program = ''): boolean {
-  const base =
-    program
-      .split('/')
-      .pop()
-      ?.replace(/\.(js|mjs|cjs)$/, '') ?? '';
-  if (EXPORTER_NAMES.has(base)) return true;
+  if (isExporterProgram(program)) return true;
   return argv.some((a) => {
     const m = /^--([^=\s]*\.[^=\s]*|timeout-offset)(?:=|$)/.exec(a);
     return m !== null && !SHARED_LOG_FLAGS.has(m[1] ?? '');
@@ -407,8 +401,6 @@ export async function exporterSetup(
   if (dsn !== '' && parseGoDsn(dsn).insecureTls) exporter['tls.insecure-skip-verify'] = 'true';
   monitor.exporter = { mode: 'legacy', plan: CLI_PLAN, flags: exporter };
   const apiBind = env.SONDE_API_BIND ?? '';
-  // Imported here, not above: `--help` and `--version` need no config loader (yaml).
-  const { defaultConfig, mergeConfig, validateConfig } = await import('../config/load.js');
   const config = mergeConfig<Config>(defaultConfig(), {
     api: apiBind === '' ? { disable: true } : { bind: apiBind },
     'monitor-loader': { local: { 'disable-auto': true } },

@@ -7,8 +7,9 @@
  * The page and its files hold no data, so they are served without the API token; the JSON
  * needs it like every other path. Every answer of the page carries a Content-Security-Policy
  * that allows scripts, styles and requests from the listener only (no inline script). Files
- * are read once, when the routes are built (at boot), and kept with an ETag and a gzipped
- * copy.
+ * are read once, when the routes are built (at boot), and kept with an ETag; the gzipped copy
+ * is made at the first request that accepts gzip (compressing the page's files at level 9
+ * took a few milliseconds of every start) and kept.
  */
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -81,12 +82,13 @@ export interface UiSession {
 
 interface Asset {
   body: Buffer;
-  gzip: Buffer;
+  /** The gzipped body, once a request asked for it. */
+  gzip?: Buffer;
   etag: string;
   type: string;
 }
 
-/** Read once and keep: the body, its gzipped copy and an ETag of its content. */
+/** Read once and keep: the body and an ETag of its content (the gzipped copy comes on first use). */
 function assetCache(): (name: string, file: { path: () => string; type: string }) => Asset {
   const cache = new Map<string, Asset>();
   return (name, file) => {
@@ -94,7 +96,7 @@ function assetCache(): (name: string, file: { path: () => string; type: string }
     if (a === undefined) {
       const body = readShipped(`web/${name}`, file.path);
       const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-      a = { body, gzip: gzipSync(body, { level: 9 }), etag, type: file.type };
+      a = { body, etag, type: file.type };
       cache.set(name, a);
     }
     return a;
@@ -121,7 +123,7 @@ function sendAsset(call: Call, a: Asset): void {
     req,
     200,
     a.type,
-    gz ? a.gzip : a.body,
+    gz ? (a.gzip ??= gzipSync(a.body, { level: 9 })) : a.body,
     gz ? { ...headers, 'Content-Encoding': 'gzip' } : headers,
   );
 }

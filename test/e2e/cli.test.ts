@@ -31,6 +31,25 @@ describe('sonde CLI', () => {
     assert.equal(r.stdout, `v${VERSION}\n`);
   });
 
+  it('prints the same version line from the entry (-v) and from the full command line', async () => {
+    const short = await runSonde(['-v']);
+    assert.equal(short.code, 0);
+    assert.equal(short.stdout, `v${VERSION}\n`);
+    const full = await runSonde(['--config', '/nonexistent.yaml', '--version']);
+    assert.equal(full.code, 0);
+    assert.equal(full.stdout, `v${VERSION}\n`);
+  });
+
+  it('fails --version on a bad SONDE_DEBUG as any other start', async () => {
+    const r = await runSonde(['--version'], { env: { SONDE_DEBUG: 'maybe' } });
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.equal(
+      oneLine(r.stderr),
+      'Error parsing command line: invalid boolean value "maybe" for SONDE_DEBUG',
+    );
+  });
+
   it('prints help with every option', async () => {
     const r = await runSonde(['--help']);
     assert.equal(r.code, 0);
