@@ -33,13 +33,9 @@ import type {
   EventStream,
 } from '../core/events.js';
 import { guardedStderr, guardedStdout } from '../util/std-streams.js';
+import type { TextOutput } from './text-output.js';
 import { oneLine } from '../util/text.js';
 import { formatEventTime } from '../util/time.js';
-
-/** A text sink for lines: process.stdout / process.stderr, or a collector in tests. */
-export interface TextOutput {
-  write(text: string): unknown;
-}
 
 /** `--log.level`: the quietest first is `error`. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';

@@ -7,7 +7,7 @@
 import { pino, type Logger } from 'pino';
 import { guardedStderr } from '../util/std-streams.js';
 import { formatTimestampMs } from '../util/time.js';
-import type { TextOutput } from './event-log.js';
+import type { TextOutput } from './text-output.js';
 
 /** The writer to `out` (default the guarded stderr); `noticeRank` is pino's rank for `notice` lines. */
 export function jsonLogger(

@@ -9,7 +9,7 @@
  * system call, and the listeners registered with {@link onOutputClosed} hear about it once
  * (sonde's CLI reports it on the other stream, if that one still works).
  */
-/** Anything text is written to (the shape of log/event-log.ts's TextOutput). */
+/** Anything text is written to (the shape of log/text-output.ts's TextOutput). */
 interface TextOutput {
   write(text: string): unknown;
 }
