@@ -109,18 +109,45 @@ interface Result {
   growthPct?: number;
 }
 
+/**
+ * The agent's stderr lines counted by event, and for `collector-error` by domain
+ * (`collector-error lock.wait`): which domain failed, and how often.
+ */
+const stderrTally = new Map<string, number>();
+
+/** `collector-error lock.wait` from `… [collector-error ] [m] ERROR: plan/level/1/lock.wait: …`. */
+function tallyKey(line: string): string {
+  const event = /\[([a-z-]+)\s*\]/.exec(line)?.[1] ?? 'other';
+  const domain = /ERROR: [^ ]*\/\d+\/([a-z0-9._-]+): /.exec(line)?.[1];
+  return domain === undefined ? event : `${event} ${domain}`;
+}
+
 function startAgent(dir: string): ChildProcess {
   const agent = spawn(process.execPath, [...binNodeFlags(), BIN, '--config', join(dir, 'sonde.yaml')], {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let shown = 0;
+  stderrTally.clear();
+  let rest = '';
   agent.stderr?.on('data', (b: Buffer) => {
-    for (const line of b.toString().split('\n')) {
-      if (line !== '' && shown++ < 5) console.log(`  agent stderr: ${line}`);
+    const lines = (rest + b.toString()).split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === '') continue;
+      const key = tallyKey(line);
+      stderrTally.set(key, (stderrTally.get(key) ?? 0) + 1);
+      if (shown++ < 5) console.log(`  agent stderr: ${line}`);
     }
   });
   return agent;
+}
+
+/** `  stderr: collector-error lock.wait 12, …` (nothing when the agent wrote nothing). */
+function tallyLine(): string | undefined {
+  if (stderrTally.size === 0) return undefined;
+  const parts = [...stderrTally].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`);
+  return `  stderr lines by event: ${parts.join(', ')}`;
 }
 
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
@@ -222,7 +249,11 @@ async function main(): Promise<void> {
     const floor = await runOne(db, 0, FLOOR_S);
     console.log('    K  RSS MiB  max MiB  MiB/monitor  CPU %  ms/coll  on time    late  conns  growth 5→end');
     console.log(row(floor, floor.rssLastMinute));
-    for (const k of KS) console.log(row(await runOne(db, k, MINUTES * 60), floor.rssLastMinute));
+    for (const k of KS) {
+      console.log(row(await runOne(db, k, MINUTES * 60), floor.rssLastMinute));
+      const tally = tallyLine();
+      if (tally !== undefined) console.log(tally);
+    }
   } finally {
     await db.stop();
   }
