@@ -11,12 +11,14 @@
  * - level collections started on time and late (the agent's `/status` `collections`);
  * - the server's connections held by the agent (Threads_connected less the bench's own).
  *
- *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics]
+ *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics [--vs-default]]
  *
  * With `--query-analytics`, the server runs with performance_schema and the statement
  * consumers on, and each monitor's plan is the default plan plus a 60 s level collecting
  * query.top, stmt.schema, query.sample, query.plan and lock.wait (the grants of
- * docs/grants.md for them added): the fleet budget with query analytics on.
+ * docs/grants.md for them added): the fleet budget with query analytics on. With
+ * `--vs-default` too, each K first runs with the default plan alone against the same server,
+ * and the CPU query analytics adds is printed per monitor (ms of CPU per monitor per minute).
  *
  * With `--minutes 30`, the RSS growth from minute 5 to the end is printed too (the soak
  * figure). The monitors all watch the same server under distinct ids: the agent does the
@@ -45,6 +47,7 @@ const KS = arg('k', '1,10,100,500,1000')
 const MINUTES = Number(arg('minutes', '10'));
 const SAMPLE_S = Number(arg('sample-s', '15'));
 const QUERY_ANALYTICS = process.argv.includes('--query-analytics');
+const VS_DEFAULT = QUERY_ANALYTICS && process.argv.includes('--vs-default');
 
 /** The default plan's levels (default-mysql) plus a 60 s level of the query-analytics domains. */
 function qaPlan(): string {
@@ -63,7 +66,7 @@ const FLOOR_S = 60;
 
 const PASSWORD = 'scale-pw';
 
-function config(socket: string, apiPort: number, k: number): string {
+function config(socket: string, apiPort: number, k: number, qa: boolean): string {
   const monitors = Array.from(
     { length: k },
     (_, i) => `  - id: scale-${i}\n    socket: ${socket}\n    username: sonde\n    password: ${PASSWORD}\n`,
@@ -71,7 +74,7 @@ function config(socket: string, apiPort: number, k: number): string {
   return [
     `api:\n  bind: 127.0.0.1:${apiPort}`,
     'sinks:\n  noop: {}',
-    ...(QUERY_ANALYTICS ? ['plans:\n  files: [qa.yaml]'] : []),
+    ...(qa ? ['plans:\n  files: [qa.yaml]'] : []),
     'monitor-loader:\n  local:\n    disable-auto: true',
     k === 0 ? 'monitors: []' : `monitors:\n${monitors}`,
   ].join('\n');
@@ -153,11 +156,11 @@ function tallyLine(): string | undefined {
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 /** Run one agent with k monitors for `seconds`, sampling every SAMPLE_S. */
-async function runOne(db: MariaDB, k: number, seconds: number): Promise<Result> {
+async function runOne(db: MariaDB, k: number, seconds: number, qa = QUERY_ANALYTICS): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'sonde-scale-'));
   const apiPort = await freePort();
-  writeFileSync(join(dir, 'sonde.yaml'), config(db.socket, apiPort, k));
-  if (QUERY_ANALYTICS) writeFileSync(join(dir, 'qa.yaml'), qaPlan());
+  writeFileSync(join(dir, 'sonde.yaml'), config(db.socket, apiPort, k, qa));
+  if (qa) writeFileSync(join(dir, 'qa.yaml'), qaPlan());
   const agent = startAgent(dir);
   const pid = agent.pid ?? 0;
   const samples: Sample[] = [];
@@ -218,6 +221,16 @@ function row(r: Result, floor: number): string {
   return cells.join('  ');
 }
 
+/**
+ * What query analytics adds, from the runs with and without it at the same K:
+ * `  query analytics adds 8.1 % of one core: 4.86 ms of CPU per monitor per minute`.
+ */
+function addedLine(base: Result, qa: Result): string {
+  const pct = qa.cpuPct - base.cpuPct;
+  const msPerMonitorMinute = ((pct / 100) * 60_000) / qa.k;
+  return `  query analytics adds ${pct.toFixed(1)} % of one core: ${msPerMonitorMinute.toFixed(2)} ms of CPU per monitor per minute`;
+}
+
 async function main(): Promise<void> {
   const most = Math.max(0, ...KS);
   const db = await startMariaDB({
@@ -250,9 +263,15 @@ async function main(): Promise<void> {
     console.log('    K  RSS MiB  max MiB  MiB/monitor  CPU %  ms/coll  on time    late  conns  growth 5→end');
     console.log(row(floor, floor.rssLastMinute));
     for (const k of KS) {
-      console.log(row(await runOne(db, k, MINUTES * 60), floor.rssLastMinute));
-      const tally = tallyLine();
+      const base = VS_DEFAULT ? await runOne(db, k, MINUTES * 60, false) : undefined;
+      if (base !== undefined) console.log(`${row(base, floor.rssLastMinute)}  (default plan alone)`);
+      const tally = base === undefined ? undefined : tallyLine();
       if (tally !== undefined) console.log(tally);
+      const r = await runOne(db, k, MINUTES * 60);
+      console.log(row(r, floor.rssLastMinute));
+      const qaTally = tallyLine();
+      if (qaTally !== undefined) console.log(qaTally);
+      if (base !== undefined) console.log(addedLine(base, r));
     }
   } finally {
     await db.stop();
