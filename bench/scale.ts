@@ -33,6 +33,8 @@ import { cpuSeconds, rssMiB } from './proc-stats.js';
 import { BIN, binNodeFlags } from '../test/helpers/agent.js';
 import { defaultPlan } from '../src/plan/defaults.js';
 import { printPlans } from '../src/plan/store.js';
+import { parsePlan } from '../src/plan/parse.js';
+import { levelForTick, levelPhases, sortLevels } from '../src/plan/schedule.js';
 import { documentedStatements, grantsDoc, MARIADB_DEFAULT_PLAN_BLOCK } from '../test/helpers/demo.js';
 import { freePort, startMariaDB, type MariaDB } from '../test/helpers/mariadb.js';
 
@@ -61,6 +63,41 @@ function qaPlan(): string {
   const qa = ['query.top', 'stmt.schema', 'query.sample', 'query.plan', 'lock.wait'];
   return `${levels}\nqueries:\n  freq: 60s\n  collect:\n${qa.map((d) => `    ${d}:\n`).join('')}`;
 }
+/**
+ * The busiest second of K monitors activated together, from the schedule alone (no agent):
+ * the most level collections due in one second, and the most of them collecting query.top,
+ * with every monitor on phase 0 (as before spreading) and on its own id's phase.
+ */
+function busiest(k: number): string {
+  const plan = QUERY_ANALYTICS
+    ? parsePlan('qa.yaml', 'qa.yaml', qaPlan())
+    : (defaultPlan('default-mysql') ?? parsePlan('none', 'none', ''));
+  const sorted = sortLevels(plan);
+  const period = Math.max(...sorted.map((l) => l.periodS).filter((p) => Number.isFinite(p)));
+  const phases = Array.from({ length: k }, (_v, i) => levelPhases(sorted, `scale-${i}`));
+  const worst = (spread: boolean): [number, number] => {
+    let most = 0;
+    let mostQa = 0;
+    for (let s = 1; s <= period; s++) {
+      let n = 0;
+      let qa = 0;
+      for (const p of phases) {
+        const sel = levelForTick(sorted, s, spread ? p : undefined);
+        if (sel === undefined) continue;
+        n++;
+        if ('query.top' in sel.collect) qa++;
+      }
+      most = Math.max(most, n);
+      mostQa = Math.max(mostQa, qa);
+    }
+    return [most, mostQa];
+  };
+  const [before, beforeQa] = worst(false);
+  const [after, afterQa] = worst(true);
+  const qa = (n: number): string => (QUERY_ANALYTICS ? ` (${n} with query analytics)` : '');
+  return `busiest second after activation, ${k} monitors: ${before} collections${qa(beforeQa)} all on one phase, ${after}${qa(afterQa)} spread by id`;
+}
+
 /** The floor's run (no monitors) is short: nothing changes after boot. */
 const FLOOR_S = 60;
 
@@ -263,6 +300,7 @@ async function main(): Promise<void> {
     console.log('    K  RSS MiB  max MiB  MiB/monitor  CPU %  ms/coll  on time    late  conns  growth 5→end');
     console.log(row(floor, floor.rssLastMinute));
     for (const k of KS) {
+      console.log(`  ${busiest(k)}`);
       const base = VS_DEFAULT ? await runOne(db, k, MINUTES * 60, false) : undefined;
       if (base !== undefined) console.log(`${row(base, floor.rssLastMinute)}  (default plan alone)`);
       const tally = base === undefined ? undefined : tallyLine();
