@@ -237,7 +237,7 @@ export class LockWaitCollector implements Collector {
       ...rows.metadata.map((r) => lockRecord(r, 'metadata', info, state.raw, time)),
     ];
     const out: CollectResult = {
-      values: lockValues(rows, this.#mdlMissing === undefined && mdlError === undefined),
+      values: lockValues(rows, mdlError === undefined),
       ...(records.length > 0 ? { records } : {}),
     };
     if (mdlError !== undefined) out.error = mdlError;
