@@ -2,7 +2,7 @@
  * Turn a plan into what the level collector runs for one monitor: option values
  * interpolated, levels sorted and levelled up, union levels for uneven freqs, and the
  * time limits: the engine waits EMR = minFreq − min(10 % of minFreq, 1 s) for a run, and
- * each domain gets CMR = its freq − min(20 % of its freq, 2 s). The schedule is spread
+ * each domain gets CMR = its freq − min(20 % of its freq, 2 s). The slower levels are spread
  * by the monitor's id (see levelPhases in plan/schedule.ts).
  */
 import type { FinalMonitorConfig } from '../core/config.js';
@@ -27,7 +27,7 @@ export function buildRuntime(
   const interpolated = interpolatePlan(plan, monitor, env);
   const sorted = sortLevels(interpolated);
   const scheduled = schedulePlan(interpolated, sorted);
-  // Each level falls on the second of its period the monitor's id picks (spreading).
+  // The slower levels fall on the slot of their period the monitor's id picks (spreading).
   const phases = levelPhases(sorted, monitor.id);
   const domains = new Set(sorted.flatMap((l) => Object.keys(l.collect)));
   const cmrMs = new Map<string, number>();

@@ -14,11 +14,12 @@
  *   given its own *union level* (key `<highest>+<other>…`) in `schedulePlan`, which is the
  *   plan to hand to Collector.prepare.
  * - Spreading: a monitor's schedule after s = 0 is shifted by a phase φ taken from the
- *   monitor's id (`levelPhases`), so a fleet of monitors activated together does not collect
- *   in the same second. Everything is still due at s = 0; afterwards level L is due when
- *   s − φ is a multiple of its period. Since the schedule after s = 0 is the unshifted one
- *   moved by φ, leveling-up and the union levels hold exactly as without it. With φ = 0 (no
- *   phases given) it is Blip's arithmetic.
+ *   monitor's id (`levelPhases`), so a fleet of monitors activated together does not run its
+ *   slower levels in the same second. Everything is still due at s = 0; afterwards level L is
+ *   due when s − φ is a multiple of its period. φ is a multiple of the fastest level's period,
+ *   so the fastest level keeps its ticks; and since the schedule after s = 0 is the unshifted
+ *   one moved by φ, leveling-up and the union levels hold exactly as without it. With φ = 0
+ *   (no phases given) it is Blip's arithmetic.
  */
 import type { DomainPlan, Level, Plan } from '../core/plan.js';
 
@@ -189,14 +190,17 @@ function hash32(text: string): number {
 
 /**
  * Each sorted level's phase for the monitor `seed` (its id): φ mod the level's period, with
- * φ = hash(seed) seconds for every level alike. So each level lands on one second of its
- * period (a 5 s level on one of 5, a 60 s level on one of 60), the same one whenever the
- * monitor's plan is activated, and monitors with different ids spread evenly over them. A
- * level that is never due gets 0.
+ * φ = (fastest period) × hash(seed) for every level alike. So the fastest level (and every
+ * level whose period equals it) has phase 0 and keeps its ticks, a slower level lands on one
+ * of its period's slots of the fastest period's length (a 60 s level with a 5 s fastest
+ * level: one of 12), the same one whenever the monitor's plan is activated, and monitors with
+ * different ids spread evenly over them. A level that is never due gets 0.
  */
 export function levelPhases(sorted: SortedLevel[], seed: string): number[] {
-  const phi = hash32(seed);
-  return sorted.map((l) => (Number.isFinite(l.periodS) ? phi % l.periodS : 0));
+  const live = sorted.map((l) => l.periodS).filter((p) => Number.isFinite(p));
+  if (live.length === 0) return sorted.map(() => 0);
+  const phi = BigInt(Math.min(...live)) * BigInt(hash32(seed));
+  return sorted.map((l) => (Number.isFinite(l.periodS) ? Number(phi % BigInt(l.periodS)) : 0));
 }
 
 /** The freq facts the due-set search needs, sorted ascending by freq. */
