@@ -11,12 +11,14 @@
  * - level collections started on time and late (the agent's `/status` `collections`);
  * - the server's connections held by the agent (Threads_connected less the bench's own).
  *
- *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics | --wide]
+ *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics [--vs-default] | --wide]
  *
  * With `--query-analytics`, the server runs with performance_schema and the statement
  * consumers on, and each monitor's plan is the default plan plus a 60 s level collecting
  * query.top, stmt.schema, query.sample, query.plan and lock.wait (the grants of
- * docs/grants.md for them added): the fleet budget with query analytics on.
+ * docs/grants.md for them added): the fleet budget with query analytics on. With
+ * `--vs-default` too, each K first runs with the default plan alone against the same server,
+ * and the CPU query analytics adds is printed per monitor (ms of CPU per monitor per minute).
  *
  * With `--wide`, each monitor's plan is one 5 s level reading every numeric status variable,
  * every numeric global variable and every InnoDB metric (`all: yes` on status.global,
@@ -36,6 +38,8 @@ import { cpuSeconds, rssMiB } from './proc-stats.js';
 import { BIN, binNodeFlags } from '../test/helpers/agent.js';
 import { defaultPlan } from '../src/plan/defaults.js';
 import { printPlans } from '../src/plan/store.js';
+import { parsePlan } from '../src/plan/parse.js';
+import { levelForTick, levelPhases, sortLevels } from '../src/plan/schedule.js';
 import { documentedStatements, grantsDoc, MARIADB_DEFAULT_PLAN_BLOCK } from '../test/helpers/demo.js';
 import { freePort, startMariaDB, type MariaDB } from '../test/helpers/mariadb.js';
 
@@ -76,6 +80,7 @@ async function wideValues(db: MariaDB): Promise<number> {
   const innodb = await db.query('SELECT COUNT(*) AS n FROM information_schema.INNODB_METRICS');
   return status + vars + Number(innodb[0]?.n ?? 0);
 }
+const VS_DEFAULT = QUERY_ANALYTICS && process.argv.includes('--vs-default');
 
 /** The default plan's levels (default-mysql) plus a 60 s level of the query-analytics domains. */
 function qaPlan(): string {
@@ -89,12 +94,47 @@ function qaPlan(): string {
   const qa = ['query.top', 'stmt.schema', 'query.sample', 'query.plan', 'lock.wait'];
   return `${levels}\nqueries:\n  freq: 60s\n  collect:\n${qa.map((d) => `    ${d}:\n`).join('')}`;
 }
+/**
+ * The busiest second of K monitors activated together, from the schedule alone (no agent):
+ * the most level collections due in one second, and the most of them collecting query.top,
+ * with every monitor on phase 0 (as before spreading) and on its own id's phase.
+ */
+function busiest(k: number): string {
+  const plan = QUERY_ANALYTICS
+    ? parsePlan('qa.yaml', 'qa.yaml', qaPlan())
+    : (defaultPlan('default-mysql') ?? parsePlan('none', 'none', ''));
+  const sorted = sortLevels(plan);
+  const period = Math.max(...sorted.map((l) => l.periodS).filter((p) => Number.isFinite(p)));
+  const phases = Array.from({ length: k }, (_v, i) => levelPhases(sorted, `scale-${i}`));
+  const worst = (spread: boolean): [number, number] => {
+    let most = 0;
+    let mostQa = 0;
+    for (let s = 1; s <= period; s++) {
+      let n = 0;
+      let qa = 0;
+      for (const p of phases) {
+        const sel = levelForTick(sorted, s, spread ? p : undefined);
+        if (sel === undefined) continue;
+        n++;
+        if ('query.top' in sel.collect) qa++;
+      }
+      most = Math.max(most, n);
+      mostQa = Math.max(mostQa, qa);
+    }
+    return [most, mostQa];
+  };
+  const [before, beforeQa] = worst(false);
+  const [after, afterQa] = worst(true);
+  const qa = (n: number): string => (QUERY_ANALYTICS ? ` (${n} with query analytics)` : '');
+  return `busiest second after activation, ${k} monitors: ${before} collections${qa(beforeQa)} all on one phase, ${after}${qa(afterQa)} spread by id`;
+}
+
 /** The floor's run (no monitors) is short: nothing changes after boot. */
 const FLOOR_S = 60;
 
 const PASSWORD = 'scale-pw';
 
-function config(socket: string, apiPort: number, k: number): string {
+function config(socket: string, apiPort: number, k: number, qa: boolean): string {
   const monitors = Array.from(
     { length: k },
     (_, i) => `  - id: scale-${i}\n    socket: ${socket}\n    username: sonde\n    password: ${PASSWORD}\n`,
@@ -102,7 +142,7 @@ function config(socket: string, apiPort: number, k: number): string {
   return [
     `api:\n  bind: 127.0.0.1:${apiPort}`,
     'sinks:\n  noop: {}',
-    ...(QUERY_ANALYTICS ? ['plans:\n  files: [qa.yaml]'] : []),
+    ...(qa ? ['plans:\n  files: [qa.yaml]'] : []),
     ...(WIDE ? ['plans:\n  files: [wide.yaml]'] : []),
     'monitor-loader:\n  local:\n    disable-auto: true',
     k === 0 ? 'monitors: []' : `monitors:\n${monitors}`,
@@ -141,28 +181,55 @@ interface Result {
   growthPct?: number;
 }
 
+/**
+ * The agent's stderr lines counted by event, and for `collector-error` by domain
+ * (`collector-error lock.wait`): which domain failed, and how often.
+ */
+const stderrTally = new Map<string, number>();
+
+/** `collector-error lock.wait` from `… [collector-error ] [m] ERROR: plan/level/1/lock.wait: …`. */
+function tallyKey(line: string): string {
+  const event = /\[([a-z-]+)\s*\]/.exec(line)?.[1] ?? 'other';
+  const domain = /ERROR: [^ ]*\/\d+\/([a-z0-9._-]+): /.exec(line)?.[1];
+  return domain === undefined ? event : `${event} ${domain}`;
+}
+
 function startAgent(dir: string): ChildProcess {
   const agent = spawn(process.execPath, [...binNodeFlags(), BIN, '--config', join(dir, 'sonde.yaml')], {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let shown = 0;
+  stderrTally.clear();
+  let rest = '';
   agent.stderr?.on('data', (b: Buffer) => {
-    for (const line of b.toString().split('\n')) {
-      if (line !== '' && shown++ < 5) console.log(`  agent stderr: ${line}`);
+    const lines = (rest + b.toString()).split('\n');
+    rest = lines.pop() ?? '';
+    for (const line of lines) {
+      if (line === '') continue;
+      const key = tallyKey(line);
+      stderrTally.set(key, (stderrTally.get(key) ?? 0) + 1);
+      if (shown++ < 5) console.log(`  agent stderr: ${line}`);
     }
   });
   return agent;
 }
 
+/** `  stderr: collector-error lock.wait 12, …` (nothing when the agent wrote nothing). */
+function tallyLine(): string | undefined {
+  if (stderrTally.size === 0) return undefined;
+  const parts = [...stderrTally].sort((a, b) => b[1] - a[1]).map(([k, n]) => `${k} ${n}`);
+  return `  stderr lines by event: ${parts.join(', ')}`;
+}
+
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 /** Run one agent with k monitors for `seconds`, sampling every SAMPLE_S. */
-async function runOne(db: MariaDB, k: number, seconds: number): Promise<Result> {
+async function runOne(db: MariaDB, k: number, seconds: number, qa = QUERY_ANALYTICS): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'sonde-scale-'));
   const apiPort = await freePort();
-  writeFileSync(join(dir, 'sonde.yaml'), config(db.socket, apiPort, k));
-  if (QUERY_ANALYTICS) writeFileSync(join(dir, 'qa.yaml'), qaPlan());
+  writeFileSync(join(dir, 'sonde.yaml'), config(db.socket, apiPort, k, qa));
+  if (qa) writeFileSync(join(dir, 'qa.yaml'), qaPlan());
   if (WIDE) writeFileSync(join(dir, 'wide.yaml'), WIDE_PLAN);
   const agent = startAgent(dir);
   const pid = agent.pid ?? 0;
@@ -224,6 +291,16 @@ function row(r: Result, floor: number): string {
   return cells.join('  ');
 }
 
+/**
+ * What query analytics adds, from the runs with and without it at the same K:
+ * `  query analytics adds 8.1 % of one core: 4.86 ms of CPU per monitor per minute`.
+ */
+function addedLine(base: Result, qa: Result): string {
+  const pct = qa.cpuPct - base.cpuPct;
+  const msPerMonitorMinute = ((pct / 100) * 60_000) / qa.k;
+  return `  query analytics adds ${pct.toFixed(1)} % of one core: ${msPerMonitorMinute.toFixed(2)} ms of CPU per monitor per minute`;
+}
+
 async function main(): Promise<void> {
   const most = Math.max(0, ...KS);
   const db = await startMariaDB({
@@ -262,7 +339,18 @@ async function main(): Promise<void> {
     const floor = await runOne(db, 0, FLOOR_S);
     console.log('    K  RSS MiB  max MiB  MiB/monitor  CPU %  ms/coll  on time    late  conns  growth 5→end');
     console.log(row(floor, floor.rssLastMinute));
-    for (const k of KS) console.log(row(await runOne(db, k, MINUTES * 60), floor.rssLastMinute));
+    for (const k of KS) {
+      console.log(`  ${busiest(k)}`);
+      const base = VS_DEFAULT ? await runOne(db, k, MINUTES * 60, false) : undefined;
+      if (base !== undefined) console.log(`${row(base, floor.rssLastMinute)}  (default plan alone)`);
+      const tally = base === undefined ? undefined : tallyLine();
+      if (tally !== undefined) console.log(tally);
+      const r = await runOne(db, k, MINUTES * 60);
+      console.log(row(r, floor.rssLastMinute));
+      const qaTally = tallyLine();
+      if (qaTally !== undefined) console.log(qaTally);
+      if (base !== undefined) console.log(addedLine(base, r));
+    }
   } finally {
     await db.stop();
   }

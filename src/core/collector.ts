@@ -99,6 +99,13 @@ export class CollectError extends Error {
    * the metric part of the policy (`drop`, or `zero` with the error's zero values).
    */
   readonly quiet: boolean;
+  /**
+   * Part of the domain cannot be read on this server until a setting or grant changes (the
+   * message names it); the rest was collected. Unless the plan sets the error's policy, the
+   * engine reports it once, keeps it as the domain's status line (`error:<domain>`) for as
+   * long as the collector returns it, and counts the run as a success.
+   */
+  readonly partial: boolean;
   constructor(
     message: string,
     opts: {
@@ -108,6 +115,7 @@ export class CollectError extends Error {
       cause?: unknown;
       unsupported?: boolean;
       quiet?: boolean;
+      partial?: boolean;
     } = {},
   ) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -117,6 +125,7 @@ export class CollectError extends Error {
     this.errno = opts.errno;
     this.unsupported = opts.unsupported === true;
     this.quiet = opts.quiet === true;
+    this.partial = opts.partial === true;
   }
 }
 

@@ -312,6 +312,55 @@ describe('Engine', () => {
     assert.match(status.monitorStatus('m1')?.['error:query.response-time'] ?? '', /not supported on mariadb/);
   });
 
+  it('reports a partial error once and keeps it as the status line while it lasts, collecting the rest', async () => {
+    let missing = true;
+    const c = new Scripted('lock.wait', async () => ({
+      values: [value('waits', 0)],
+      ...(missing
+        ? {
+            error: new CollectError('metadata-lock waits not read: performance_schema is disabled', {
+              policy: 'metadata-locks',
+              partial: true,
+            }),
+          }
+        : {}),
+    }));
+    const { engine, status, events, collect } = await setup(plan({ 'lock.wait': {} }), [c]);
+    const lines: string[] = [];
+    for (let n = 1; n <= 3; n++) {
+      const r = await collect(n);
+      assert.deepEqual(valuesOf(r)['lock.wait'], [value('waits', 0)], `run ${n}`);
+      lines.push(status.monitorStatus('m1')?.['error:lock.wait'] ?? '');
+    }
+    assert.match(
+      lines[0]!,
+      /^at \S+: p\/l\/1\/lock\.wait: metadata-lock waits not read: performance_schema is disabled$/,
+    );
+    assert.deepEqual(lines, [lines[0], lines[0], lines[0]]);
+    assert.equal(events.filter((e) => e.startsWith('collector-error')).length, 1);
+    assert.equal(c.calls, 3);
+    assert.equal(engine.records().get('lock.wait')?.ok, true);
+    assert.equal(status.monitorStatus('m1')?.['error:collect'], undefined);
+    // Once the collector no longer returns it (the server was fixed), the line goes.
+    missing = false;
+    await collect(4);
+    assert.equal(status.monitorStatus('m1')?.['error:lock.wait'], undefined);
+  });
+
+  it('lets a policy the plan names govern a partial error', async () => {
+    const c = new Scripted('lock.wait', async () => ({
+      values: [value('waits', 0)],
+      error: new CollectError('metadata-lock waits not read', { policy: 'metadata-locks', partial: true }),
+    }));
+    const { status, events, collect } = await setup(plan({ 'lock.wait': { 'metadata-locks': 'ignore' } }), [
+      c,
+    ]);
+    await collect(1);
+    await collect(2);
+    assert.equal(status.monitorStatus('m1')?.['error:lock.wait'], undefined);
+    assert.equal(events.filter((e) => e.startsWith('collector-error')).length, 0);
+  });
+
   describe('error policies', () => {
     const denied = () =>
       new Scripted('repl', async () => {

@@ -118,6 +118,8 @@ export interface DomainOutcome {
   records?: LogRecord[];
   /** The collector threw a programming error (reported as `collector-panic`, not `collector-error`). */
   panic?: true;
+  /** What part of the domain this server cannot serve (a partial error), kept as its status line. */
+  partial?: string;
 }
 
 /** A domain's last run. */
@@ -197,6 +199,8 @@ export class Engine {
   readonly #running = new Map<string, DomainRun>();
   readonly #records = new Map<string, DomainRecord>();
   readonly #policy = new PolicyMemory();
+  /** domain → the status line of its partial error, while the collector returns it */
+  readonly #partial = new Map<string, string>();
   #closed = false;
 
   private constructor(opts: EngineOptions, ready: Map<string, Collector>) {
@@ -450,7 +454,7 @@ export class Engine {
     at: number,
     panic: boolean,
   ): void {
-    const failed = result.error !== undefined && !result.error.quiet;
+    const failed = result.error !== undefined && !result.error.quiet && !result.error.partial;
     if (failed && this.#opts.reprepareAfterError === true) this.#unprepare(w.domain);
     if (run.fenced) {
       if (!state.open)
@@ -470,7 +474,9 @@ export class Engine {
     const applied = applyPolicy(this.#policy, this.plan, w, result, help, (text) =>
       this.#opts.events.debug(text, this.#opts.monitorId),
     );
-    const outcome: DomainOutcome = { ...w, ...applied, failed, ms };
+    const { partial, ...kept } = applied;
+    const outcome: DomainOutcome = { ...w, ...kept, failed, ms };
+    if (partial !== undefined) outcome.partial = partial;
     if (result.text !== undefined) outcome.text = result.text;
     if (result.records !== undefined && result.records.length > 0) outcome.records = result.records;
     if (panic) outcome.panic = true;
@@ -508,12 +514,21 @@ export class Engine {
     const { status, events, monitorId } = this.#opts;
     const rec = this.#records.get(o.domain);
     if (rec !== undefined) status?.set(monitorKeyOf.domain(o.domain), recordText(rec));
+    const key = monitorKeyOf.domainError(o.domain);
     if (o.error === '') {
-      status?.delete(monitorKeyOf.domainError(o.domain));
+      // A partial error reported before keeps its line while the collector returns it.
+      const kept = o.partial === undefined ? undefined : this.#partial.get(o.domain);
+      if (kept === undefined) {
+        this.#partial.delete(o.domain);
+        status?.delete(key);
+      } else status?.set(key, kept);
       return;
     }
     const at = formatTimestamp(new Date(this.#clock.now()));
-    status?.set(monitorKeyOf.domainError(o.domain), `at ${at}: ${tag}/${o.domain}: ${o.error}`);
+    const line = `at ${at}: ${tag}/${o.domain}: ${o.error}`;
+    status?.set(key, line);
+    if (o.partial === undefined) this.#partial.delete(o.domain);
+    else this.#partial.set(o.domain, line);
     const text = `${tag}/${o.domain}: ${o.error}`;
     if (o.panic === true) events.error('collector-panic', monitorId, text);
     else events.error('collector-error', monitorId, text);

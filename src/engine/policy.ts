@@ -8,7 +8,9 @@
  *
  * An `unsupported` error (the server cannot serve the domain) is reported once and stops
  * the domain, unless it names a policy the plan sets: then that policy decides. A `quiet`
- * error is never reported; only the metric part of its policy (drop or zero) applies.
+ * error is never reported; only the metric part of its policy (drop or zero) applies. A
+ * `partial` error (part of the domain cannot be read until the server changes) is reported
+ * once and kept as the domain's status line while it lasts, unless the plan sets its policy.
  */
 import type { CollectorHelp, CollectResult } from '../core/collector.js';
 import type { MetricValue } from '../core/metrics.js';
@@ -44,6 +46,8 @@ export class PolicyMemory {
 export interface Applied {
   values: MetricValue[];
   error: string;
+  /** A partial error's text, kept as the domain's status line while it lasts. */
+  partial?: string;
 }
 
 /** Apply the governing policy to one domain's result (see the file comment). */
@@ -62,6 +66,10 @@ export function applyPolicy(
   if (err.unsupported && !named) {
     memory.stop(w.domain);
     return { values: result.values, error: err.message };
+  }
+  if (err.partial && !named) {
+    const first = memory.first(w.domain, `partial\0${err.message}`);
+    return { values: result.values, error: first ? err.message : '', partial: err.message };
   }
   const name =
     err.policy ??

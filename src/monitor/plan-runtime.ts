@@ -2,7 +2,8 @@
  * Turn a plan into what the level collector runs for one monitor: option values
  * interpolated, levels sorted and levelled up, union levels for uneven freqs, and the
  * time limits: the engine waits EMR = minFreq − min(10 % of minFreq, 1 s) for a run, and
- * each domain gets CMR = its freq − min(20 % of its freq, 2 s).
+ * each domain gets CMR = its freq − min(20 % of its freq, 2 s). The slower levels are spread
+ * by the monitor's id (see levelPhases in plan/schedule.ts).
  */
 import type { FinalMonitorConfig } from '../core/config.js';
 import type { Plan } from '../core/plan.js';
@@ -12,6 +13,7 @@ import {
   domainFreqMs,
   engineMaxRuntimeMs,
   levelForTick,
+  levelPhases,
   schedulePlan,
   sortLevels,
 } from '../plan/schedule.js';
@@ -25,6 +27,8 @@ export function buildRuntime(
   const interpolated = interpolatePlan(plan, monitor, env);
   const sorted = sortLevels(interpolated);
   const scheduled = schedulePlan(interpolated, sorted);
+  // The slower levels fall on the slot of their period the monitor's id picks (spreading).
+  const phases = levelPhases(sorted, monitor.id);
   const domains = new Set(sorted.flatMap((l) => Object.keys(l.collect)));
   const cmrMs = new Map<string, number>();
   const freqMs = new Map<string, number>();
@@ -35,7 +39,7 @@ export function buildRuntime(
   return {
     active: { plan: scheduled, emrMs: engineMaxRuntimeMs(sorted), cmrMs, domainFreqMs: freqMs },
     due(s) {
-      const sel = levelForTick(sorted, s);
+      const sel = levelForTick(sorted, s, phases);
       if (!sel) return undefined;
       return {
         level: sel.level,

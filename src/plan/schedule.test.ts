@@ -9,6 +9,7 @@ import {
   engineMaxRuntimeMs,
   freqWarnings,
   levelForTick,
+  levelPhases,
   schedulePlan,
   sortLevels,
   tickPeriodS,
@@ -280,6 +281,109 @@ void describe('schedulePlan', () => {
       const sel = levelForTick(sorted, s);
       if (sel) assert.ok(sp.levels[sel.key], `missing ${sel.key} at s=${s}`);
     }
+  });
+});
+
+/** A seed whose phases are all non-zero but the fastest level's (found by trying ids in order). */
+function seedWithPhases(sorted: ReturnType<typeof sortLevels>): { seed: string; phases: number[] } {
+  for (let i = 0; ; i++) {
+    const phases = levelPhases(sorted, `m-${i}`);
+    if (phases.slice(1).every((p) => p > 0)) return { seed: `m-${i}`, phases };
+  }
+}
+
+void describe('spreading (levelPhases)', () => {
+  const sorted = sortLevels(defaultPlan('default-mysql')!);
+
+  void it('gives the fastest level phase 0 and slower ones phases of one shift', () => {
+    for (let i = 0; i < 200; i++) {
+      const phases = levelPhases(sorted, `scale-${i}`);
+      assert.equal(phases[0], 0);
+      sorted.forEach((l, k) => {
+        const p = phases[k]!;
+        assert.ok(Number.isInteger(p) && p >= 0 && p < l.periodS, `${l.name}: ${p}`);
+        // one φ for the monitor, a multiple of the fastest period: the same modulo every period
+        assert.equal(p % sorted[0]!.periodS, 0);
+        for (let j = 0; j < k; j++)
+          if (l.periodS % sorted[j]!.periodS === 0) assert.equal(p % sorted[j]!.periodS, phases[j]);
+      });
+    }
+  });
+
+  void it('is the same for the same id and spreads 1,000 ids over every slot of a 60 s level', () => {
+    const plan = mk([
+      ['fast', '5s', { A: dp() }],
+      ['queries', '60s', { Q: dp() }],
+    ]);
+    const two = sortLevels(plan);
+    assert.deepEqual(levelPhases(two, 'db-1'), levelPhases(two, 'db-1'));
+    const slots = new Array<number>(12).fill(0);
+    for (let i = 0; i < 1000; i++) slots[levelPhases(two, `scale-${i}`)[1]! / 5]! += 1;
+    // 1,000 monitors in 12 slots of 5 s: about 83 each instead of 1,000 in one second
+    assert.ok(
+      slots.every((n) => n >= 50 && n <= 120),
+      slots.join(' '),
+    );
+  });
+
+  void it('collects everything at s = 0, the fastest level on its own ticks, the rest shifted', () => {
+    const { phases } = seedWithPhases(sorted);
+    const at = (s: number) => levelForTick(sorted, s, phases);
+    assert.equal(at(0)?.level, 'sysvars');
+    assert.deepEqual(at(0)?.due, ['sysvars', 'data-size', 'additional', 'performance']);
+    const fired: number[] = [];
+    for (let s = 0; s <= 1800; s++) if (at(s) !== undefined) fired.push(s);
+    // The fastest level (5 s) is due every 5 s as without spreading, and nothing else is due between.
+    assert.deepEqual(
+      fired,
+      Array.from({ length: 361 }, (_v, i) => i * 5),
+    );
+    // After s = 0, each level is due at its phase (a whole period when 0) and then every period.
+    sorted.forEach((l, k) => {
+      const ticks = fired.filter((s) => s > 0 && at(s)!.due.includes(l.name));
+      assert.equal(ticks[0], phases[k] === 0 ? l.periodS : phases[k], l.name);
+      for (let i = 1; i < ticks.length; i++) assert.equal(ticks[i]! - ticks[i - 1]!, l.periodS, l.name);
+    });
+  });
+
+  void it('is the unshifted schedule moved by the phase, so leveling-up still holds', () => {
+    const { phases } = seedWithPhases(sorted);
+    const phi = phases[3]!; // sysvars: 900 s, the lcm of every period
+    for (let s = 1; s <= 1800; s++) {
+      const shifted = (((s - phi) % 900) + 900) % 900;
+      assert.deepEqual(levelForTick(sorted, s, phases), levelForTick(sorted, shifted), `s=${s}`);
+    }
+  });
+
+  void it('keeps every union level of uneven freqs in the schedule plan', () => {
+    for (const plan of [
+      mk([
+        ['l5', '5s', { A: dp(['a']) }],
+        ['l20', '20s', { B: dp(['b']) }],
+        ['l30', '30s', { C: dp(['c']) }],
+      ]),
+      mk([
+        ['a', '2s', { A: dp() }],
+        ['b', '3s', { B: dp() }],
+        ['c', '5s', { C: dp() }],
+      ]),
+    ]) {
+      const uneven = sortLevels(plan);
+      const sp = schedulePlan(plan, uneven);
+      for (let i = 0; i < 50; i++) {
+        const phases = levelPhases(uneven, `m-${i}`);
+        for (let s = 0; s < 200; s++) {
+          const sel = levelForTick(uneven, s, phases);
+          if (sel) assert.deepEqual(sp.levels[sel.key]?.collect, sel.collect, `m-${i} s=${s}`);
+        }
+      }
+    }
+  });
+
+  void it('leaves a plan of one level, and phases of 0, as without spreading', () => {
+    assert.deepEqual(levelPhases(sortLevels(mk([['l', '60s', { D: dp() }]])), 'any-id'), [0]);
+    for (let s = 0; s <= 900; s++)
+      assert.deepEqual(levelForTick(sorted, s, [0, 0, 0, 0]), levelForTick(sorted, s), `s=${s}`);
   });
 });
 

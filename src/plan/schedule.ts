@@ -13,6 +13,13 @@
  *   name (sonde's choice). Collectors read their settings by level name, so such a union is
  *   given its own *union level* (key `<highest>+<other>…`) in `schedulePlan`, which is the
  *   plan to hand to Collector.prepare.
+ * - Spreading: a monitor's schedule after s = 0 is shifted by a phase φ taken from the
+ *   monitor's id (`levelPhases`), so a fleet of monitors activated together does not run its
+ *   slower levels in the same second. Everything is still due at s = 0; afterwards level L is
+ *   due when s − φ is a multiple of its period. φ is a multiple of the fastest level's period,
+ *   so the fastest level keeps its ticks; and since the schedule after s = 0 is the unshifted
+ *   one moved by φ, leveling-up and the union levels hold exactly as without it. With φ = 0
+ *   (no phases given) it is Blip's arithmetic.
  */
 import type { DomainPlan, Level, Plan } from '../core/plan.js';
 
@@ -147,16 +154,53 @@ function select(sorted: SortedLevel[], due: SortedLevel[]): TickSelection {
 
 /**
  * What tick `s` (0, 1, 2, … seconds since activation) collects (with sonde's
- * union for uneven freqs), or undefined when no level is due.
+ * union for uneven freqs), or undefined when no level is due. `phases` (from `levelPhases`,
+ * one per sorted level) shift the levels after s = 0; without them every level is due at
+ * the multiples of its period.
  */
-export function levelForTick(sorted: SortedLevel[], s: number): TickSelection | undefined {
+export function levelForTick(
+  sorted: SortedLevel[],
+  s: number,
+  phases?: readonly number[],
+): TickSelection | undefined {
   const due: SortedLevel[] = [];
   for (let i = sorted.length - 1; i >= 0; i--) {
     const l = sorted[i]!;
-    if (Number.isFinite(l.periodS) && s % l.periodS === 0) due.push(l);
+    if (!Number.isFinite(l.periodS)) continue;
+    if (s === 0 || s % l.periodS === (phases?.[i] ?? 0)) due.push(l);
   }
   if (due.length === 0) return undefined;
   return select(sorted, due);
+}
+
+/**
+ * A stable, well-mixed 32-bit number from a monitor id: FNV-1a, then MurmurHash3's final mix
+ * (FNV-1a alone leaves the low bits of ids that differ in their last characters alike).
+ */
+function hash32(text: string): number {
+  let h = 0x811c9dc5;
+  for (const b of new TextEncoder().encode(text)) h = Math.imul(h ^ b, 0x01000193);
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  h ^= h >>> 16;
+  return h >>> 0;
+}
+
+/**
+ * Each sorted level's phase for the monitor `seed` (its id): φ mod the level's period, with
+ * φ = (fastest period) × hash(seed) for every level alike. So the fastest level (and every
+ * level whose period equals it) has phase 0 and keeps its ticks, a slower level lands on one
+ * of its period's slots of the fastest period's length (a 60 s level with a 5 s fastest
+ * level: one of 12), the same one whenever the monitor's plan is activated, and monitors with
+ * different ids spread evenly over them. A level that is never due gets 0.
+ */
+export function levelPhases(sorted: SortedLevel[], seed: string): number[] {
+  const live = sorted.map((l) => l.periodS).filter((p) => Number.isFinite(p));
+  if (live.length === 0) return sorted.map(() => 0);
+  const phi = BigInt(Math.min(...live)) * BigInt(hash32(seed));
+  return sorted.map((l) => (Number.isFinite(l.periodS) ? Number(phi % BigInt(l.periodS)) : 0));
 }
 
 /** The freq facts the due-set search needs, sorted ascending by freq. */

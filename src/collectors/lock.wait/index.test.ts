@@ -6,7 +6,9 @@ import type { PooledDb } from '../../db/pool.js';
 import { connectAs, startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
 import { RECORD_ATTRIBUTES } from '../kit/query/attributes.js';
-import { LockWaitCollector } from './index.js';
+import { Engine } from '../../engine/engine.js';
+import { StatusRegistry } from '../../status/registry.js';
+import { help, LockWaitCollector } from './index.js';
 import { mdlBlocks } from './sql.js';
 
 const SENTINEL = 'SENTINEL_l0ck';
@@ -14,6 +16,7 @@ const SENTINEL = 'SENTINEL_l0ck';
 void describe('lock.wait on MySQL 8, from recorded result sets', () => {
   void it('reads performance_schema.data_lock_waits and names both connections', async () => {
     const answer = (sql: string): Row[] => {
+      if (sql.includes('COUNT(*)')) return [{ N: sql.includes('data_lock_waits') ? '1' : '0' }];
       if (sql.includes('data_lock_waits'))
         return [
           {
@@ -62,6 +65,32 @@ void describe('lock.wait on MySQL 8, from recorded result sets', () => {
       [
         ['waits', 'row', 1],
         ['oldest_wait_seconds', 'row', 7],
+        ['waits', 'metadata', 0],
+        ['oldest_wait_seconds', 'metadata', 0],
+      ],
+    );
+  });
+
+  void it('runs no join when the counts say nothing waits', async () => {
+    const db = new FakeDb('8.0.36', (sql) => {
+      if (sql.includes('COUNT(*)')) return [{ N: '0' }];
+      if (sql.includes('@@performance_schema')) return [{ pfs: '1' }];
+      if (sql.includes('setup_instruments')) return [{ ENABLED: 'YES' }];
+      throw new Error(`not expected: ${sql}`);
+    });
+    const c = new LockWaitCollector({ monitorId: 'm', db });
+    await c.prepare(planOf({ l: { 'lock.wait': {} } }), NO_SIGNAL);
+    const before = db.queries.length;
+    const res = await c.collect('l', NO_SIGNAL);
+    assert.equal(res.error, undefined);
+    const run = db.queries.slice(before).map((q) => q.sql);
+    assert.equal(run.length, 2, run.join('\n'));
+    assert.ok(run.every((q) => q.includes('COUNT(*)') && !q.includes('JOIN')));
+    assert.deepEqual(
+      res.values.map((v) => [v.name, v.group?.['type'], v.value]),
+      [
+        ['waits', 'row', 0],
+        ['oldest_wait_seconds', 'row', 0],
         ['waits', 'metadata', 0],
         ['oldest_wait_seconds', 'metadata', 0],
       ],
@@ -155,6 +184,59 @@ void describe('lock.wait against a real MariaDB', () => {
   });
 });
 
+/**
+ * Three collections of lock.wait through the engine (as a monitor runs it): the row-lock
+ * values of each, the `error:lock.wait` status line after each, and the error events.
+ */
+async function threeRuns(
+  db: PooledDb,
+): Promise<{ rowWaits: (number | undefined)[]; lines: string[]; errors: string[] }> {
+  const plan = planOf({ l: { 'lock.wait': {} } });
+  const status = new StatusRegistry();
+  const errors: string[] = [];
+  const engine = await Engine.prepare(
+    {
+      monitorId: 'm',
+      active: {
+        plan,
+        emrMs: 9000,
+        cmrMs: new Map([['lock.wait', 8000]]),
+        domainFreqMs: new Map([['lock.wait', 10_000]]),
+      },
+      status: status.monitor('m'),
+      events: {
+        info: () => undefined,
+        error: (e, _id, msg) => errors.push(`${e}: ${msg}`),
+        debug: () => undefined,
+      },
+      collectors: { make: () => new LockWaitCollector({ monitorId: 'm', db }), help: () => help },
+    },
+    NO_SIGNAL,
+  );
+  const rowWaits: (number | undefined)[] = [];
+  const lines: string[] = [];
+  try {
+    for (let n = 1; n <= 3; n++) {
+      const r = await engine.run({
+        interval: n,
+        level: 'l',
+        work: [{ domain: 'lock.wait', level: 'l' }],
+        start: Date.now(),
+      });
+      const values = r.outcomes.flatMap((o) => o.values);
+      assert.equal(
+        values.find((v) => v.group?.['type'] === 'metadata'),
+        undefined,
+      );
+      rowWaits.push(values.find((v) => v.name === 'waits' && v.group?.['type'] === 'row')?.value);
+      lines.push(status.monitorStatus('m')?.['error:lock.wait'] ?? '');
+    }
+  } finally {
+    await engine.close();
+  }
+  return { rowWaits, lines, errors };
+}
+
 void describe('lock.wait with performance_schema OFF', () => {
   let server: MariaDB;
   let db: PooledDb;
@@ -183,5 +265,46 @@ void describe('lock.wait with performance_schema OFF', () => {
       res.error?.message ?? '',
       /^metadata-lock waits not read: performance_schema is disabled \(set performance_schema=ON in my.cnf and restart the server\)$/,
     );
+  });
+
+  void it('keeps one status line naming the setting while row locks go on being collected', async () => {
+    const { rowWaits, lines, errors } = await threeRuns(db);
+    assert.deepEqual(rowWaits, [0, 0, 0]);
+    assert.match(
+      lines[0] ?? '',
+      /^at \S+: test\/l\/1\/lock\.wait: metadata-lock waits not read: performance_schema is disabled \(set performance_schema=ON in my.cnf and restart the server\)$/,
+    );
+    assert.deepEqual(lines, [lines[0], lines[0], lines[0]]);
+    assert.deepEqual(
+      errors.filter((e) => e.startsWith('collector-error')),
+      [`collector-error: ${(lines[0] ?? '').replace(/^at \S+: /, '')}`],
+    );
+  });
+});
+
+void describe('lock.wait with the metadata-lock instrument off', () => {
+  let server: MariaDB;
+  let db: PooledDb;
+  before(async () => {
+    server = await startMariaDB({
+      args: ['--performance-schema=ON', '--performance-schema-instrument=wait/lock/metadata/sql/mdl=OFF'],
+    });
+    await server.createUser('mon', 'mon-pass-1', ['SELECT ON performance_schema.*', 'PROCESS ON *.*']);
+    db = connectAs(server, 'mon', 'mon-pass-1');
+  });
+  after(async () => {
+    await db.close();
+    await server.stop();
+  });
+
+  void it('keeps one status line naming the instrument and both ways to enable it', async () => {
+    const { rowWaits, lines, errors } = await threeRuns(db);
+    assert.deepEqual(rowWaits, [0, 0, 0]);
+    assert.match(
+      lines[0] ?? '',
+      /^at \S+: test\/l\/1\/lock\.wait: metadata-lock waits not read: performance_schema instrument wait\/lock\/metadata\/sql\/mdl disabled \(enable it: UPDATE performance_schema\.setup_instruments SET ENABLED='YES' WHERE NAME='wait\/lock\/metadata\/sql\/mdl', or start the server with performance-schema-instrument='wait\/lock\/metadata\/sql\/mdl=ON'\)$/,
+    );
+    assert.deepEqual(lines, [lines[0], lines[0], lines[0]]);
+    assert.equal(errors.filter((e) => e.startsWith('collector-error')).length, 1);
   });
 });

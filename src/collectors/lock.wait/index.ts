@@ -42,9 +42,12 @@ import {
   MDL_INSTRUMENT,
   MDL_INSTRUMENT_SQL,
   mdlBlocks,
+  MDL_PENDING,
   METADATA_LOCKS,
   ROW_LOCKS_IS,
   ROW_LOCKS_PFS,
+  ROW_WAITS_IS,
+  ROW_WAITS_PFS,
 } from './sql.js';
 
 export const DOMAIN = 'lock.wait';
@@ -132,12 +135,19 @@ function lockValues(rows: Record<'row' | 'metadata', Row[]>, mdlRead: boolean): 
   return out;
 }
 
+/** True unless the count statement says there is nothing (a count it cannot read: true). */
+async function waiting(q: (sql: string) => Promise<Row[]>, countSql: string): Promise<boolean> {
+  const n = Number(field((await q(countSql))[0] ?? {}, 'N'));
+  return !(n === 0);
+}
+
 export class LockWaitCollector implements Collector {
   readonly domain = DOMAIN;
   readonly #db: Db;
   #levels = new Map<string, LockLevel>();
   #info: ServerInfo | undefined;
   #rowSql = ROW_LOCKS_IS;
+  #rowCountSql = ROW_WAITS_IS;
   /** Why metadata locks cannot be read; undefined when they can. */
   #mdlMissing: string | undefined;
   #pfs = false;
@@ -155,8 +165,9 @@ export class LockWaitCollector implements Collector {
     const info = await this.#db.serverInfo({ signal });
     this.#info = info;
     const choice = sourceFor(DOMAIN, info);
-    this.#rowSql =
-      'source' in choice && choice.source.startsWith('data_lock_waits') ? ROW_LOCKS_PFS : ROW_LOCKS_IS;
+    const pfsRows = 'source' in choice && choice.source.startsWith('data_lock_waits');
+    this.#rowSql = pfsRows ? ROW_LOCKS_PFS : ROW_LOCKS_IS;
+    this.#rowCountSql = pfsRows ? ROW_WAITS_PFS : ROW_WAITS_IS;
     const pfs = await pfsUnavailable(this.#db, [], signal, false);
     this.#pfs = pfs === undefined;
     this.#mdlMissing =
@@ -192,22 +203,32 @@ export class LockWaitCollector implements Collector {
       this.#db.query(limited(sql, info, state.limitMs), [], { signal });
     let row: Row[];
     try {
-      row = await q(this.#rowSql);
+      row = (await waiting(q, this.#rowCountSql)) ? await q(this.#rowSql) : [];
     } catch (err) {
       return { values: [], error: qaQueryError(err, 'reading row-lock waits', 'PROCESS ON *.*') };
     }
     let metadata: Row[] = [];
-    let mdlError = this.#mdlMissing;
-    if (mdlError === undefined) {
+    let mdlError: CollectError | undefined;
+    if (this.#mdlMissing !== undefined) {
+      // What is missing does not change until the server's settings do: one lasting line.
+      mdlError = new CollectError(`metadata-lock waits not read: ${this.#mdlMissing}`, {
+        policy: 'metadata-locks',
+        partial: true,
+      });
+    } else {
       try {
-        metadata = (await q(METADATA_LOCKS)).filter((r) =>
-          mdlBlocks(field(r, 'LOCK_MODE') ?? '', field(r, 'HELD_MODE') ?? ''),
-        );
+        if (await waiting(q, MDL_PENDING))
+          metadata = (await q(METADATA_LOCKS)).filter((r) =>
+            mdlBlocks(field(r, 'LOCK_MODE') ?? '', field(r, 'HELD_MODE') ?? ''),
+          );
       } catch (err) {
-        mdlError = `reading performance_schema.metadata_locks failed: ${(err as Error).message}`;
+        mdlError = new CollectError(
+          `metadata-lock waits not read: reading performance_schema.metadata_locks failed: ${(err as Error).message}`,
+          { policy: 'metadata-locks' },
+        );
       }
     }
-    const own = await this.#own(q);
+    const own = row.length + metadata.length > 0 ? await this.#own(q) : new Set<string>();
     const mine = (r: Row): boolean => !own.has(field(r, 'WAITING_ID') ?? '');
     const rows = { row: row.filter(mine), metadata: metadata.filter(mine) };
     const time = Date.now();
@@ -219,8 +240,7 @@ export class LockWaitCollector implements Collector {
       values: lockValues(rows, mdlError === undefined),
       ...(records.length > 0 ? { records } : {}),
     };
-    if (mdlError !== undefined)
-      out.error = new CollectError(`metadata-lock waits not read: ${mdlError}`, { policy: 'metadata-locks' });
+    if (mdlError !== undefined) out.error = mdlError;
     return out;
   }
 

@@ -35,9 +35,27 @@ export const ROW_LOCKS_PFS = ownStatement(
     `LEFT JOIN performance_schema.data_locks l ON l.ENGINE_LOCK_ID = w.REQUESTING_ENGINE_LOCK_ID ${CONNECTIONS}`,
 );
 
-/** Pending metadata locks and the granted ones of other threads on the same object. */
+/**
+ * How many row-lock waits there are now, from the table each join above starts from: cheap
+ * where the joins are not (each reads the whole processlist, and on a server with thousands
+ * of connections that costs real time), so the joins run only when there is a wait.
+ */
+export const ROW_WAITS_IS = ownStatement('SELECT COUNT(*) AS N FROM information_schema.INNODB_LOCK_WAITS');
+export const ROW_WAITS_PFS = ownStatement('SELECT COUNT(*) AS N FROM performance_schema.data_lock_waits');
+
+/** How many metadata locks are pending now (the join below runs only when some are). */
+export const MDL_PENDING = ownStatement(
+  "SELECT COUNT(*) AS N FROM performance_schema.metadata_locks WHERE LOCK_STATUS = 'PENDING' AND OBJECT_TYPE = 'TABLE'",
+);
+
+/**
+ * Pending metadata locks and the granted ones of other threads on the same object. The
+ * tables are joined in the order written (STRAIGHT_JOIN), from the few pending locks out:
+ * performance_schema tables have no indexes on MariaDB, and another order joins every
+ * thread with every thread first.
+ */
 export const METADATA_LOCKS = ownStatement(
-  'SELECT tw.PROCESSLIST_ID AS WAITING_ID, pw.USER AS WAITING_USER, pw.INFO AS WAITING_QUERY, pw.TIME AS WAIT_S, ' +
+  'SELECT STRAIGHT_JOIN tw.PROCESSLIST_ID AS WAITING_ID, pw.USER AS WAITING_USER, pw.INFO AS WAITING_QUERY, pw.TIME AS WAIT_S, ' +
     'tb.PROCESSLIST_ID AS BLOCKING_ID, pb.USER AS BLOCKING_USER, pb.INFO AS BLOCKING_QUERY, ' +
     'pb.COMMAND AS BLOCKING_COMMAND, pb.TIME AS BLOCKING_TIME, ' +
     "CONCAT(w.OBJECT_SCHEMA, '.', w.OBJECT_NAME) AS LOCK_TABLE, NULL AS LOCK_INDEX, " +
