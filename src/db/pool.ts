@@ -733,7 +733,7 @@ class MysqlDb implements PooledDb {
   // ---- Db -----------------------------------------------------------------------------
 
   async query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
-    if (this.#texts.size < MAX_TEXTS_KEPT) this.#texts.add(sql);
+    this.#remember(sql);
     const bounded = opts?.serverTimeLimit === true ? await this.#serverBounded(sql, opts) : sql;
     return this.#run(opts, async (conn) => {
       await this.#applySession(conn, opts?.session);
@@ -744,9 +744,14 @@ class MysqlDb implements PooledDb {
     });
   }
 
+  /** Keep a statement's text for the own-statement filters, up to MAX_TEXTS_KEPT of them. */
+  #remember(sql: string): void {
+    if (this.#texts.size < MAX_TEXTS_KEPT) this.#texts.add(sql);
+  }
+
   async queryBatch(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]> {
     if (sqls.length <= 1) return Promise.all(sqls.map((sql) => this.query(sql, [], opts)));
-    for (const sql of sqls) if (this.#texts.size < MAX_TEXTS_KEPT) this.#texts.add(sql);
+    for (const sql of sqls) this.#remember(sql);
     // A line of its own for each `;`: a statement's trailing `--` comment cannot swallow it.
     const text = sqls.join('\n;\n');
     return this.#run(

@@ -176,6 +176,8 @@ export function levelForTick(
 /**
  * A stable, well-mixed 32-bit number from a monitor id: FNV-1a, then MurmurHash3's final mix
  * (FNV-1a alone leaves the low bits of ids that differ in their last characters alike).
+ * Deliberately not the shard hash (monitor/shard.ts): with the same bits, every monitor of
+ * one shard could land on the same phase.
  */
 function hash32(text: string): number {
   let h = 0x811c9dc5;
