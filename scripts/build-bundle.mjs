@@ -17,7 +17,7 @@
  * (what went into which file, for esbuild's analyzer).
  */
 import { build } from 'esbuild';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -31,6 +31,49 @@ const OUT = join(ROOT, 'dist/bundle/bin');
 const REQUIRE_SHIM =
   "import { createRequire as __sondeCreateRequire } from 'node:module';\n" +
   'const require = __sondeCreateRequire(import.meta.url);';
+
+/**
+ * mysql2 requires `tls` (for connections with TLS) and `zlib` (for the compressed protocol)
+ * when it loads, so every start paid for both: about 3 MiB of memory and some milliseconds,
+ * for connections that mostly use neither. In the bundle each of those `require`s becomes an
+ * object that requires the module at its first property read, when the first TLS or
+ * compressed connection is made. The exact statements are checked: a mysql2 release that
+ * changes them fails the build instead of loading the modules at start again.
+ */
+const LAZY_BUILTINS = [
+  { file: 'mysql2/lib/base/connection.js', statement: "const Tls = require('tls');" },
+  { file: 'mysql2/lib/auth_plugins/sha256_password.js', statement: "const Tls = require('tls');" },
+  { file: 'mysql2/lib/compressed_protocol.js', statement: "const zlib = require('zlib');" },
+];
+
+const lazyBuiltins = {
+  name: 'lazy-builtins',
+  setup(b) {
+    const seen = new Set();
+    b.onLoad({ filter: /[\\/]node_modules[\\/]mysql2[\\/]lib[\\/].*\.js$/ }, (args) => {
+      const path = args.path.replaceAll('\\', '/');
+      const lazy = LAZY_BUILTINS.filter((l) => path.endsWith(`/node_modules/${l.file}`));
+      if (lazy.length === 0) return undefined;
+      let contents = readFileSync(args.path, 'utf8');
+      for (const { file, statement } of lazy) {
+        if (!contents.includes(statement)) throw new Error(`${file}: \`${statement}\` not found`);
+        const [, name, mod] = /^const (\w+) = require\('(\w+)'\);$/.exec(statement);
+        contents = contents.replace(
+          statement,
+          `const ${name} = new Proxy({}, { get: (_t, key) => require('${mod}')[key] });`,
+        );
+        seen.add(file);
+      }
+      return { contents, loader: 'js' };
+    });
+    b.onEnd((result) => {
+      const missing = LAZY_BUILTINS.filter((l) => !seen.has(l.file)).map((l) => l.file);
+      if (result.errors.length === 0 && missing.length > 0)
+        return { errors: [{ text: `lazy-builtins: not bundled any more: ${missing.join(', ')}` }] };
+      return undefined;
+    });
+  },
+};
 
 /** esbuild's options for the bundle in `outdir` (the single executable takes it without maps). */
 export function bundleOptions(outdir, { sourcemap = true, metafile = false } = {}) {
@@ -55,6 +98,7 @@ export function bundleOptions(outdir, { sourcemap = true, metafile = false } = {
     legalComments: 'linked',
     banner: { js: REQUIRE_SHIM },
     metafile,
+    plugins: [lazyBuiltins],
     logLevel: 'warning',
   };
 }

@@ -45,7 +45,7 @@ import { formatDuration } from '../util/duration.js';
 import { ER_ACCESS_DENIED } from './errnos.js';
 import { parseServerVersion } from './flavor.js';
 import { Semaphore } from '../util/semaphore.js';
-import { checkServerIdentity, type TLSSocket } from 'node:tls';
+import type { TLSSocket } from 'node:tls';
 
 /**
  * Statement connections per monitor: 2 for collectors (at most 2 run at once), 1 for the
@@ -240,7 +240,11 @@ function checkServerName(conn: PoolConnection, spec: ConnectionSpec): void {
   if (name === undefined || spec.tls?.rejectUnauthorized !== true) return;
   const stream = (conn.connection as unknown as { stream?: Partial<TLSSocket> }).stream;
   const cert = stream?.getPeerCertificate?.();
-  const why = cert === undefined ? new Error('no TLS certificate') : checkServerIdentity(name, cert);
+  // node:tls is loaded by a TLS connection (mysql2's, through the build's lazy require), not at start.
+  const why =
+    cert === undefined
+      ? new Error('no TLS certificate')
+      : process.getBuiltinModule('node:tls').checkServerIdentity(name, cert);
   if (why !== undefined)
     throw new DbQueryError(`TLS: the server certificate is not for tls-server-name ${name}: ${why.message}`, {
       code: 'HANDSHAKE_SSL_ERROR',

@@ -4,6 +4,10 @@
  * `MessageEvent` getters and so loads Node's bundled fetch/WebSocket client: about 20 ms of
  * startup on Node 22 and 24 for names sonde never uses. A CommonJS require reads no getter.
  * The listeners on sonde's startup path take `node:http` from here; type imports stay as usual.
+ *
+ * `node:https` (and with it `node:tls`) is loaded by the first HTTPS listener only: a plain
+ * start never needs them, and together they hold about 1.5 MiB of memory and some
+ * milliseconds of the start.
  */
 import { createRequire } from 'node:module';
 import type * as Http from 'node:http';
@@ -12,4 +16,9 @@ import type * as Https from 'node:https';
 const require = createRequire(import.meta.url);
 
 export const http = require('node:http') as typeof Http;
-export const https = require('node:https') as typeof Https;
+let httpsModule: typeof Https | undefined;
+
+/** `node:https`, loaded on the first call. */
+export function https(): typeof Https {
+  return (httpsModule ??= require('node:https') as typeof Https);
+}

@@ -54,7 +54,7 @@ export function createListener(handler: RequestListener, o: ListenerOptions = {}
   const server: Server =
     o.tls === undefined
       ? http.createServer(base, handler)
-      : https.createServer(
+      : https().createServer(
           { ...base, handshakeTimeout: LISTENER_LIMITS.handshakeTimeoutMs, ...o.tls },
           handler,
         );

@@ -14,7 +14,7 @@
  */
 import { dirname, isAbsolute, join } from 'node:path';
 import { X509Certificate } from 'node:crypto';
-import { createSecureContext, type SecureVersion } from 'node:tls';
+import type { SecureVersion } from 'node:tls';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
 import { errorMessage } from '../core/errors.js';
@@ -554,7 +554,8 @@ function loadTls(tls: WebTlsConfig, file: string, key: string): WebTlsConfig {
     throw new WebConfigError(file, certPath, `bad certificate: ${errorMessage(err)}`, key);
   }
   try {
-    createSecureContext({ cert, key: pkey });
+    // node:tls is loaded here, by a web configuration with TLS, and not at every start.
+    process.getBuiltinModule('node:tls').createSecureContext({ cert, key: pkey });
   } catch (err) {
     throw new WebConfigError(file, keyPath, `certificate and key do not load: ${errorMessage(err)}`, key);
   }

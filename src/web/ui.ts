@@ -14,7 +14,6 @@
 import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
-import { gzipSync } from 'node:zlib';
 import type { UiSource } from '../core/ui.js';
 import { send, sendText } from '../http/answer.js';
 import type { Call, Route } from '../http/router.js';
@@ -123,7 +122,7 @@ function sendAsset(call: Call, a: Asset): void {
     req,
     200,
     a.type,
-    gz ? (a.gzip ??= gzipSync(a.body, { level: 9 })) : a.body,
+    gz ? (a.gzip ??= process.getBuiltinModule('node:zlib').gzipSync(a.body, { level: 9 })) : a.body,
     gz ? { ...headers, 'Content-Encoding': 'gzip' } : headers,
   );
 }
