@@ -12,14 +12,17 @@ import type { CollectorHelp, CollectorRegistration } from '../core/collector.js'
 import HELP from './help.json' with { type: 'json' };
 import { CollectorRegistry } from './registry.js';
 
+/** The default plan's eight domains, one module (see default-plan-domains.ts). */
+const defaultPlanDomains = () => import('./default-plan-domains.js');
+
 /** Domain → its implementation's registration, imported on first use. */
 export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistration>>> = {
-  'status.global': async () => (await import('./status.global/index.js')).registration,
-  'var.global': async () => (await import('./var.global/index.js')).registration,
-  innodb: async () => (await import('./innodb/index.js')).registration,
+  'status.global': async () => (await defaultPlanDomains()).statusGlobal,
+  'var.global': async () => (await defaultPlanDomains()).varGlobal,
+  innodb: async () => (await defaultPlanDomains()).innodb,
   'innodb.buffer-pool': async () => (await import('./innodb.buffer-pool/index.js')).registration,
-  repl: async () => (await import('./repl/index.js')).registration,
-  'repl.lag': async () => (await import('./repl.lag/index.js')).registration,
+  repl: async () => (await defaultPlanDomains()).repl,
+  'repl.lag': async () => (await defaultPlanDomains()).replLag,
   trx: async () => (await import('./trx/index.js')).registration,
   tls: async () => (await import('./tls/index.js')).registration,
   'stmt.current': async () => (await import('./stmt.current/index.js')).registration,
@@ -28,9 +31,9 @@ export const LOADERS: Readonly<Record<string, () => Promise<CollectorRegistratio
   'query.sample': async () => (await import('./query.sample/index.js')).registration,
   'query.plan': async () => (await import('./query.plan/index.js')).registration,
   'lock.wait': async () => (await import('./lock.wait/index.js')).registration,
-  'size.binlog': async () => (await import('./size.binlog/index.js')).registration,
-  'size.database': async () => (await import('./size.database/index.js')).registration,
-  'size.table': async () => (await import('./size.table/index.js')).registration,
+  'size.binlog': async () => (await defaultPlanDomains()).sizeBinlog,
+  'size.database': async () => (await defaultPlanDomains()).sizeDatabase,
+  'size.table': async () => (await defaultPlanDomains()).sizeTable,
   autoinc: async () => (await import('./autoinc/index.js')).registration,
   'query.response-time': async () => (await import('./query.response-time/index.js')).registration,
   'percona.response-time': async () => (await import('./percona.response-time/index.js')).registration,
