@@ -23,7 +23,7 @@
  * should verify, nothing more: Node's own CA store is built in (tls.ca names others).
  */
 import { build } from 'esbuild';
-import { bundleOptions } from './build-bundle.mjs';
+import { bundleOptions, dropUnusedRequireShims } from './build-bundle.mjs';
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -83,6 +83,7 @@ export async function buildBinary({ out = join(ROOT, 'dist/binary'), node = proc
   mkdirSync(work, { recursive: true });
   const chunks = join(work, 'bundle');
   await build(bundleOptions(chunks, { sourcemap: false }));
+  dropUnusedRequireShims(chunks);
   const bundle = Object.fromEntries(
     readdirSync(chunks)
       .filter((f) => f.endsWith('.js'))
