@@ -1,6 +1,7 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { ConnectionSpec } from '../core/db.js';
+import { createConnection } from 'mysql2/promise';
 import { startMariaDB, type MariaDB } from '../../test/helpers/mariadb.js';
 import { DB_ERROR_CODES, createDb, type PooledDb } from './pool.js';
 
@@ -177,6 +178,107 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     // a statement holding a `;` of its own gives more results than statements
     await assert.rejects(db.queryBatch(['SELECT 1; SELECT 2', 'SELECT 3']), /expected 2 results, got 3/);
     assert.deepEqual(await db.queryBatch(['SELECT 4 AS d', 'SELECT 5 AS e']), [[{ d: '4' }], [{ e: '5' }]]);
+  });
+
+  // The server sends a batch's answer as its network buffer fills (it does not flush between
+  // the statements of one request): a result set is seen complete once the statements after
+  // it have produced a buffer's worth. The big row below does that; GET_LOCK then holds the
+  // batch on the server until the test lets it go.
+  const held = async (): Promise<{ release: () => Promise<void> }> => {
+    const conn = await createConnection({
+      socketPath: server.socket,
+      user: 'mon',
+      password: 'mon-secret-pw',
+    });
+    await conn.query("SELECT GET_LOCK('sonde_batch_test', 5)");
+    return {
+      release: async () => {
+        await conn.query("DO RELEASE_LOCK('sonde_batch_test')");
+        await conn.end();
+      },
+    };
+  };
+
+  void it("tells each statement's rows of a batch once its result set is complete, while the rest runs", async () => {
+    const lock = await held();
+    const told: [number, unknown][] = [];
+    let settled = false;
+    const sqls = [
+      'SELECT 1 AS a',
+      'DO 1',
+      "SELECT LENGTH(REPEAT('x', 40000)) AS n, REPEAT('x', 40000) AS big",
+      // the lock is let go at once: the batch's connection must not keep it
+      "SELECT GET_LOCK('sonde_batch_test', 20) + RELEASE_LOCK('sonde_batch_test') AS l",
+      'SELECT 2 AS a FROM DUAL WHERE 1 = 0',
+    ];
+    const running = db.queryBatch(sqls, {}, (i, rows) => told.push([i, rows.map((r) => r.a ?? r.n ?? r.l)]));
+    const done = running.finally(() => (settled = true));
+    // the first two are told while the server waits for the lock in the fourth
+    while (told.length < 2 && !settled) await sleep(5);
+    assert.equal(settled, false);
+    assert.deepEqual(told, [
+      [0, ['1']],
+      [1, []],
+    ]);
+    await lock.release();
+    const results = await done;
+    assert.equal(results.length, 5);
+    assert.deepEqual(told, [
+      [0, ['1']],
+      [1, []],
+      [2, ['40000']],
+      [3, ['2']],
+      [4, []],
+    ]);
+    // a failing statement: the batch rejects with its error, and nothing from it or after it is told
+    const before: number[] = [];
+    await assert.rejects(
+      db.queryBatch(['SELECT 1 AS a', 'SELECT * FROM mysql.user', 'SELECT 3 AS c'], {}, (i) =>
+        before.push(i),
+      ),
+      { errno: 1142 },
+    );
+    assert.ok(
+      before.every((i) => i < 1),
+      String(before),
+    );
+    // a statement with a `;` of its own: told in order, the count checked at the end
+    const counted: number[] = [];
+    await assert.rejects(
+      db.queryBatch(['SELECT 1; SELECT 2', 'SELECT 3'], {}, (i) => counted.push(i)),
+      /expected 2 results, got 3/,
+    );
+    assert.deepEqual(counted, [0, 1]);
+  });
+
+  void it('rejects a batch whose connection is killed while it runs', async () => {
+    const lock = await held();
+    // a pool of its own: the killed connection must not meet the other tests' statements
+    const own = track(createDb(specFor(server, 'mon', 'mon-secret-pw')));
+    let id = '';
+    const running = own.queryBatch(
+      [
+        'SELECT CONNECTION_ID() AS id',
+        "SELECT REPEAT('x', 40000) AS big",
+        "SELECT GET_LOCK('sonde_batch_test', 20)",
+        'SELECT 1',
+      ],
+      {},
+      (i, rows) => {
+        if (i === 0) id = rows[0]?.id ?? '';
+      },
+    );
+    // the batch's end, taken at once: it fails while the test still awaits the KILL
+    let settled = false;
+    const outcome = running.then(
+      () => 'resolved',
+      (err: unknown) => err,
+    );
+    void outcome.then(() => (settled = true));
+    while (id === '' && !settled) await sleep(5);
+    await server.query(`KILL ${Number(id)}`);
+    assert.ok((await outcome) instanceof Error);
+    await lock.release();
   });
 
   void it('cancels a statement batch when its signal aborts', async () => {

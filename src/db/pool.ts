@@ -38,6 +38,7 @@ import {
   type Pool,
   type PoolConnection,
 } from 'mysql2/promise';
+import type { Connection as CoreConnection } from 'mysql2';
 import type { ConnectionSpec, Db, DbError, QueryOptions, Row, ServerInfo, SessionValue } from '../core/db.js';
 import { errnoOf, errorMessage } from '../core/errors.js';
 import { timeLeftMs } from '../util/abort.js';
@@ -133,7 +134,11 @@ export interface CreateDbOptions {
 
 /** A Db that owns its pool. */
 export type PooledDb = Db & {
-  queryBatch(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]>;
+  /**
+   * Db.queryBatch; `onResult`, when given, gets each statement's rows as soon as its result
+   * set is complete, before the next statement's answer is read (see BatchResultHandler).
+   */
+  queryBatch(sqls: readonly string[], opts?: QueryOptions, onResult?: BatchResultHandler): Promise<Row[][]>;
   /** Close every connection; later calls reject with code SONDE_DB_CLOSED. Idempotent. */
   close(): Promise<void>;
   /**
@@ -142,6 +147,16 @@ export type PooledDb = Db & {
    */
   useSpec(spec: ConnectionSpec): void;
 };
+
+/**
+ * Told one statement's rows of a batch (its index in the batch) as soon as the server has
+ * sent its whole result set, while it still runs the statements after it. Each index is
+ * told at most once, in order; a batch that fails later still rejects, after the earlier
+ * statements were told. A statement must give one result set or none (not a CALL, no `;`
+ * of its own): the result sets are matched to statements by their order alone, and a
+ * batch answered with more or fewer of them rejects only at its end.
+ */
+export type BatchResultHandler = (index: number, rows: Row[]) => void;
 
 /** Create the connection pool for one monitor. No connection is opened until first use. */
 export function createDb(spec: ConnectionSpec, opts: CreateDbOptions = {}): PooledDb {
@@ -753,8 +768,19 @@ class MysqlDb implements PooledDb {
     if (this.#texts.size < MAX_TEXTS_KEPT) this.#texts.add(sql);
   }
 
-  async queryBatch(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]> {
-    if (sqls.length <= 1) return Promise.all(sqls.map((sql) => this.query(sql, [], opts)));
+  async queryBatch(
+    sqls: readonly string[],
+    opts?: QueryOptions,
+    onResult?: BatchResultHandler,
+  ): Promise<Row[][]> {
+    if (sqls.length <= 1)
+      return Promise.all(
+        sqls.map(async (sql, i) => {
+          const rows = await this.query(sql, [], opts);
+          onResult?.(i, rows);
+          return rows;
+        }),
+      );
     for (const sql of sqls) this.#remember(sql);
     // A line of its own for each `;`: a statement's trailing `--` comment cannot swallow it.
     const text = sqls.join('\n;\n');
@@ -762,8 +788,7 @@ class MysqlDb implements PooledDb {
       opts,
       async (conn) => {
         await this.#applySession(conn, opts?.session);
-        const [result] = await conn.query(text);
-        return batchRows(result, sqls.length);
+        return streamBatch(conn, text, sqls.length, onResult);
       },
       { batch: true },
     );
@@ -885,17 +910,64 @@ function toRows(result: unknown): Row[] {
 }
 
 /**
- * A multi-statement answer (two statements or more) → rows per statement. mysql2 gives an
- * array of results, one per statement (a statement without a result set gives a header,
- * read as no rows); any other number of results than statements sent is an error (a
+ * Send a multi-statement `text` of `n` statements on `conn` and read its answer as it comes:
+ * rows per statement, each told to `onResult` once its result set is complete. mysql2's
+ * streaming form of a query (no callback) announces each result set with `fields` (before
+ * its rows; undefined for a statement without a result set, whose header follows as a
+ * `result` without an index), each row with `result` and its set's index, and the end of
+ * the answer with `end`, after `error` when a statement failed. A connection error reaches
+ * a streaming query only through its connection's `error` event, hence the listener for
+ * the time of the batch. Any other number of results than statements sent is an error (a
  * statement held a `;` of its own).
  */
-function batchRows(result: unknown, n: number): Row[][] {
-  if (!Array.isArray(result) || result.length !== n)
-    throw new DbQueryError(
-      `statement batch: expected ${n} results, got ${Array.isArray(result) ? result.length : 0}`,
-    );
-  return result.map((r: unknown) => (Array.isArray(r) ? (r as Row[]) : []));
+function streamBatch(
+  conn: PoolConnection,
+  text: string,
+  n: number,
+  onResult: BatchResultHandler | undefined,
+): Promise<Row[][]> {
+  // mysql2's typings give a pool connection's `connection` the promise API; it is the core one.
+  const core = conn.connection as unknown as CoreConnection;
+  return new Promise((resolve, reject) => {
+    const results: Row[][] = [];
+    let current: Row[] | undefined;
+    let failed = false;
+    const complete = (): void => {
+      if (current === undefined) return;
+      results.push(current);
+      const rows = current;
+      current = undefined;
+      if (results.length > n || onResult === undefined) return;
+      try {
+        onResult(results.length - 1, rows);
+      } catch (err) {
+        fail(err); // the handler's bug, not the server's: the batch fails (the rest is read and dropped)
+      }
+    };
+    const fail = (err: unknown): void => {
+      if (failed) return;
+      failed = true;
+      core.removeListener('error', fail);
+      reject(err instanceof Error ? err : new Error(errorMessage(err)));
+    };
+    core.on('error', fail);
+    const q = core.query(text);
+    q.on('fields', () => {
+      complete();
+      current = [];
+    });
+    q.on('result', (row: unknown, index?: number) => {
+      if (index !== undefined) current?.push(row as Row);
+    });
+    q.on('error', fail);
+    q.on('end', () => {
+      if (failed) return;
+      complete();
+      core.removeListener('error', fail);
+      if (results.length === n) resolve(results);
+      else fail(new DbQueryError(`statement batch: expected ${n} results, got ${results.length}`));
+    });
+  });
 }
 
 /** End a generation's pools (errors ignored: the connections are being let go). */

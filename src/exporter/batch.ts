@@ -3,7 +3,9 @@
  * before it (SHOW GLOBAL STATUS, SHOW GLOBAL VARIABLES, …), one domain after the other,
  * each a round trip to MySQL. So at the start of a scrape the statements the last scrape of
  * the same domains ran successfully are sent together, in one request (Db.queryBatch), and
- * each collector's statement is answered from that batch's rows instead of being sent again.
+ * each collector's statement is answered from that batch's rows instead of being sent again,
+ * as soon as its own result set is in (the pool tells each as it completes): a collector goes
+ * on with its rows while the server still runs the statements after its own.
  *
  * Nothing else changes for a collector: a statement the batch does not hold, one with
  * parameters or options other than its signal, and every statement of a scrape whose batch
@@ -59,6 +61,25 @@ function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Pr
   });
 }
 
+/** Db.queryBatch, with the pool's per-statement handler (PooledDb.queryBatch) when it has one. */
+export type BatchQuery = (
+  sqls: readonly string[],
+  opts: QueryOptions,
+  onResult?: (index: number, rows: Row[]) => void,
+) => Promise<Row[][]>;
+
+/** One statement's answer from the batch: its rows, or undefined when it must run on its own. */
+interface Pending {
+  rows: Promise<Row[] | undefined>;
+  settle: (rows: Row[] | undefined) => void;
+}
+
+function pending(): Pending {
+  let settle: (rows: Row[] | undefined) => void = () => undefined;
+  const rows = new Promise<Row[] | undefined>((resolve) => (settle = resolve));
+  return { rows, settle };
+}
+
 export class StatementBatch {
   readonly #clock: Pick<Clock, 'precise'>;
   /** Per set of domains: the statements its last scrape ran successfully, in order. */
@@ -66,8 +87,12 @@ export class StatementBatch {
   /** The scrape in progress: its set of domains and the statements it ran so far. */
   #key = '';
   #ran: string[] = [];
-  /** The scrape's batch: rows per statement text (in order, for a text sent twice), or undefined when it failed. */
-  #rows: Promise<Map<string, Row[][]> | undefined> | undefined;
+  /**
+   * The scrape's batch: each statement's answer by text (in order, for a text sent twice).
+   * Each settles as soon as its result set is complete (a collector goes on with its rows
+   * while the server still runs the statements after it), or when the batch failed.
+   */
+  #answers = new Map<string, Pending[]>();
   /** The statements of the scrape's batch, and whether it failed. */
   #sent: readonly string[] = [];
   #failed = false;
@@ -101,28 +126,31 @@ export class StatementBatch {
   start(db: Db, key: string, opts: QueryOptions): void {
     this.#key = key;
     this.#ran = [];
-    this.#rows = undefined;
+    this.#answers = new Map();
     this.#sent = [];
     this.#failed = false;
     this.#tooSlow = false;
     const sqls = (this.#lists.get(key) ?? []).filter((sql) => !this.#slow.has(sql));
-    if (db.queryBatch === undefined || sqls.length < 2 || this.#off) return;
+    const queryBatch: BatchQuery | undefined = db.queryBatch?.bind(db);
+    if (queryBatch === undefined || sqls.length < 2 || this.#off) return;
     this.#sent = sqls;
+    const answers = sqls.map((sql) => {
+      const p = pending();
+      const list = this.#answers.get(sql);
+      if (list === undefined) this.#answers.set(sql, [p]);
+      else list.push(p);
+      return p;
+    });
     const t0 = this.#clock.precise();
-    this.#rows = db.queryBatch(sqls, opts).then(
+    // A Db without the per-statement handler answers every statement once all ran.
+    queryBatch(sqls, opts, (i, rows) => answers[i]?.settle(rows)).then(
       (results) => {
         this.#tooSlow = this.#clock.precise() - t0 > BATCH_SLOW_MS;
-        const bySql = new Map<string, Row[][]>();
-        for (const [i, sql] of sqls.entries()) {
-          const list = bySql.get(sql) ?? [];
-          list.push(results[i] ?? []);
-          bySql.set(sql, list);
-        }
-        return bySql;
+        for (const [i, p] of answers.entries()) p.settle(results[i] ?? []);
       },
       () => {
         this.#failed = true;
-        return undefined; // each statement runs on its own instead
+        for (const p of answers) p.settle(undefined); // each statement not answered yet runs on its own
       },
     );
   }
@@ -138,14 +166,14 @@ export class StatementBatch {
     if (this.#lists.size >= LISTS_KEPT && !this.#lists.has(this.#key)) this.#lists.clear();
     this.#lists.set(this.#key, this.#tooSlow ? [] : this.#ran);
     this.#ran = [];
-    this.#rows = undefined;
+    this.#answers = new Map();
   }
 
   /** Forget every list (MySQL went down: the next scrapes start afresh). */
   reset(): void {
     this.#lists.clear();
     this.#ran = [];
-    this.#rows = undefined;
+    this.#answers = new Map();
   }
 
   async #query(
@@ -170,8 +198,8 @@ export class StatementBatch {
 
   /** The batch's rows for `sql` (each result is handed out once); undefined when it has none. */
   async #take(sql: string, signal: AbortSignal | undefined): Promise<Row[] | undefined> {
-    if (this.#rows === undefined) return undefined;
-    const bySql = await unlessAborted(this.#rows, signal);
-    return bySql?.get(sql)?.shift();
+    const answer = this.#answers.get(sql)?.shift();
+    if (answer === undefined) return undefined;
+    return unlessAborted(answer.rows, signal);
   }
 }

@@ -308,7 +308,18 @@ class BatchingDb extends CannedDb {
   }
   /** Refuse every batch, as a proxy that takes no multi-statement requests. */
   refuseBatches = false;
-  async queryBatch(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]> {
+  /**
+   * Tell each statement's rows as its result set completes (the pool's handler); the last
+   * statement's only once `hold` resolves. Off: everything comes at the end, as from a Db
+   * without the handler.
+   */
+  stream = false;
+  hold: Promise<void> | undefined;
+  async queryBatch(
+    sqls: readonly string[],
+    opts?: QueryOptions,
+    onResult?: (i: number, rows: Row[]) => void,
+  ): Promise<Row[][]> {
     opts?.signal?.throwIfAborted();
     this.batches.push([...sqls]);
     if (!this.up) throw new Error('connect ECONNREFUSED');
@@ -318,7 +329,14 @@ class BatchingDb extends CannedDb {
     if (bad !== undefined)
       throw Object.assign(new Error(`denied: ${bad}`), { errno: 1227, sqlState: '42000' });
     for (const s of sqls) if (this.slow.has(s)) await this.clock?.advance(this.slowMs);
-    return sqls.map((s) => this.rows.get(s) ?? []);
+    const results = sqls.map((s) => this.rows.get(s) ?? []);
+    if (this.stream) {
+      for (const [i, rows] of results.entries()) {
+        if (i === results.length - 1) await this.hold;
+        onResult?.(i, rows);
+      }
+    }
+    return results;
   }
 }
 
@@ -348,7 +366,7 @@ describe('createScrapeReader: statement batches', () => {
       collect: Object.fromEntries(['a', 'b', 'c'].map((d) => [d, { metrics: [], options: {}, errors: {} }])),
     },
   });
-  function batching() {
+  function batching(collectors: CollectorFactory = SELECTING, session?: QueryOptions['session']) {
     const db = new BatchingDb();
     for (const d of ['a', 'b', 'c']) db.rows.set(`SELECT '${d}' AS v`, [{ v: d }]);
     db.clock = new FakeClock();
@@ -356,8 +374,9 @@ describe('createScrapeReader: statement batches', () => {
       monitorId: 'm',
       db,
       plan: three,
-      collectors: SELECTING,
+      collectors,
       clock: db.clock,
+      ...(session === undefined ? {} : { session }),
     });
     const scrape = async (only?: string[]) => {
       db.queries = [];
@@ -381,6 +400,47 @@ describe('createScrapeReader: statement batches', () => {
       assert.equal(next.r.error, '');
       assert.equal(next.r.up, true);
     }
+  });
+
+  it("answers each collector as soon as its statement's rows are in, before the batch ends", async () => {
+    const finished: string[] = [];
+    const { db, scrape } = batching(
+      {
+        has: () => true,
+        make: (domain, ctx) => {
+          const c = SELECTING.make(domain, ctx);
+          return {
+            ...c,
+            collect: async (level, signal) => {
+              const r = await c.collect(level, signal);
+              finished.push(domain);
+              return r;
+            },
+          };
+        },
+      },
+      // with the exporter's session variables: the handler goes through their wrapper too
+      { lock_wait_timeout: 7 },
+    );
+    await scrape();
+    db.stream = true;
+    let release: () => void = () => undefined;
+    db.hold = new Promise((r) => (release = r));
+    finished.length = 0;
+    let settled = false;
+    const running = scrape().finally(() => (settled = true));
+    // a and b finish with their rows (the stagger lets each next one start) while the
+    // batch still holds c's
+    for (let i = 0; i < 100 && finished.length < 2; i++) await new Promise((r) => setImmediate(r));
+    assert.deepEqual(finished, ['a', 'b']);
+    assert.equal(settled, false);
+    release();
+    const { r, names } = await running;
+    assert.deepEqual(finished, ['a', 'b', 'c']);
+    assert.deepEqual(db.batches, [["SELECT 'a' AS v", "SELECT 'b' AS v", "SELECT 'c' AS v"]]);
+    assert.deepEqual(db.queries, [], 'no statement sent on its own');
+    assert.deepEqual(names, ['a', 'b', 'c']);
+    assert.equal(r.error, '');
   });
 
   it('runs every statement on its own when the batch fails, and leaves a failing one out of the next', async () => {

@@ -11,7 +11,7 @@
  * prepared again after it fails, as mysqld_exporter retries a failing collector.
  */
 import type { AwsTarget, Collector, CollectorContext, CollectorHelp } from '../core/collector.js';
-import type { Db, QueryOptions, ServerInfo } from '../core/db.js';
+import type { Db, QueryOptions, Row, ServerInfo } from '../core/db.js';
 import { errnoOf, errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import { NO_EVENTS } from '../core/events.js';
@@ -28,7 +28,7 @@ import { TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
 import { systemClock, type Clock } from '../util/clock.js';
 import { withDeadline } from '../util/abort.js';
 import { formatDuration } from '../util/duration.js';
-import { StatementBatch } from './batch.js';
+import { StatementBatch, type BatchQuery } from './batch.js';
 
 /** Limit on the ping that decides `mysql_up`. */
 const PING_TIMEOUT_MS = 5000;
@@ -121,12 +121,19 @@ function fromServer(err: unknown): boolean {
 function withSession(db: Db, session: QueryOptions['session']): Db {
   if (session === undefined || Object.keys(session).length === 0) return db;
   const opts = (o?: QueryOptions): QueryOptions => ({ ...o, session: { ...session, ...o?.session } });
-  const batch = db.queryBatch?.bind(db);
+  // The pool's per-statement handler goes through (see BatchQuery).
+  const batch: BatchQuery | undefined = db.queryBatch?.bind(db);
   return {
     query: (sql, params, o) => db.query(sql, params, opts(o)),
     ...(batch === undefined
       ? {}
-      : { queryBatch: (sqls: readonly string[], o?: QueryOptions) => batch(sqls, opts(o)) }),
+      : {
+          queryBatch: (
+            sqls: readonly string[],
+            o?: QueryOptions,
+            onResult?: (i: number, rows: Row[]) => void,
+          ) => batch(sqls, opts(o), onResult),
+        }),
     serverInfo: (o) => db.serverInfo(opts(o)),
     ping: (o) => db.ping(opts(o)),
   };

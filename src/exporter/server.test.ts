@@ -299,6 +299,14 @@ describe('exporter endpoint', () => {
       text.replace('mysql_exporter_scrapes_total 2', 'mysql_exporter_scrapes_total 1'),
       plain.body.toString(),
     );
+    // again (the text is rendered into the buffer the last gzip answer was made from)
+    const again = await get(h.address, '/metrics', { headers: { 'Accept-Encoding': 'gzip' } });
+    assert.equal(
+      gunzipSync(again.body)
+        .toString()
+        .replace('mysql_exporter_scrapes_total 3', 'mysql_exporter_scrapes_total 1'),
+      plain.body.toString(),
+    );
   });
 
   it('uses X-Prometheus-Scrape-Timeout-Seconds minus 0.25 s as the scrape deadline', async () => {

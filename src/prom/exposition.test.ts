@@ -291,6 +291,10 @@ describe('ExpositionCache', () => {
     steps.push(cur.map((s) => ({ ...s, help: `${s.help} v2` })));
     steps.push(cur);
     for (const [i, step] of steps.entries()) assert.equal(cache.render(step), exposition(step), `step ${i}`);
+    // the shared buffer gives the same bytes, growing when the text does
+    const shared = new ExpositionCache();
+    for (const [i, step] of [...steps, steps[4] ?? [], steps[0] ?? []].entries())
+      assert.equal(shared.renderShared(step).toString(), exposition(step), `shared, step ${i}`);
   });
 
   it('rejects invalid input like gather() and keeps working afterwards', () => {

@@ -464,6 +464,8 @@ export class ExpositionCache {
   /** output position → its text (head + line) for the last value, UTF-8 */
   #chunks: Buffer[] = [];
   #total = 0;
+  /** renderShared()'s buffer (grown when the text outgrows it). */
+  #shared: Buffer = EMPTY;
 
   /** The text exposition of `samples`. Throws ExpositionError like exposition(). */
   render(samples: readonly PromSample[]): string {
@@ -475,6 +477,26 @@ export class ExpositionCache {
    * changed are formatted and encoded again; the rest are copied.
    */
   renderBuffer(samples: readonly PromSample[]): Buffer {
+    this.#update(samples);
+    return Buffer.concat(this.#chunks, this.#total);
+  }
+
+  /**
+   * renderBuffer() into a buffer this cache keeps from call to call, for a caller that is
+   * done with the text before the next call (gzip, which reads it at once): no buffer of the
+   * whole text is allocated per call. The view is only valid until the next call.
+   */
+  renderShared(samples: readonly PromSample[]): Buffer {
+    this.#update(samples);
+    if (this.#shared.length < this.#total) this.#shared = Buffer.allocUnsafe(Math.ceil(this.#total * 1.25));
+    const shared = this.#shared;
+    let at = 0;
+    for (const chunk of this.#chunks) at += chunk.copy(shared, at);
+    return shared.subarray(0, at);
+  }
+
+  /** Bring every output position's text up to date with `samples`. */
+  #update(samples: readonly PromSample[]): void {
     if (!this.#sameShape(samples)) this.#layout(samples);
     const order = this.#order;
     const lastValues = this.#lastValues;
@@ -497,7 +519,6 @@ export class ExpositionCache {
       chunks[k] = chunk;
       lastValues[k] = v;
     }
-    return Buffer.concat(chunks, this.#total);
   }
 
   #sameShape(samples: readonly PromSample[]): boolean {
