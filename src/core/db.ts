@@ -50,6 +50,16 @@ export interface DbError extends Error {
   sqlState?: string;
 }
 
+/**
+ * Told one statement's rows of a batch (its index in the batch) as soon as the server has
+ * sent its whole result set, while it still runs the statements after it. Each index is
+ * told at most once, in order; a batch that fails later still rejects, after the earlier
+ * statements were told. A statement must give one result set or none (not a CALL, no `;`
+ * of its own): the result sets are matched to statements by their order alone, and a
+ * batch answered with more or fewer of them rejects only at its end.
+ */
+export type BatchResultHandler = (index: number, rows: Row[]) => void;
+
 export interface Db {
   /** Run one statement, rows as text. Rejects with a DbError (password never in the text). */
   query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]>;
@@ -57,9 +67,12 @@ export interface Db {
    * Run statements without parameters in one round trip (one multi-statement request, on a
    * connection kept for that alone), rows as text per statement, in order. Rejects with a
    * DbError when any statement fails (the server stops there) or when the answer does not
-   * have one result per statement. Optional: a Db without it runs statements one by one.
+   * have one result per statement. `onResult`, when given, may be told each statement's rows
+   * as soon as its result set is complete, while the server still runs the statements after
+   * it (see BatchResultHandler); a Db that does not tell them answers all at the end.
+   * Optional: a Db without it runs statements one by one.
    */
-  queryBatch?(sqls: readonly string[], opts?: QueryOptions): Promise<Row[][]>;
+  queryBatch?(sqls: readonly string[], opts?: QueryOptions, onResult?: BatchResultHandler): Promise<Row[][]>;
   /** Flavor and version of the server, detected once per connection pool. */
   serverInfo(opts?: QueryOptions): Promise<ServerInfo>;
   /** Open a connection and ping it. */

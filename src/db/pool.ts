@@ -39,7 +39,16 @@ import {
   type PoolConnection,
 } from 'mysql2/promise';
 import type { Connection as CoreConnection } from 'mysql2';
-import type { ConnectionSpec, Db, DbError, QueryOptions, Row, ServerInfo, SessionValue } from '../core/db.js';
+import type {
+  BatchResultHandler,
+  ConnectionSpec,
+  Db,
+  DbError,
+  QueryOptions,
+  Row,
+  ServerInfo,
+  SessionValue,
+} from '../core/db.js';
 import { errnoOf, errorMessage } from '../core/errors.js';
 import { timeLeftMs } from '../util/abort.js';
 import { formatDuration } from '../util/duration.js';
@@ -147,16 +156,6 @@ export type PooledDb = Db & {
    */
   useSpec(spec: ConnectionSpec): void;
 };
-
-/**
- * Told one statement's rows of a batch (its index in the batch) as soon as the server has
- * sent its whole result set, while it still runs the statements after it. Each index is
- * told at most once, in order; a batch that fails later still rejects, after the earlier
- * statements were told. A statement must give one result set or none (not a CALL, no `;`
- * of its own): the result sets are matched to statements by their order alone, and a
- * batch answered with more or fewer of them rejects only at its end.
- */
-export type BatchResultHandler = (index: number, rows: Row[]) => void;
 
 /** Create the connection pool for one monitor. No connection is opened until first use. */
 export function createDb(spec: ConnectionSpec, opts: CreateDbOptions = {}): PooledDb {

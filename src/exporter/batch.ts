@@ -61,12 +61,8 @@ function unlessAborted<T>(work: Promise<T>, signal: AbortSignal | undefined): Pr
   });
 }
 
-/** Db.queryBatch, with the pool's per-statement handler (PooledDb.queryBatch) when it has one. */
-export type BatchQuery = (
-  sqls: readonly string[],
-  opts: QueryOptions,
-  onResult?: (index: number, rows: Row[]) => void,
-) => Promise<Row[][]>;
+/** Db.queryBatch, with its per-statement handler. */
+export type BatchQuery = NonNullable<Db['queryBatch']>;
 
 /** One statement's answer from the batch: its rows, or undefined when it must run on its own. */
 interface Pending {
