@@ -95,7 +95,6 @@ export interface EngineOptions {
  * Abort reasons of every run, made once: an abort without a reason builds a DOMException
  * with its stack, a cost paid per collection for nothing (these reasons are never shown).
  */
-const RUN_OVER = new Error('run over');
 const NOT_STARTED = new Error('not started in time');
 
 /** The stagger sonde's monitors use (see EngineOptions.staggerMs). */
@@ -300,19 +299,23 @@ export class Engine {
       MonitorKey.engineCollect,
       `${state.tag}: receiving metrics, ${Math.min(this.#limiter.used, queue.length)} collectors running`,
     );
+    let settled = false;
     if (req.waitMs === undefined) {
       await tasks;
+      settled = true;
     } else {
-      const stopWaiting = new AbortController();
-      await Promise.race([
-        tasks,
-        sleepOn(this.#clock, req.start + req.waitMs - this.#clock.now(), stopWaiting.signal),
-      ]);
-      stopWaiting.abort(RUN_OVER);
+      // A plain timer, not sleepOn: no abort signal to make and fire for each run.
+      let timer: TimerHandle | undefined;
+      const over = new Promise<void>((resolve) => {
+        timer = this.#clock.setTimeout(resolve, req.start + req.waitMs! - this.#clock.now());
+      });
+      await Promise.race([tasks.then(() => (settled = true)), over]);
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
     }
     state.open = false;
-    // Whatever still waits for a slot now was not started in time: skipped this run.
-    waiting.abort(NOT_STARTED);
+    // Whatever still waits for a slot now was not started in time: skipped this run. When
+    // every domain has finished, nothing waits: the signal is let go without firing it.
+    if (!settled) waiting.abort(NOT_STARTED);
     waiting.done();
     this.#summarize(state);
     return { outcomes: state.outcomes, started: state.started };
