@@ -527,7 +527,7 @@ export class Engine {
       } else status?.set(key, kept);
       return;
     }
-    const at = formatTimestamp(new Date(this.#clock.now()));
+    const at = timestampText(this.#clock.now());
     const line = `at ${at}: ${tag}/${o.domain}: ${o.error}`;
     status?.set(key, line);
     if (o.partial === undefined) this.#partial.delete(o.domain);
@@ -602,9 +602,27 @@ function nextTurn(
   });
 }
 
+/** The second timestampText() last formatted, and its text. */
+let stampSecond = NaN;
+let stampText = '';
+
+/**
+ * formatTimestamp() of an instant (epoch ms), remembered for its second: the text is to the
+ * second, and the status lines of every monitor's collections in one second (a few hundred
+ * at scale) share it instead of each reading the date's local fields again.
+ */
+export function timestampText(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== stampSecond) {
+    stampText = formatTimestamp(new Date(ms));
+    stampSecond = second;
+  }
+  return stampText;
+}
+
 /** `domain:<d>` text: `ok at <ts> in 12ms: 37 metrics` or `failed at <ts> in 5s: <error>`. */
 export function recordText(r: DomainRecord): string {
-  const at = formatTimestamp(new Date(r.at));
+  const at = timestampText(r.at);
   return r.ok
     ? `ok at ${at} in ${formatDuration(r.ms)}: ${r.metrics} metrics`
     : `failed at ${at} in ${formatDuration(r.ms)}: ${r.error}`;

@@ -34,7 +34,7 @@ import type { StatusWriter } from '../core/status.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
 import { LATE_TICK_MS, type CollectionTally, type LevelTiming } from '../core/probe.js';
 import type { ActivePlan, DomainOutcome, DomainWork, EngineOptions } from '../engine/engine.js';
-import { Engine, STAGGER_MS } from '../engine/engine.js';
+import { Engine, STAGGER_MS, timestampText } from '../engine/engine.js';
 import type { Limiter } from '../engine/limiter.js';
 import { isPanic, panicText } from '../engine/panic.js';
 import { Backoff } from '../util/backoff.js';
@@ -525,7 +525,7 @@ export class LevelCollector {
     const plan = engine.plan.name;
     status.set(
       MonitorKey.levelCollector,
-      `idle; started collecting ${plan}/${level} at ${formatTimestamp(tick)}`,
+      `idle; started collecting ${plan}/${level} at ${timestampText(tick.getTime())}`,
     );
     status.set(MonitorKey.levelCollect, `${plan}/${level}: collecting`);
     const current: Metrics = {
@@ -737,7 +737,7 @@ export class LevelCollector {
     const dur = this.#clock.now() - batch.tick.getTime();
     status.set(
       MonitorKey.levelCollect,
-      `last collected and sent metrics for ${batch.plan}/${batch.level} at ${formatTimestamp(batch.tick)} in ${formatDuration(dur)}`,
+      `last collected and sent metrics for ${batch.plan}/${batch.level} at ${timestampText(batch.tick.getTime())} in ${formatDuration(dur)}`,
     );
   }
 
