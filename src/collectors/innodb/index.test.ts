@@ -72,15 +72,14 @@ void describe('innodb queries and rows', () => {
     const check = (input: Row[]): MetricValue[] => {
       const values = reader.read(input);
       assert.deepEqual(values, innodbValues(input));
-      for (const v of values) assert.ok(Object.isFrozen(v) && Object.isFrozen(v.meta));
+      for (const v of values) assert.ok(Object.isFrozen(v.meta));
       return values;
     };
     const first = check(rows());
     const again = check(rows());
-    assert.equal(first[0], again[0]);
-    const changed = check(rows().map(change('lock_timeouts', { COUNT: '5' })));
-    assert.notEqual(changed[0], first[0]);
-    assert.equal(changed[0]?.meta, first[0]?.meta);
+    assert.notEqual(first[0], again[0]);
+    assert.equal(again[0]?.meta, first[0]?.meta);
+    check(rows().map(change('lock_timeouts', { COUNT: '5' })));
     check(rows().map(change('odd', { COUNT: '1' })));
     check(rows().map(change('odd', { COUNT: null })));
     check(rows().map(change('lock_timeouts', { SUBSYSTEM: 'other' })));

@@ -239,15 +239,12 @@ function metricInfo(rawName: string, subsystem: string): MetricInfo {
  * innodbValues() without the exporter, in one pass and with the per-metric work (lowercasing,
  * the type, the meta) done once per metric: INNODB_METRICS lists the same metrics in the same
  * order every time, so a row is recognised by comparing its NAME and SUBSYSTEM with the ones
- * at its position. The values handed out are frozen, and the same object again while COUNT
- * does not change; each metric's meta is one frozen object.
+ * at its position. Each metric's meta is one frozen object; the values are made anew each
+ * time (see VariableReader).
  */
 export class InnodbReader {
-  /** The rows of the last read, by position (see VariableReader): the metric, COUNT's text, the value. */
+  /** The metric of each row of the last read, by position. */
   #infos: MetricInfo[] = [];
-  /** COUNT's text last time (undefined before any) */
-  #texts: (string | null | undefined)[] = [];
-  #values: (MetricValue | undefined)[] = [];
 
   read(rows: readonly Row[]): MetricValue[] {
     const values: MetricValue[] = [];
@@ -257,8 +254,6 @@ export class InnodbReader {
     const subsystemKey = columnKey(first, 'subsystem');
     const countKey = columnKey(first, 'count');
     const infos = this.#infos;
-    const texts = this.#texts;
-    const made = this.#values;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as Row;
       const rawName = (nameKey === undefined ? undefined : row[nameKey]) ?? '';
@@ -267,29 +262,14 @@ export class InnodbReader {
       if (info === undefined || info.rawName !== rawName || info.subsystem !== subsystem) {
         info = metricInfo(rawName, subsystem);
         infos[i] = info;
-        texts[i] = undefined;
-        made[i] = undefined;
       }
       if (info.name === '') continue;
-      const text = (countKey === undefined ? undefined : row[countKey]) ?? null;
-      let value = made[i];
-      if (texts[i] !== text) {
-        texts[i] = text;
-        let n = parseValue(text);
-        if (n !== undefined && n < 0) n = 0; // old MySQL bug #75966 made some counts negative
-        value =
-          n === undefined
-            ? undefined
-            : Object.freeze({ name: info.name, value: n, type: info.type, meta: info.meta });
-        made[i] = value;
-      }
-      if (value !== undefined) values.push(value);
+      let n = parseValue((countKey === undefined ? undefined : row[countKey]) ?? null);
+      if (n === undefined) continue;
+      if (n < 0) n = 0; // old MySQL bug #75966 made some counts negative
+      values.push({ name: info.name, value: n, type: info.type, meta: info.meta });
     }
-    if (infos.length > rows.length) {
-      infos.length = rows.length;
-      texts.length = rows.length;
-      made.length = rows.length;
-    }
+    if (infos.length > rows.length) infos.length = rows.length;
     return values;
   }
 }

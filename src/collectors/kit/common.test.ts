@@ -108,7 +108,6 @@ void describe('VariableReader (sonde reading of SHOW rows, no kept texts)', () =
   const check = (reader: VariableReader, input: Row[], wanted?: (name: string) => boolean): void => {
     const values = reader.read(input);
     assert.deepEqual(values, variableValues(input, typeOf, wanted));
-    for (const v of values) assert.ok(Object.isFrozen(v));
   };
 
   void it('gives what variableValues gives, read after read, changed, moved and missing rows alike', () => {
@@ -144,15 +143,12 @@ void describe('VariableReader (sonde reading of SHOW rows, no kept texts)', () =
     assert.equal(values.find((v) => v.name === 'slave_running')?.value, 0);
   });
 
-  void it('hands out the same value object while its text does not change', () => {
+  void it('makes new values each read (values kept across collections would die old)', () => {
     const reader = new VariableReader(typeOf, undefined);
     const first = reader.read(rows());
-    const second = reader.read(rows().map((r) => (r.Variable_name === 'Uptime' ? { ...r, Value: '1' } : r)));
-    const byName = (list: MetricValue[], name: string): MetricValue | undefined =>
-      list.find((v) => v.name === name);
-    assert.equal(byName(first, 'threads_running'), byName(second, 'threads_running'));
-    assert.notEqual(byName(first, 'uptime'), byName(second, 'uptime'));
-    assert.equal(byName(second, 'uptime')?.value, 1);
+    const second = reader.read(rows());
+    assert.deepEqual(first, second);
+    assert.ok(first.every((v, i) => v !== second[i] && !Object.isFrozen(v)));
   });
 
   void it('keeps only the wanted names, and finds the columns whatever their case', () => {
