@@ -12,6 +12,7 @@
  * - the server's connections held by the agent (Threads_connected less the bench's own).
  *
  *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics [--vs-default] | --wide]
+ *     [--compare /abs/other/bin/sonde.js] [--cpu-prof /abs/dir]
  *
  * With `--query-analytics`, the server runs with performance_schema and the statement
  * consumers on, and each monitor's plan is the default plan plus a 60 s level collecting
@@ -29,6 +30,12 @@
  * figure). The monitors all watch the same server under distinct ids: the agent does the
  * work of K monitors, the server answers K times the queries. The agent runs with the Node
  * flags of its own command line (the first line of the built bin).
+ *
+ * With `--compare <bin>` (an absolute path to another build's bin, such as a copy of main's
+ * `dist/bundle/bin/sonde.js`), each K runs first with that bin and then with this build's,
+ * against the same server in the same run: a before/after on a shared machine. With
+ * `--cpu-prof <dir>`, each agent runs under `node --cpu-prof` and writes its profile there
+ * when it stops (the floor's run too).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -55,6 +62,10 @@ const MINUTES = Number(arg('minutes', '10'));
 const SAMPLE_S = Number(arg('sample-s', '15'));
 const QUERY_ANALYTICS = process.argv.includes('--query-analytics');
 const WIDE = process.argv.includes('--wide');
+/** Another build's bin to run before this build's at each K (`--compare`). */
+const COMPARE = arg('compare', '');
+/** Where each agent writes its CPU profile (`--cpu-prof`). */
+const CPU_PROF = arg('cpu-prof', '');
 
 /** One 5 s level reading everything status.global, var.global and innodb can read. */
 const WIDE_PLAN = `wide:
@@ -194,8 +205,10 @@ function tallyKey(line: string): string {
   return domain === undefined ? event : `${event} ${domain}`;
 }
 
-function startAgent(dir: string): ChildProcess {
-  const agent = spawn(process.execPath, [...binNodeFlags(), BIN, '--config', join(dir, 'sonde.yaml')], {
+function startAgent(dir: string, bin: string): ChildProcess {
+  const prof = CPU_PROF === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF];
+  const argv = [...binNodeFlags(), ...prof, bin, '--config', join(dir, 'sonde.yaml')];
+  const agent = spawn(process.execPath, argv, {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'pipe'],
   });
@@ -225,13 +238,19 @@ function tallyLine(): string | undefined {
 const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 
 /** Run one agent with k monitors for `seconds`, sampling every SAMPLE_S. */
-async function runOne(db: MariaDB, k: number, seconds: number, qa = QUERY_ANALYTICS): Promise<Result> {
+async function runOne(
+  db: MariaDB,
+  k: number,
+  seconds: number,
+  qa = QUERY_ANALYTICS,
+  bin = BIN,
+): Promise<Result> {
   const dir = mkdtempSync(join(tmpdir(), 'sonde-scale-'));
   const apiPort = await freePort();
   writeFileSync(join(dir, 'sonde.yaml'), config(db.socket, apiPort, k, qa));
   if (qa) writeFileSync(join(dir, 'qa.yaml'), qaPlan());
   if (WIDE) writeFileSync(join(dir, 'wide.yaml'), WIDE_PLAN);
-  const agent = startAgent(dir);
+  const agent = startAgent(dir, bin);
   const pid = agent.pid ?? 0;
   const samples: Sample[] = [];
   const windowFrom = Math.min(60, seconds / 2);
@@ -345,8 +364,14 @@ async function main(): Promise<void> {
       if (base !== undefined) console.log(`${row(base, floor.rssLastMinute)}  (default plan alone)`);
       const tally = base === undefined ? undefined : tallyLine();
       if (tally !== undefined) console.log(tally);
+      if (COMPARE !== '') {
+        const other = await runOne(db, k, MINUTES * 60, QUERY_ANALYTICS, COMPARE);
+        console.log(`${row(other, floor.rssLastMinute)}  (${COMPARE})`);
+        const otherTally = tallyLine();
+        if (otherTally !== undefined) console.log(otherTally);
+      }
       const r = await runOne(db, k, MINUTES * 60);
-      console.log(row(r, floor.rssLastMinute));
+      console.log(`${row(r, floor.rssLastMinute)}${COMPARE === '' ? '' : '  (this build)'}`);
       const qaTally = tallyLine();
       if (qaTally !== undefined) console.log(qaTally);
       if (base !== undefined) console.log(addedLine(base, r));

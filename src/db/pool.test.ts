@@ -67,6 +67,61 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     assert.deepEqual(rows, [{ a: '1', b: '1.50', c: "it's", d: null, e: '18446744073709551615', f: '-3' }]);
   });
 
+  void it('reads rows the same on the first run of a statement and later (text columns without the typeCast hook)', async () => {
+    const root = track(createDb(specFor(server, 'root', '', 'socket')));
+    // The reference: every column through the typeCast hook, every time (a hook of the modifyDb kind).
+    const viaHook = track(
+      createDb(specFor(server, 'root', '', 'socket'), {
+        modifyOptions: (o) => ({ ...o, typeCast: (field) => field.string() }),
+      }),
+    );
+    await server.query('CREATE DATABASE IF NOT EXISTS textrows');
+    await server.query('DROP TABLE IF EXISTS textrows.t');
+    await server.query(
+      "CREATE TABLE textrows.t (s VARCHAR(20), b BIGINT UNSIGNED, c CHAR(3), x TEXT, e ENUM('a','b'), vb VARBINARY(4)) CHARACTER SET utf8mb4",
+    );
+    await server.query(
+      "INSERT INTO textrows.t VALUES ('héllo ✓', 18446744073709551615, 'ab', 'long text', 'b', 'ab'), (NULL, NULL, NULL, NULL, NULL, NULL)",
+    );
+    const fixed = [
+      'SELECT s, b, c, x, e FROM textrows.t',
+      'SELECT s, b, c, x, e, vb FROM textrows.t',
+      "SELECT 1 AS a, 1.50 AS d, 2.5e0 AS f, CAST('2024-01-02' AS DATE) AS dt, CAST('2024-01-02 03:04:05' AS DATETIME) AS ts",
+      'SELECT CAST(-3 AS SIGNED) AS n, NULL AS z, CAST(7 AS UNSIGNED) AS u',
+    ];
+    // Values that move between two reads: the same rows, names and kinds of value.
+    const moving = [
+      'SHOW GLOBAL STATUS',
+      'SHOW GLOBAL VARIABLES',
+      'SELECT subsystem, name, count FROM information_schema.innodb_metrics',
+    ];
+    const shape = (rows: Record<string, string | null>[]) =>
+      rows.map((r) => Object.entries(r).map(([k, v], i) => [k, i === 0 || k === 'name' ? v : typeof v]));
+    for (let run = 0; run < 3; run++) {
+      for (const sql of fixed) assert.deepEqual(await root.query(sql), await viaHook.query(sql), sql);
+      for (const sql of moving)
+        assert.deepEqual(shape(await root.query(sql)), shape(await viaHook.query(sql)), sql);
+    }
+    const [row] = await root.query('SELECT s, b, c, x, e, vb FROM textrows.t');
+    assert.deepEqual(row, {
+      s: 'héllo ✓',
+      b: '18446744073709551615',
+      c: 'ab',
+      x: 'long text',
+      e: 'b',
+      vb: 'ab',
+    });
+    // Columns that change type under a statement read without the hook: read again through it.
+    await server.query('DROP TABLE IF EXISTS textrows.z');
+    await server.query('CREATE TABLE textrows.z (v VARCHAR(10))');
+    await server.query("INSERT INTO textrows.z VALUES ('007')");
+    for (let run = 0; run < 2; run++)
+      assert.deepEqual(await root.query('SELECT v FROM textrows.z'), [{ v: '007' }]);
+    await server.query('ALTER TABLE textrows.z MODIFY v INT(3) ZEROFILL');
+    for (let run = 0; run < 2; run++)
+      assert.deepEqual(await root.query('SELECT v FROM textrows.z'), [{ v: '007' }]);
+  });
+
   void it('leaves a literal ? alone when there are no parameters', async () => {
     assert.deepEqual(await db.query("SELECT '?' AS q", []), [{ q: '?' }]);
   });

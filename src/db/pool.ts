@@ -162,6 +162,46 @@ export function createDb(spec: ConnectionSpec, opts: CreateDbOptions = {}): Pool
   return new MysqlDb(spec, opts);
 }
 
+/** The typeCast that reads every column as its text (NULL stays null). */
+const asText: NonNullable<ConnectionOptions['typeCast']> = (field) => field.string();
+
+/**
+ * mysql2's own reading of a column gives exactly its text, as asText does, for these
+ * column types when the column is not binary: the strings (VARCHAR, CHAR, TEXT, ENUM, SET)
+ * and, with the options of {@link AS_IS}, BIGINT. DECIMAL would too, but is left out.
+ */
+const TEXT_TYPES: ReadonlySet<number> = new Set([0x0f, 0xf7, 0xf8, 0xf9, 0xfa, 0xfb, 0xfc, 0xfd, 0xfe]);
+const LONGLONG = 0x08;
+const BINARY_CHARSET = 63;
+
+/** The mysql2 query options under which a {@link plainText} result reads as asText reads it. */
+const AS_IS = { supportBigNumbers: true, bigNumberStrings: true } as const;
+
+/** A result column as mysql2 describes it (the parts plainText() reads). */
+interface ColumnFacts {
+  columnType?: number;
+  characterSet?: number;
+  extendedFormat?: string;
+}
+
+/**
+ * Whether mysql2 reads every column of a result (its column definitions) as text without
+ * the typeCast hook: text columns not binary, or BIGINT. A result without columns, or of
+ * several result sets, is not.
+ */
+function plainText(fields: unknown): boolean {
+  if (!Array.isArray(fields) || fields.length === 0) return false;
+  for (const f of fields as unknown[]) {
+    if (typeof f !== 'object' || f === null || Array.isArray(f)) return false;
+    const c = f as ColumnFacts;
+    if (c.extendedFormat !== undefined && c.extendedFormat !== '') return false;
+    if (c.columnType === LONGLONG) continue;
+    if (c.columnType === undefined || !TEXT_TYPES.has(c.columnType) || c.characterSet === BINARY_CHARSET)
+      return false;
+  }
+  return true;
+}
+
 /** mysql2 options for a spec: socket or TCP, TLS, connect timeout, all columns as text. */
 function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
   const o: ConnectionOptions = {
@@ -169,7 +209,7 @@ function connectionOptions(spec: ConnectionSpec): ConnectionOptions {
     password: spec.password(),
     connectTimeout: spec.connectTimeoutMs > 0 ? spec.connectTimeoutMs : DEFAULT_CONNECT_TIMEOUT_MS,
     // Every column as text; NULL stays null. Collectors parse with parseValue().
-    typeCast: (field) => field.string(),
+    typeCast: asText,
     multipleStatements: false,
     // mysql2 captures the caller's stack for every query by default, for failures only;
     // sonde's errors name the statement instead, so that work is skipped.
@@ -287,6 +327,12 @@ function cleartextPlugin(spec: ConnectionSpec): NonNullable<ConnectionOptions['a
 interface Generation {
   spec: ConnectionSpec;
   pool: Pool;
+  /**
+   * The statements' pool reads columns as text through asText, passed with each query
+   * (none set on the pool), so a query whose columns mysql2 reads as text anyway can go
+   * without it (see MysqlDb.query). False when the modifyDb hook chose a typeCast of its own.
+   */
+  asText: boolean;
   /** The connection for statement batches (multi-statement requests), opened on first use. */
   batch?: Pool;
   /** Connections checked out of this pool right now. */
@@ -295,12 +341,17 @@ interface Generation {
   retired: boolean;
 }
 
+/** A statement that only reads: one that starts with SELECT or SHOW. */
+const READ_ONLY = /^\s*(SELECT|SHOW)\s/i;
+
 /** Distinct statement texts a pool remembers (see Db.statementsRun). */
 const MAX_TEXTS_KEPT = 2000;
 
 class MysqlDb implements PooledDb {
   /** The distinct statements run (the first MAX_TEXTS_KEPT): Db.statementsRun. */
   readonly #texts = new Set<string>();
+  /** Per statement text: whether its columns read as text without the typeCast hook (see #textRows). */
+  readonly #plain = new Map<string, boolean>();
 
   statementsRun(): ReadonlySet<string> {
     return this.#texts;
@@ -353,8 +404,12 @@ class MysqlDb implements PooledDb {
 
   #newGeneration(spec: ConnectionSpec): Generation {
     if (spec.password() !== '') this.#secrets.add(spec.password());
+    const options = this.#connectionOptions(spec);
+    const own = options.typeCast === asText;
     const pool = createPool({
-      ...this.#connectionOptions(spec),
+      ...options,
+      // asText goes with each query instead (see Generation.asText).
+      ...(own ? { typeCast: undefined } : {}),
       // The statements' slots and the liveness slot.
       connectionLimit: POOL_SIZE + 1,
       // One connection stays open between collections. The others are opened only while
@@ -366,7 +421,7 @@ class MysqlDb implements PooledDb {
       waitForConnections: true,
       queueLimit: 0,
     });
-    return { spec, pool, active: 0, retired: false };
+    return { spec, pool, asText: own, active: 0, retired: false };
   }
 
   /**
@@ -499,6 +554,8 @@ class MysqlDb implements PooledDb {
   async #applySession(conn: PoolConnection, wanted: QueryOptions['session']): Promise<void> {
     const state = this.#session.get(conn.connection);
     if (state === undefined) return;
+    // The usual case, without building the wanted map: no variables asked, the pool's own set.
+    if (wanted === undefined && hasBaseSession(state)) return;
     const desired = this.#desired(conn, wanted);
     // The usual case: the connection has exactly what the statement wants (nothing to SET).
     if (state.size === desired.size && [...desired].every(([name, value]) => state.get(name) === value))
@@ -672,7 +729,7 @@ class MysqlDb implements PooledDb {
       slot = undefined; // from here the connection's release gives the slot back
 
       // 2. Run the statement.
-      const running = work(conn).then(
+      const running = work(conn, gen).then(
         (value) => ({ ok: true as const, value }),
         (error: unknown) => ({ ok: false as const, error }),
       );
@@ -753,13 +810,34 @@ class MysqlDb implements PooledDb {
   async query(sql: string, params?: readonly unknown[], opts?: QueryOptions): Promise<Row[]> {
     this.#remember(sql);
     const bounded = opts?.serverTimeLimit === true ? await this.#serverBounded(sql, opts) : sql;
-    return this.#run(opts, async (conn) => {
+    return this.#run(opts, async (conn, gen) => {
       await this.#applySession(conn, opts?.session);
       // No parameters: no client-side interpolation, so a literal `?` in the SQL stays as is.
       const values = params === undefined || params.length === 0 ? undefined : [...params];
-      const [result] = await conn.query(bounded, values);
-      return toRows(result);
+      if (!gen.asText) return toRows((await conn.query(bounded, values))[0]);
+      return this.#textRows(conn, bounded, values);
     });
+  }
+
+  /**
+   * Rows as text. mysql2's typeCast hook costs a call and a closure per column; a statement
+   * whose columns mysql2 reads as text anyway (plainText(): SHOW GLOBAL STATUS, the
+   * INNODB_METRICS columns…) is read without it once its first run showed its columns. Should
+   * its columns change (a server upgraded under the same connection), it is read again
+   * through the hook, once, and never without it after that. Read-only statements alone
+   * (SELECT, SHOW) go without it, so reading one again changes nothing.
+   */
+  async #textRows(conn: PoolConnection, sql: string, values: unknown[] | undefined): Promise<Row[]> {
+    const plain = this.#plain.get(sql);
+    if (plain === true) {
+      const [result, fields] = await conn.query({ sql, ...AS_IS }, values);
+      if (plainText(fields)) return toRows(result);
+      this.#plain.set(sql, false);
+    }
+    const [result, fields] = await conn.query({ sql, typeCast: asText }, values);
+    if (plain === undefined && this.#plain.size < MAX_TEXTS_KEPT)
+      this.#plain.set(sql, READ_ONLY.test(sql) && plainText(fields));
+    return toRows(result);
   }
 
   /** Keep a statement's text for the own-statement filters, up to MAX_TEXTS_KEPT of them. */
@@ -845,7 +923,7 @@ class MysqlDb implements PooledDb {
 }
 
 /** What #run runs on a pooled connection. */
-type Work<T> = (conn: PoolConnection) => Promise<T>;
+type Work<T> = (conn: PoolConnection, gen: Generation) => Promise<T>;
 
 /** Where #run runs: the slots it takes (the statements' by default), and the batch connection or not. */
 interface RunOn {
@@ -869,6 +947,13 @@ export function withServerTimeLimit(sql: string, info: ServerInfo, ms: number): 
   }
   if (!atLeast(5, 7, 8)) return sql;
   return sql.replace(/^\s*SELECT\b/i, (select) => `${select} /*+ MAX_EXECUTION_TIME(${Math.trunc(ms)}) */`);
+}
+
+/** Whether a connection's session variables are exactly the pool's own (BASE_SESSION). */
+function hasBaseSession(state: ReadonlyMap<string, string>): boolean {
+  if (state.size !== BASE_SESSION.size) return false;
+  for (const [name, value] of BASE_SESSION) if (state.get(name) !== value) return false;
+  return true;
 }
 
 /** A session value as SQL: an integer or decimal as is, a text quoted, null as DEFAULT. */

@@ -8,7 +8,8 @@ import { StatusRegistry } from '../status/registry.js';
 import { sleepOn } from '../util/clock.js';
 import { FakeClock, settle } from '../util/fake-clock.fixture.js';
 import type { ActivePlan, DomainOutcome, RunResult } from './engine.js';
-import { Engine } from './engine.js';
+import { Engine, timestampText } from './engine.js';
+import { formatTimestamp } from '../util/time.js';
 import { Limiter } from './limiter.js';
 import { gauge as value, Scripted, untilAborted as waitAbort } from './scripted.fixture.js';
 
@@ -542,5 +543,14 @@ describe('Engine: panics and late values', () => {
       events.filter((e) => e.startsWith('drop-metrics')),
       ['drop-metrics-flush: p/l/1/size.table: dropping 1 late values: the run takes no late values'],
     );
+  });
+});
+
+describe('timestampText', () => {
+  it('gives formatTimestamp() of the instant, within a second and across seconds', () => {
+    const base = Date.UTC(2026, 2, 29, 0, 59, 58, 0);
+    const instants = [0, 1, 999, 1000, 1001, 1999, 2000, 500, 3_600_000, 3_600_999, -1, 86_400_000 * 200];
+    for (const d of [...instants, ...instants.reverse()])
+      assert.equal(timestampText(base + d), formatTimestamp(new Date(base + d)), String(d));
   });
 });

@@ -95,7 +95,6 @@ export interface EngineOptions {
  * Abort reasons of every run, made once: an abort without a reason builds a DOMException
  * with its stack, a cost paid per collection for nothing (these reasons are never shown).
  */
-const RUN_OVER = new Error('run over');
 const NOT_STARTED = new Error('not started in time');
 
 /** The stagger sonde's monitors use (see EngineOptions.staggerMs). */
@@ -300,19 +299,23 @@ export class Engine {
       MonitorKey.engineCollect,
       `${state.tag}: receiving metrics, ${Math.min(this.#limiter.used, queue.length)} collectors running`,
     );
+    let settled = false;
     if (req.waitMs === undefined) {
       await tasks;
+      settled = true;
     } else {
-      const stopWaiting = new AbortController();
-      await Promise.race([
-        tasks,
-        sleepOn(this.#clock, req.start + req.waitMs - this.#clock.now(), stopWaiting.signal),
-      ]);
-      stopWaiting.abort(RUN_OVER);
+      // A plain timer, not sleepOn: no abort signal to make and fire for each run.
+      let timer: TimerHandle | undefined;
+      const over = new Promise<void>((resolve) => {
+        timer = this.#clock.setTimeout(resolve, req.start + req.waitMs! - this.#clock.now());
+      });
+      await Promise.race([tasks.then(() => (settled = true)), over]);
+      if (timer !== undefined) this.#clock.clearTimeout(timer);
     }
     state.open = false;
-    // Whatever still waits for a slot now was not started in time: skipped this run.
-    waiting.abort(NOT_STARTED);
+    // Whatever still waits for a slot now was not started in time: skipped this run. When
+    // every domain has finished, nothing waits: the signal is let go without firing it.
+    if (!settled) waiting.abort(NOT_STARTED);
     waiting.done();
     this.#summarize(state);
     return { outcomes: state.outcomes, started: state.started };
@@ -524,7 +527,7 @@ export class Engine {
       } else status?.set(key, kept);
       return;
     }
-    const at = formatTimestamp(new Date(this.#clock.now()));
+    const at = timestampText(this.#clock.now());
     const line = `at ${at}: ${tag}/${o.domain}: ${o.error}`;
     status?.set(key, line);
     if (o.partial === undefined) this.#partial.delete(o.domain);
@@ -599,9 +602,27 @@ function nextTurn(
   });
 }
 
+/** The second timestampText() last formatted, and its text. */
+let stampSecond = NaN;
+let stampText = '';
+
+/**
+ * formatTimestamp() of an instant (epoch ms), remembered for its second: the text is to the
+ * second, and the status lines of every monitor's collections in one second (a few hundred
+ * at scale) share it instead of each reading the date's local fields again.
+ */
+export function timestampText(ms: number): string {
+  const second = Math.floor(ms / 1000);
+  if (second !== stampSecond) {
+    stampText = formatTimestamp(new Date(ms));
+    stampSecond = second;
+  }
+  return stampText;
+}
+
 /** `domain:<d>` text: `ok at <ts> in 12ms: 37 metrics` or `failed at <ts> in 5s: <error>`. */
 export function recordText(r: DomainRecord): string {
-  const at = formatTimestamp(new Date(r.at));
+  const at = timestampText(r.at);
   return r.ok
     ? `ok at ${at} in ${formatDuration(r.ms)}: ${r.metrics} metrics`
     : `failed at ${at} in ${formatDuration(r.ms)}: ${r.error}`;

@@ -66,6 +66,37 @@ describe('LevelCollector', () => {
     assert.equal(clock.pending, 0, 'no timer left after stop');
   });
 
+  it('collects a level due every fifth tick on those ticks, across a pause and a new activation', async () => {
+    const base = twoLevels('p').runtime;
+    const runtime: PlanRuntime = {
+      active: base.active,
+      due: (s) => (s % 5 === 0 ? { level: 'slow', work: [{ domain: 'a', level: 'slow' }] } : undefined),
+    };
+    const { clock, sink, lco, timing } = setup([new Scripted('a'), new Scripted('b')], runtime);
+    const t0 = clock.now();
+    lco.start();
+    await lco.changePlan('active', 'p');
+    await clock.advance(12_300);
+    lco.pause();
+    await clock.advance(2000);
+    await lco.changePlan('active', 'p'); // at 14.3 s: s = 0 at once, then on the 1 s grid of start()
+    await clock.advance(10_000);
+    assert.deepEqual(
+      sink.got.map((m) => [m.interval, m.begin.getTime() - t0]),
+      [
+        [1, 0],
+        [2, 5000],
+        [3, 10_000],
+        [1, 14_300],
+        [2, 19_000],
+        [3, 24_000],
+      ],
+    );
+    assert.deepEqual(timing, { onTime: 6, late: 0 });
+    await lco.stop();
+    assert.equal(clock.pending, 0, 'no timer left after stop');
+  });
+
   it('never overlaps collections: ticks during a slow one are dropped but one, so the schedule shifts', async () => {
     let release: () => void = () => undefined;
     const a = new Scripted('a', async (call) => {

@@ -6,7 +6,10 @@
  * Ticks: the logical clock `s` starts at 0 on the first tick after a plan is activated and
  * advances by one per processed tick. A collection never overlaps the previous one: while
  * one runs, one pending tick is remembered and the rest are dropped, so a slow collection
- * shifts the schedule instead of piling up.
+ * shifts the schedule instead of piling up. Ticks at which no level is due only advance the
+ * clock: while the collector is idle they are counted in advance and the timer wakes for the
+ * next tick that collects (a 5 s level: one wake-up per collection instead of five); any
+ * change (an activation, a pause) brings the timer back to the next tick.
  *
  * Batches: each run's values form one Metrics record for its interval; values a domain
  * returns after its run was handed over (late, but within its own deadline) go out with
@@ -23,7 +26,7 @@ import type { Collector, CollectorHelp } from '../core/collector.js';
 import type { Db } from '../core/db.js';
 import type { Events } from '../core/events.js';
 import { errorMessage } from '../core/errors.js';
-import type { Metrics } from '../core/metrics.js';
+import type { MetricValue, Metrics } from '../core/metrics.js';
 import { recordCount, type LogRecord, type Records } from '../core/records.js';
 import type { LevelState, Plan } from '../core/plan.js';
 import type { Sink } from '../core/sink.js';
@@ -31,7 +34,7 @@ import type { StatusWriter } from '../core/status.js';
 import { MonitorKey, monitorKeyOf } from '../core/status-keys.js';
 import { LATE_TICK_MS, type CollectionTally, type LevelTiming } from '../core/probe.js';
 import type { ActivePlan, DomainOutcome, DomainWork, EngineOptions } from '../engine/engine.js';
-import { Engine, STAGGER_MS } from '../engine/engine.js';
+import { Engine, STAGGER_MS, timestampText } from '../engine/engine.js';
 import type { Limiter } from '../engine/limiter.js';
 import { isPanic, panicText } from '../engine/panic.js';
 import { Backoff } from '../util/backoff.js';
@@ -89,6 +92,31 @@ export type TransformMetrics = (
 ) => void | Metrics[] | Promise<void | Metrics[]>;
 
 const QUEUE_CAPACITY = 10;
+/** The most ticks one timer skips (see #idleTicks): a plan's slowest level still wakes it hourly. */
+const MAX_SKIPPED = 3600;
+
+/**
+ * A domain's values into a batch record: the engine's array itself when the domain has none
+ * there yet (a domain runs once per run: the usual case), without copying; otherwise a new
+ * array of both (neither array is changed: nothing downstream changes them either).
+ */
+function addValues(m: Metrics, domain: string, values: MetricValue[]): void {
+  const have = m.values[domain];
+  m.values[domain] = have === undefined ? values : have.concat(values);
+}
+
+/** A copy of a batch record whose values (and their group and meta) can be changed freely. */
+function copyMetrics(m: Metrics): Metrics {
+  const values: Record<string, MetricValue[]> = {};
+  for (const [domain, list] of Object.entries(m.values))
+    values[domain] = list.map((v) => {
+      const c: MetricValue = { ...v };
+      if (v.group !== undefined) c.group = { ...v.group };
+      if (v.meta !== undefined) c.meta = { ...v.meta };
+      return c;
+    });
+  return { ...m, values };
+}
 
 /** The debug line of one record sent to one sink. */
 function sentLine(sink: string, m: Metrics): string {
@@ -132,6 +160,10 @@ export class LevelCollector {
   /** When the tick being processed was due (clock ms). */
   #dueAt = 0;
   #timer: TimerHandle | undefined;
+  /** When the ticks started (clock ms): ticks fall on whole periods after it. */
+  #phase = 0;
+  /** Ticks the armed timer skips (each would only have advanced `s`). */
+  #armedSkip = 0;
   #activation: AbortController | undefined;
   #activationDone: Promise<void> = Promise.resolve();
   #collecting: Promise<void> = Promise.resolve();
@@ -159,20 +191,55 @@ export class LevelCollector {
       MonitorKey.levelCollector,
       `started at ${formatTimestamp(this.#now())} (paused until plan change)`,
     );
-    this.#scheduleTick(this.#clock.now());
+    this.#phase = this.#clock.now();
+    this.#scheduleTick(0);
     this.#worker = this.#sinkWorker();
   }
 
-  /** The next tick one period after `phase`, skipping ticks missed while the process was busy. */
-  #scheduleTick(phase: number): void {
+  /**
+   * The tick `skip` + 1 periods after the last whole period since #phase (ticks missed while
+   * the process was busy are not made up). The `skip` ticks before it would only advance the
+   * logical clock (see #idleTicks): it advances by as many when the timer fires.
+   */
+  #scheduleTick(skip: number): void {
     const period = this.#ctx.tickMs ?? 1000;
-    const wait = period - ((this.#clock.now() - phase) % period);
+    const wait = period - ((this.#clock.now() - this.#phase) % period) + skip * period;
     const dueAt = this.#clock.now() + wait;
+    this.#armedSkip = skip;
     this.#timer = this.#clock.setTimeout(() => {
       if (this.#stopped) return;
+      this.#s += skip;
       this.#onTick(dueAt);
-      this.#scheduleTick(phase);
+      this.#scheduleTick(this.#idleTicks());
     }, wait);
+  }
+
+  /**
+   * How many of the next ticks would do nothing but advance `s`: while idle with a plan
+   * running, the ticks before the next one at which a level is due (at most MAX_SKIPPED).
+   * Otherwise (collecting, paused, no plan, a schedule that throws) none: each tick is
+   * processed (and a schedule that throws is reported there).
+   */
+  #idleTicks(): number {
+    const runtime = this.#runtime;
+    if (this.#busy || this.#paused || this.#stopped || this.#engine === undefined || runtime === undefined)
+      return 0;
+    let skip = 0;
+    try {
+      while (skip < MAX_SKIPPED && runtime.due(this.#s + skip) === undefined) skip++;
+    } catch {
+      return 0;
+    }
+    return skip;
+  }
+
+  /** Arm the timer again for what comes next: after a collection, or a change that ends skipping. */
+  #rearm(): void {
+    if (this.#stopped || this.#timer === undefined) return;
+    const skip = this.#idleTicks();
+    if (skip === 0 && this.#armedSkip === 0) return; // armed for the next tick already
+    this.#clock.clearTimeout(this.#timer);
+    this.#scheduleTick(skip);
   }
 
   /** Current level state and plan name ('' before the first activation). */
@@ -227,6 +294,7 @@ export class LevelCollector {
 
   #pauseNow(): void {
     this.#paused = true;
+    this.#rearm();
     this.#ctx.status.set(MonitorKey.levelCollector, `paused at ${formatTimestamp(this.#now())}`);
     this.#ctx.events.info('lco-paused', this.#ctx.monitorId);
   }
@@ -419,6 +487,7 @@ export class LevelCollector {
       })
       .finally(() => {
         this.#busy = false;
+        this.#rearm(); // skip the ticks until the next collection
       });
   }
 
@@ -456,7 +525,7 @@ export class LevelCollector {
     const plan = engine.plan.name;
     status.set(
       MonitorKey.levelCollector,
-      `idle; started collecting ${plan}/${level} at ${formatTimestamp(tick)}`,
+      `idle; started collecting ${plan}/${level} at ${timestampText(tick.getTime())}`,
     );
     status.set(MonitorKey.levelCollect, `${plan}/${level}: collecting`);
     const current: Metrics = {
@@ -480,7 +549,7 @@ export class LevelCollector {
       });
       current.end = this.#now();
       for (const o of result.outcomes) {
-        if (o.values.length > 0) (current.values[o.domain] ??= []).push(...o.values);
+        if (o.values.length > 0) addValues(current, o.domain, o.values);
         if (o.records !== undefined) this.#keepRecords(o.domain, o.records);
       }
       if (result.outcomes.every((o) => o.error === '')) this.#ctx.onClean?.();
@@ -532,7 +601,7 @@ export class LevelCollector {
       entry = { ...batch, values: {}, end: this.#now() };
       this.#late.set(batch.interval, entry);
     }
-    (entry.values[o.domain] ??= []).push(...o.values);
+    addValues(entry, o.domain, o.values);
   }
 
   #takeLate(): Metrics[] {
@@ -610,7 +679,9 @@ export class LevelCollector {
     if (transformMetrics === undefined) return batch.metrics;
     status.set(MonitorKey.levelSinks, 'TransformMetrics');
     try {
-      return (await transformMetrics(batch.metrics, { monitorId })) ?? batch.metrics;
+      // The hook may change values in place: it gets copies (collectors hand out shared, frozen ones).
+      const metrics = batch.metrics.map(copyMetrics);
+      return (await transformMetrics(metrics, { monitorId })) ?? metrics;
     } catch (err) {
       const last = batch.metrics[batch.metrics.length - 1];
       const where = `${batch.plan}/${batch.level}/${last?.interval ?? 0}`;
@@ -666,7 +737,7 @@ export class LevelCollector {
     const dur = this.#clock.now() - batch.tick.getTime();
     status.set(
       MonitorKey.levelCollect,
-      `last collected and sent metrics for ${batch.plan}/${batch.level} at ${formatTimestamp(batch.tick)} in ${formatDuration(dur)}`,
+      `last collected and sent metrics for ${batch.plan}/${batch.level} at ${timestampText(batch.tick.getTime())} in ${formatDuration(dur)}`,
     );
   }
 

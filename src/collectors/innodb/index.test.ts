@@ -1,10 +1,11 @@
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { MetricType } from '../../core/metrics.js';
+import type { Row } from '../../core/db.js';
+import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { createDb, type PooledDb } from '../../db/pool.js';
 import { startMariaDB, type MariaDB, tcpSpec } from '../../../test/helpers/mariadb.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
-import { GAUGES, InnodbCollector, buildInnodbQuery, help, innodbValues } from './index.js';
+import { GAUGES, InnodbCollector, InnodbReader, buildInnodbQuery, help, innodbValues } from './index.js';
 
 const BASE = 'SELECT subsystem, name, count FROM information_schema.innodb_metrics';
 
@@ -51,6 +52,48 @@ void describe('innodb queries and rows', () => {
       },
       { name: 'trx_rseg_history_len', value: 0, type: MetricType.Gauge, meta: { subsystem: 'transaction' } },
     ]);
+  });
+
+  void it('the reader gives what innodbValues gives, read after read, changed, moved and missing rows alike', () => {
+    const rows = (): Row[] => [
+      { SUBSYSTEM: 'lock', NAME: 'lock_timeouts', COUNT: '4' },
+      { SUBSYSTEM: 'Buffer', NAME: 'buffer_LRU_get_free_search', COUNT: '7' },
+      { SUBSYSTEM: 'transaction', NAME: 'trx_rseg_history_len', COUNT: '-3' },
+      { SUBSYSTEM: 'server', NAME: 'odd', COUNT: null },
+      { SUBSYSTEM: 'server', NAME: '', COUNT: '5' },
+      { SUBSYSTEM: 'server', NAME: 'text', COUNT: 'x' },
+      { SUBSYSTEM: 'server', NAME: 'big', COUNT: '18446744073709551615' },
+    ];
+    const change =
+      (name: string, to: Row) =>
+      (r: Row): Row =>
+        r.NAME === name ? { ...r, ...to } : r;
+    const reader = new InnodbReader();
+    const check = (input: Row[]): MetricValue[] => {
+      const values = reader.read(input);
+      assert.deepEqual(values, innodbValues(input));
+      for (const v of values) assert.ok(Object.isFrozen(v.meta));
+      return values;
+    };
+    const first = check(rows());
+    const again = check(rows());
+    assert.notEqual(first[0], again[0]);
+    assert.equal(again[0]?.meta, first[0]?.meta);
+    check(rows().map(change('lock_timeouts', { COUNT: '5' })));
+    check(rows().map(change('odd', { COUNT: '1' })));
+    check(rows().map(change('odd', { COUNT: null })));
+    check(rows().map(change('lock_timeouts', { SUBSYSTEM: 'other' })));
+    check(rows().map(change('text', { NAME: 'renamed' })));
+    check([...rows()].reverse());
+    check(rows().slice(2));
+    check([]);
+    check(rows());
+    const lower = rows().map((r) => ({
+      subsystem: r.SUBSYSTEM ?? null,
+      name: r.NAME ?? null,
+      count: r.COUNT ?? null,
+    }));
+    assert.deepEqual(new InnodbReader().read(lower), innodbValues(rows()));
   });
 
   void it('declares 35 gauges, the all option and subsystem meta', () => {
@@ -168,14 +211,15 @@ void describe('innodb for the mysqld_exporter emulation', () => {
     );
   });
 
-  void it('without it, reads only subsystem, name and count, with fresh subsystem meta', async () => {
+  void it('without it, reads only subsystem, name and count, with one frozen subsystem meta per metric', async () => {
     const db = new FakeDb('8.0.36', () => ROWS);
     const c = new InnodbCollector({ monitorId: 'm', db });
     await c.prepare(planOf({ l: { innodb: { options: { all: 'yes' } } } }), NO_SIGNAL);
     const res = await c.collect('l', NO_SIGNAL);
     assert.equal(db.queries[0]?.sql, BASE);
     assert.deepEqual(res.values[1]?.meta, { subsystem: 'lock' });
-    assert.equal(Object.isFrozen(res.values[1]?.meta), false);
+    assert.ok(Object.isFrozen(res.values[1]?.meta));
+    assert.equal((await c.collect('l', NO_SIGNAL)).values[1]?.meta, res.values[1]?.meta);
   });
 });
 

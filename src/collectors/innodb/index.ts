@@ -19,7 +19,7 @@ import type { Db, Row } from '../../core/db.js';
 import { INNODB_META, MetricType, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
-import { field, levelPlans, option, placeholders, queryError } from '../kit/common.js';
+import { columnKey, field, levelPlans, option, placeholders, queryError } from '../kit/common.js';
 import { prepareSource } from '../kit/sources.js';
 
 export const DOMAIN = 'innodb';
@@ -201,11 +201,86 @@ export function innodbValues(
   return values;
 }
 
+/** What an {@link InnodbReader} works out once per metric (NAME and SUBSYSTEM as the server spells them). */
+interface MetricInfo {
+  rawName: string;
+  subsystem: string;
+  /** lowercase NAME; '' when the row is skipped */
+  name: string;
+  type: MetricType;
+  meta: Readonly<Record<string, string>>;
+}
+
+/** Metrics the shared table remembers; past that it starts over (metrics are a small, stable set). */
+const METRICS_KEPT = 20_000;
+
+/** Every reader's metric table: a metric is worked out once per process, its MetricInfo kept once. */
+const METRICS = new Map<string, MetricInfo>();
+
+function metricInfo(rawName: string, subsystem: string): MetricInfo {
+  const key = `${subsystem}\0${rawName}`;
+  let info = METRICS.get(key);
+  if (info === undefined) {
+    const name = rawName.toLowerCase();
+    info = {
+      rawName,
+      subsystem,
+      name,
+      type: GAUGES.has(name) ? MetricType.Gauge : MetricType.CumulativeCounter,
+      meta: Object.freeze({ [INNODB_META.subsystem]: subsystem }),
+    };
+    if (METRICS.size >= METRICS_KEPT) METRICS.clear();
+    METRICS.set(key, info);
+  }
+  return info;
+}
+
+/**
+ * innodbValues() without the exporter, in one pass and with the per-metric work (lowercasing,
+ * the type, the meta) done once per metric: INNODB_METRICS lists the same metrics in the same
+ * order every time, so a row is recognised by comparing its NAME and SUBSYSTEM with the ones
+ * at its position. Each metric's meta is one frozen object; the values are made anew each
+ * time (see VariableReader).
+ */
+export class InnodbReader {
+  /** The metric of each row of the last read, by position. */
+  #infos: MetricInfo[] = [];
+
+  read(rows: readonly Row[]): MetricValue[] {
+    const values: MetricValue[] = [];
+    const first = rows[0];
+    if (first === undefined) return values;
+    const nameKey = columnKey(first, 'name');
+    const subsystemKey = columnKey(first, 'subsystem');
+    const countKey = columnKey(first, 'count');
+    const infos = this.#infos;
+    for (let i = 0; i < rows.length; i++) {
+      const row = rows[i] as Row;
+      const rawName = (nameKey === undefined ? undefined : row[nameKey]) ?? '';
+      const subsystem = (subsystemKey === undefined ? undefined : row[subsystemKey]) ?? '';
+      let info = infos[i];
+      if (info === undefined || info.rawName !== rawName || info.subsystem !== subsystem) {
+        info = metricInfo(rawName, subsystem);
+        infos[i] = info;
+      }
+      if (info.name === '') continue;
+      let n = parseValue((countKey === undefined ? undefined : row[countKey]) ?? null);
+      if (n === undefined) continue;
+      if (n < 0) n = 0; // old MySQL bug #75966 made some counts negative
+      values.push({ name: info.name, value: n, type: info.type, meta: info.meta });
+    }
+    if (infos.length > rows.length) infos.length = rows.length;
+    return values;
+  }
+}
+
 export class InnodbCollector implements Collector {
   readonly domain = DOMAIN;
   readonly #db: Db;
   readonly #exporter: InnodbMetaCache | undefined;
   #levels = new Map<string, InnodbQuery>();
+  /** Each level's row reader without the exporter (innodbValues() in one pass), made on first use. */
+  readonly #readers = new Map<string, InnodbReader>();
   /** Exporter reading: each level's query without TYPE and COMMENT, once the cache knows them. */
   #lean = new Map<string, InnodbQuery>();
   /** Levels whose metrics the cache knows (their lean query is enough). */
@@ -228,6 +303,7 @@ export class InnodbCollector implements Collector {
       if (this.#exporter !== undefined) lean.set(level, buildInnodbQuery(all, dp.metrics, key));
     }
     this.#levels = levels;
+    this.#readers.clear();
     this.#lean = lean;
     this.#known.clear();
   }
@@ -242,6 +318,15 @@ export class InnodbCollector implements Collector {
     if (full === undefined) return { values: [] };
     const lean = this.#known.has(level) ? this.#lean.get(level) : undefined;
     try {
+      if (this.#exporter === undefined) {
+        const rows = await this.#db.query(full.sql, full.params, { signal });
+        let reader = this.#readers.get(level);
+        if (reader === undefined) {
+          reader = new InnodbReader();
+          this.#readers.set(level, reader);
+        }
+        return { values: reader.read(rows) };
+      }
       if (lean !== undefined) {
         const rows = await this.#db.query(lean.sql, lean.params, { signal });
         const values = innodbValues(rows, this.#exporter, true);

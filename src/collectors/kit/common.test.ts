@@ -103,3 +103,58 @@ void describe('VariableReader (the exporter reading of SHOW rows)', () => {
     assert.deepEqual(new VariableReader(typeOf, KEEP).read([], {}), []);
   });
 });
+
+void describe('VariableReader (sonde reading of SHOW rows, no kept texts)', () => {
+  const check = (reader: VariableReader, input: Row[], wanted?: (name: string) => boolean): void => {
+    const values = reader.read(input);
+    assert.deepEqual(values, variableValues(input, typeOf, wanted));
+  };
+
+  void it('gives what variableValues gives, read after read, changed, moved and missing rows alike', () => {
+    const reader = new VariableReader(typeOf, undefined);
+    check(reader, rows());
+    check(reader, rows());
+    check(
+      reader,
+      rows().map((r) => (r.Variable_name === 'Uptime' ? { ...r, Value: '12346' } : r)),
+    );
+    check(
+      reader,
+      rows().map((r) => (r.Variable_name === 'Slave_running' ? { ...r, Value: 'ON' } : r)),
+    );
+    check(reader, [...rows()].reverse());
+    check(reader, rows().slice(3));
+    check(reader, rows());
+    check(reader, []);
+    check(
+      reader,
+      rows().map((r) => (r.Variable_name === 'Neg' ? { ...r, Value: 'x' } : r)),
+    );
+    check(
+      reader,
+      rows().map((r) => (r.Variable_name === 'Null' ? { ...r, Value: '5' } : r)),
+    );
+    // Keyword values are read as parseValue reads them (case-sensitive), not as the exporter does.
+    const values = reader.read(rows());
+    assert.equal(
+      values.find((v) => v.name === 'wsrep_ready'),
+      undefined,
+    );
+    assert.equal(values.find((v) => v.name === 'slave_running')?.value, 0);
+  });
+
+  void it('makes new values each read (values kept across collections would die old)', () => {
+    const reader = new VariableReader(typeOf, undefined);
+    const first = reader.read(rows());
+    const second = reader.read(rows());
+    assert.deepEqual(first, second);
+    assert.ok(first.every((v, i) => v !== second[i] && !Object.isFrozen(v)));
+  });
+
+  void it('keeps only the wanted names, and finds the columns whatever their case', () => {
+    const wanted = (name: string): boolean => name === 'uptime' || name === 'threads_running';
+    check(new VariableReader(typeOf, undefined, wanted), rows(), wanted);
+    const upper = rows().map((r) => ({ VARIABLE_NAME: r.Variable_name ?? null, VALUE: r.Value ?? null }));
+    assert.deepEqual(new VariableReader(typeOf, undefined).read(upper), variableValues(rows(), typeOf));
+  });
+});

@@ -68,6 +68,8 @@ export function variableValues(
 
 /** What a {@link VariableReader} works out once per variable name as the server spells it. */
 interface NameInfo {
+  /** as the server spells it */
+  raw: string;
   /** lowercase */
   name: string;
   type: MetricType;
@@ -77,46 +79,65 @@ interface NameInfo {
   keep: boolean;
 }
 
-/** What a {@link VariableReader} remembers of the row at one position: its name and value as read. */
-interface RowMemo {
-  raw: string;
-  info: NameInfo;
-  /** the value's text last time ('' before any), and the value it made (none when no number) */
-  text: string;
-  value: MetricValue | undefined;
-}
-
-/** Names a VariableReader remembers; past that it starts over (names are a small, stable set). */
+/** Names a name table remembers; past that it starts over (names are a small, stable set). */
 const NAMES_KEPT = 20_000;
 
 /**
- * variableValues() for the mysqld_exporter reading, in one pass over the rows and with the
- * per-name work (lowercasing, the type, the filters) done once per name for the reader's
- * life: SHOW GLOBAL STATUS / VARIABLES return the same names every time. Values are read as
- * upstreamValues() and parseValue() read them: the text of the names in `keep` is copied to
- * `text` as the server wrote it (and parsed as it is), other keyword values count as 1 or 0.
+ * The name tables of the readers that want every name and keep no text (sonde's `all: yes`),
+ * one per `typeOf`: every monitor's reader of SHOW GLOBAL STATUS shares one, so a name is
+ * worked out once per process, and its NameInfo kept once.
+ */
+const SHARED_NAMES = new WeakMap<(name: string) => MetricType, Map<string, NameInfo>>();
+
+function sharedNames(typeOf: (name: string) => MetricType): Map<string, NameInfo> {
+  let names = SHARED_NAMES.get(typeOf);
+  if (names === undefined) {
+    names = new Map();
+    SHARED_NAMES.set(typeOf, names);
+  }
+  return names;
+}
+
+/**
+ * variableValues() in one pass over the rows, with the per-name work (lowercasing, the type,
+ * the filters) done once per name: SHOW GLOBAL STATUS / VARIABLES return the same names
+ * every time. Without `keep` (sonde's reading) the values are exactly variableValues()'s.
+ * With `keep` (the mysqld_exporter reading) values are read as upstreamValues() and
+ * parseValue() read them: the text of the names in `keep` is copied to `text` as the server
+ * wrote it (and parsed as it is), other keyword values count as 1 or 0, and the values handed
+ * out are frozen, the same object again while a value's text does not change. Sonde's
+ * reading makes new values each time instead: kept from one collection to the next, the
+ * values of a few hundred monitors would outlive the young generation and die old, which
+ * cost more garbage collection than making them anew (and 0.1–0.2 MiB per monitor).
  */
 export class VariableReader {
   readonly #typeOf: (name: string) => MetricType;
-  readonly #keep: ReadonlySet<string>;
+  readonly #keep: ReadonlySet<string> | undefined;
   readonly #wanted: ((name: string) => boolean) | undefined;
-  readonly #names = new Map<string, NameInfo>();
+  readonly #names: Map<string, NameInfo>;
   /**
    * The rows of the last read, by position: the server lists its variables in the same order
-   * every time, so a row is usually recognised by comparing its texts with the ones at its
+   * every time, so a row is usually recognised by comparing its name with the one at its
    * position, without a lookup, and a value whose text did not change is not parsed again:
-   * the same (frozen) MetricValue is handed out again.
+   * the same (frozen) MetricValue is handed out again. Three arrays rather than an object per
+   * row: a monitor keeps them for every variable.
    */
-  #last: RowMemo[] = [];
+  #infos: NameInfo[] = [];
+  /** the value's text last time (undefined before any) */
+  #texts: (string | undefined)[] = [];
+  /** the value it made (none when no number) */
+  #values: (MetricValue | undefined)[] = [];
 
   constructor(
     typeOf: (name: string) => MetricType,
-    keep: ReadonlySet<string>,
+    keep: ReadonlySet<string> | undefined,
     wanted?: (name: string) => boolean,
   ) {
     this.#typeOf = typeOf;
     this.#keep = keep;
     this.#wanted = wanted;
+    this.#names =
+      keep === undefined && wanted === undefined ? sharedNames(typeOf) : new Map<string, NameInfo>();
   }
 
   #info(raw: string): NameInfo {
@@ -124,10 +145,11 @@ export class VariableReader {
     if (info === undefined) {
       const name = raw.toLowerCase();
       info = {
+        raw,
         name,
         type: this.#typeOf(name),
         wanted: name !== '' && (this.#wanted === undefined || this.#wanted(name)),
-        keep: this.#keep.has(name),
+        keep: this.#keep?.has(name) ?? false,
       };
       if (this.#names.size >= NAMES_KEPT) this.#names.clear();
       this.#names.set(raw, info);
@@ -136,41 +158,57 @@ export class VariableReader {
   }
 
   /** `Variable_name`/`Value` rows → values in row order; kept texts go to `text`. */
-  read(rows: readonly Row[], text: Record<string, string>): MetricValue[] {
+  read(rows: readonly Row[], text?: Record<string, string>): MetricValue[] {
+    const upstream = this.#keep !== undefined;
     const values: MetricValue[] = [];
     const first = rows[0];
     if (first === undefined) return values;
     const nameKey = columnKey(first, 'Variable_name');
     const valueKey = columnKey(first, 'Value');
-    const last = this.#last;
+    const infos = this.#infos;
+    const texts = this.#texts;
+    const made = this.#values;
     for (let i = 0; i < rows.length; i++) {
       const row = rows[i] as Row;
       const name = (nameKey === undefined ? undefined : row[nameKey]) ?? '';
-      let memo = last[i];
-      if (memo === undefined || memo.raw !== name) {
-        memo = { raw: name, info: this.#info(name), text: '', value: undefined };
-        last[i] = memo;
+      let info = infos[i];
+      if (info === undefined || info.raw !== name) {
+        info = this.#info(name);
+        infos[i] = info;
+        if (upstream) {
+          texts[i] = undefined;
+          made[i] = undefined;
+        }
       }
-      const info = memo.info;
       const raw = valueKey === undefined ? undefined : row[valueKey];
       if (raw === undefined || raw === null || raw === '') continue;
-      if (info.keep) text[info.name] = raw;
+      if (info.keep && text !== undefined) text[info.name] = raw;
       if (!info.wanted) continue;
-      if (memo.text !== raw) {
-        memo.text = raw;
-        const value = parseValue(info.keep ? raw : upstreamText(raw));
-        memo.value =
-          value === undefined ? undefined : Object.freeze({ name: info.name, value, type: info.type });
+      if (!upstream) {
+        const n = parseValue(raw);
+        if (n !== undefined) values.push({ name: info.name, value: n, type: info.type });
+        continue;
       }
-      if (memo.value !== undefined) values.push(memo.value);
+      let value = made[i];
+      if (texts[i] !== raw) {
+        texts[i] = raw;
+        const n = parseValue(info.keep || !upstream ? raw : upstreamText(raw));
+        value = n === undefined ? undefined : Object.freeze({ name: info.name, value: n, type: info.type });
+        made[i] = value;
+      }
+      if (value !== undefined) values.push(value);
     }
-    if (last.length > rows.length) last.length = rows.length;
+    if (infos.length > rows.length) {
+      infos.length = rows.length;
+      texts.length = rows.length;
+      made.length = rows.length;
+    }
     return values;
   }
 }
 
 /** The key of a row's column `name`, ignoring case (see field()); undefined without one. */
-function columnKey(row: Row, name: string): string | undefined {
+export function columnKey(row: Row, name: string): string | undefined {
   if (name in row) return name;
   const lower = name.toLowerCase();
   return Object.keys(row).find((k) => k.toLowerCase() === lower);

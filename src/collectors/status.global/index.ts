@@ -94,7 +94,7 @@ interface LevelState {
   /** The level's statement once prepared (see filtered()), and its parameters. */
   sql?: string;
   params: string[];
-  /** The exporter reading's row reader (with the exporter only). */
+  /** The level's row reader (statusValues() in one pass; the exporter's reading with the exporter). */
   reader?: VariableReader;
 }
 
@@ -155,12 +155,11 @@ export class StatusGlobalCollector implements Collector {
     this.#sql = sql;
     for (const state of this.#levels.values()) {
       filtered(sql, state, this.#exporter !== undefined);
-      if (this.#exporter !== undefined)
-        state.reader = new VariableReader(
-          typeOf,
-          this.#exporter.keepText,
-          state.all ? undefined : (name) => state.names.has(name),
-        );
+      state.reader = new VariableReader(
+        typeOf,
+        this.#exporter?.keepText,
+        state.all ? undefined : (name) => state.names.has(name),
+      );
     }
   }
 
@@ -174,6 +173,7 @@ export class StatusGlobalCollector implements Collector {
       return { values: [], error: queryError(err) };
     }
     if (state.reader === undefined) return { values: statusValues(rows, state) };
+    if (this.#exporter === undefined) return { values: state.reader.read(rows) };
     const text: Record<string, string> = {};
     return { values: state.reader.read(rows, text), text };
   }

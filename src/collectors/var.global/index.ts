@@ -153,8 +153,8 @@ export class VarGlobalCollector implements Collector {
   readonly #db: Db;
   readonly #exporter: ExporterReading | undefined;
   #levels = new Map<string, VarQuery>();
-  /** The exporter reading's row reader, made on first use. */
-  #reader: VariableReader | undefined;
+  /** Each level's row reader (varValues() in one pass; the exporter's reading with the exporter), made on first use. */
+  readonly #readers = new Map<string, VariableReader>();
 
   constructor(ctx: CollectorContext) {
     this.#db = ctx.db;
@@ -194,6 +194,7 @@ export class VarGlobalCollector implements Collector {
       levels.set(level, q);
     }
     this.#levels = levels;
+    this.#readers.clear();
   }
 
   /**
@@ -253,10 +254,14 @@ export class VarGlobalCollector implements Collector {
     } catch (err) {
       return { values: [], error: queryError(err) };
     }
-    if (this.#exporter === undefined) return { values: varValues(q, rows) };
+    let reader = this.#readers.get(level);
+    if (reader === undefined) {
+      reader = new VariableReader(gauge, this.#exporter?.keepText);
+      this.#readers.set(level, reader);
+    }
+    if (this.#exporter === undefined) return { values: reader.read(varRows(q, rows)) };
     const text: Record<string, string> = {};
-    this.#reader ??= new VariableReader(gauge, this.#exporter.keepText);
-    return { values: this.#reader.read(varRows(q, rows), text), text };
+    return { values: reader.read(varRows(q, rows), text), text };
   }
 }
 
