@@ -12,7 +12,7 @@
  * - the server's connections held by the agent (Threads_connected less the bench's own).
  *
  *   node dist/bench/scale.js [--k 1,10,100,500,1000] [--minutes 10] [--sample-s 15] [--query-analytics [--vs-default] | --wide]
- *     [--compare /abs/other/bin/sonde.js] [--cpu-prof /abs/dir]
+ *     [--compare /abs/other/bin/sonde.js] [--cpu-prof /abs/dir] [--driver-floor]
  *
  * With `--query-analytics`, the server runs with performance_schema and the statement
  * consumers on, and each monitor's plan is the default plan plus a 60 s level collecting
@@ -25,6 +25,11 @@
  * every numeric global variable and every InnoDB metric (`all: yes` on status.global,
  * var.global and innodb: about 1,100 values on MariaDB 10.11; the count is printed): the cost
  * per collection of a plan that reads everything.
+ *
+ * With `--driver-floor` (and `--wide`), each K also runs the driver's floor for the same
+ * time (bench/driver-floor.ts: K bare mysql2 connections running the wide plan's three
+ * statements every 5 s and nothing else), and the agent's CPU per collection is printed
+ * against it.
  *
  * With `--minutes 30`, the RSS growth from minute 5 to the end is printed too (the soak
  * figure). The monitors all watch the same server under distinct ids: the agent does the
@@ -41,6 +46,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { runDriverFloor } from './driver-floor.js';
 import { cpuSeconds, rssMiB } from './proc-stats.js';
 import { BIN, binNodeFlags } from '../test/helpers/agent.js';
 import { defaultPlan } from '../src/plan/defaults.js';
@@ -81,6 +87,15 @@ const WIDE_PLAN = `wide:
       options:
         all: "yes"
 `;
+
+/** The statements one collection of the wide plan runs (status.global, var.global, innodb with `all: yes`). */
+const WIDE_STATEMENTS = [
+  'SHOW GLOBAL STATUS',
+  'SHOW GLOBAL VARIABLES',
+  'SELECT subsystem, name, count FROM information_schema.innodb_metrics',
+];
+/** `--driver-floor`: the driver's floor at each K beside the agent (wide plan only). */
+const DRIVER_FLOOR = process.argv.includes('--driver-floor');
 
 /** How many values the wide plan reads on this server: numeric status and variables, InnoDB metrics. */
 async function wideValues(db: MariaDB): Promise<number> {
@@ -353,6 +368,7 @@ async function main(): Promise<void> {
     console.log(
       `scale: ${what}, noop sink, ${MINUTES} min per K, node ${process.version} ${binNodeFlags().join(' ')}`,
     );
+    if (DRIVER_FLOOR && !WIDE) throw new Error("--driver-floor runs the wide plan's statements: add --wide");
     if (QUERY_ANALYTICS && WIDE)
       throw new Error('--query-analytics and --wide are two different plans: pick one');
     const floor = await runOne(db, 0, FLOOR_S);
@@ -375,6 +391,20 @@ async function main(): Promise<void> {
       const qaTally = tallyLine();
       if (qaTally !== undefined) console.log(qaTally);
       if (base !== undefined) console.log(addedLine(base, r));
+      if (DRIVER_FLOOR) {
+        const seconds = MINUTES * 60;
+        const f = await runDriverFloor(
+          { socket: db.socket, user: 'sonde', password: PASSWORD },
+          k,
+          WIDE_STATEMENTS,
+          5000,
+          seconds,
+          Math.min(60, seconds / 2),
+        );
+        console.log(
+          `  driver floor (mysql2 alone, the plan's ${WIDE_STATEMENTS.length} statements per collection): ${f.cpuPct.toFixed(1)} % of one core, ${f.msPerCollection.toFixed(2)} ms per collection (${f.collections}); the agent: ${(r.msPerCollection / f.msPerCollection).toFixed(2)}x`,
+        );
+      }
     }
   } finally {
     await db.stop();
