@@ -52,6 +52,7 @@ import { createScrapeReader } from '../src/exporter/scrape-reader.js';
 import { startExporter } from '../src/exporter/server.js';
 import { defaultPlan } from '../src/plan/defaults.js';
 import { httpGet, rootSocketDsn, startMysqldExporter, type Peer } from '../test/e2e/exporter-peers.js';
+import { binNodeFlags } from '../test/helpers/agent.js';
 import { rootDb, startMariaDB } from '../test/helpers/mariadb.js';
 
 function arg(name: string, def: string): string {
@@ -212,8 +213,10 @@ function startChild(
   socket: string,
   script = process.argv[1] ?? '',
 ): Promise<{ proc: ChildProcess; address: string }> {
-  // BENCH_CHILD_NODE_ARGS: node flags for sonde's process only (e.g. `--cpu-prof`).
-  const nodeArgs = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  // sonde's process runs with the Node flags the bin ships with (its `#!` line), as the
+  // installed exporter does; BENCH_CHILD_NODE_ARGS adds flags for it alone (e.g. `--cpu-prof`).
+  const extra = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+  const nodeArgs = [...binNodeFlags(), ...extra];
   const proc = spawn(process.execPath, [...nodeArgs, script, '--child', socket, '--collectors', SET], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });

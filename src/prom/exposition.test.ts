@@ -297,6 +297,41 @@ describe('ExpositionCache', () => {
       assert.equal(shared.renderShared(step).toString(), exposition(step), `shared, step ${i}`);
   });
 
+  it('keeps its text right when lines change in place, change length, or hold multi-byte text', () => {
+    const series = (values: readonly number[]): PromSample[] =>
+      values.map((value, i) => ({
+        name: `m${i % 3}`,
+        help: i % 3 === 0 ? 'Größe in €.' : 'Plain.',
+        type: 'gauge' as const,
+        value,
+        labels: { k: `v${i}`, s: i % 2 === 0 ? 'ü' : 'u' },
+      }));
+    const shared = new ExpositionCache();
+    const plain = new ExpositionCache();
+    let values = Array.from({ length: 12 }, (_v, i) => i * 10);
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648);
+    for (let step = 0; step < 200; step++) {
+      // Some values keep their length (11 → 17), some gain or lose digits, some stay.
+      values = values.map((v) => {
+        const r = next() % 6;
+        if (Number.isNaN(v)) return r < 2 ? v : next() % 1000;
+        return r === 0
+          ? v
+          : r === 1
+            ? v * 10 + 1
+            : r === 2
+              ? Math.floor(v / 10)
+              : r === 3
+                ? NaN
+                : (v + 3) % 100;
+      });
+      const samples = series(values);
+      assert.equal(shared.renderShared(samples).toString(), exposition(samples), `shared, step ${step}`);
+      assert.equal(plain.render(samples), exposition(samples), `render, step ${step}`);
+    }
+  });
+
   it('rejects invalid input like gather() and keeps working afterwards', () => {
     const cache = new ExpositionCache();
     assert.equal(cache.render(base()), exposition(base()));

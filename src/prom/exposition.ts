@@ -461,15 +461,22 @@ export class ExpositionCache {
   /** output position → [family name, `{labels}`] (for histogram and summary lines) */
   #names: (readonly [string, string])[] = [];
   #lastValues: (number | undefined)[] = [];
-  /** output position → its text (head + line) for the last value, UTF-8 */
-  #chunks: Buffer[] = [];
+  /**
+   * The whole text, UTF-8, in #buf[0, #total): output position k's text (head + line) at
+   * #starts[k], #lens[k] bytes. A call writes only the lines whose value changed: in place
+   * when every one kept its length (the usual case: a counter rarely gains a digit between
+   * two scrapes), else into #spare with the unchanged stretches between them copied whole.
+   */
+  #buf: Buffer = EMPTY;
+  #spare: Buffer = EMPTY;
+  #starts: number[] = [];
+  #lens: number[] = [];
   #total = 0;
-  /** renderShared()'s buffer (grown when the text outgrows it). */
-  #shared: Buffer = EMPTY;
 
   /** The text exposition of `samples`. Throws ExpositionError like exposition(). */
   render(samples: readonly PromSample[]): string {
-    return this.renderBuffer(samples).toString('utf8');
+    this.#update(samples);
+    return this.#buf.toString('utf8', 0, this.#total);
   }
 
   /**
@@ -478,21 +485,17 @@ export class ExpositionCache {
    */
   renderBuffer(samples: readonly PromSample[]): Buffer {
     this.#update(samples);
-    return Buffer.concat(this.#chunks, this.#total);
+    return Buffer.from(this.#buf.subarray(0, this.#total));
   }
 
   /**
-   * renderBuffer() into a buffer this cache keeps from call to call, for a caller that is
-   * done with the text before the next call (gzip, which reads it at once): no buffer of the
-   * whole text is allocated per call. The view is only valid until the next call.
+   * renderBuffer() without the copy: a view of the buffer this cache keeps, for a caller
+   * that is done with the text before the next call (gzip, which reads it at once). The view
+   * is only valid until the next call.
    */
   renderShared(samples: readonly PromSample[]): Buffer {
     this.#update(samples);
-    if (this.#shared.length < this.#total) this.#shared = Buffer.allocUnsafe(Math.ceil(this.#total * 1.25));
-    const shared = this.#shared;
-    let at = 0;
-    for (const chunk of this.#chunks) at += chunk.copy(shared, at);
-    return shared.subarray(0, at);
+    return this.#buf.subarray(0, this.#total);
   }
 
   /** Bring every output position's text up to date with `samples`. */
@@ -500,7 +503,8 @@ export class ExpositionCache {
     if (!this.#sameShape(samples)) this.#layout(samples);
     const order = this.#order;
     const lastValues = this.#lastValues;
-    const chunks = this.#chunks;
+    const changed: number[] = [];
+    const texts: string[] = [];
     for (let k = 0; k < order.length; k++) {
       const s = samples[order[k] as number] as PromSample;
       const v = s.value;
@@ -509,16 +513,48 @@ export class ExpositionCache {
       const was = lastValues[k];
       if (s.dist === undefined && (v === was || (Number.isNaN(v) && was !== undefined && Number.isNaN(was))))
         continue;
-      const old = chunks[k];
       const body =
         s.dist === undefined
           ? `${this.#prefixes[k] as string}${formatNumber(v)}\n`
           : distLines(...(this.#names[k] as readonly [string, string]), s.dist);
-      const chunk = Buffer.from(`${this.#heads[k] as string}${body}`);
-      this.#total += chunk.length - (old?.length ?? 0);
-      chunks[k] = chunk;
+      changed.push(k);
+      texts.push(`${this.#heads[k] as string}${body}`);
       lastValues[k] = v;
     }
+    this.#write(changed, texts);
+  }
+
+  /** Write the texts of the `changed` positions (in output order) into the kept text. */
+  #write(changed: readonly number[], texts: readonly string[]): void {
+    const lens = this.#lens;
+    const starts = this.#starts;
+    const sizes = texts.map((t) => Buffer.byteLength(t));
+    if (changed.every((k, i) => sizes[i] === lens[k])) {
+      for (const [i, k] of changed.entries()) this.#buf.write(texts[i] as string, starts[k] as number);
+      return;
+    }
+    let total = this.#total;
+    for (const [i, k] of changed.entries()) total += (sizes[i] as number) - (lens[k] as number);
+    if (this.#spare.length < total) this.#spare = Buffer.allocUnsafe(Math.ceil(total * 1.25));
+    const from = this.#buf;
+    const to = this.#spare;
+    let read = 0;
+    let at = 0;
+    for (const [i, k] of changed.entries()) {
+      at += from.copy(to, at, read, starts[k]);
+      at += to.write(texts[i] as string, at);
+      read = (starts[k] as number) + (lens[k] as number);
+      lens[k] = sizes[i] as number;
+    }
+    at += from.copy(to, at, read, this.#total);
+    let start = 0;
+    for (let k = 0; k < lens.length; k++) {
+      starts[k] = start;
+      start += lens[k] as number;
+    }
+    this.#total = at;
+    this.#spare = from;
+    this.#buf = to;
   }
 
   #sameShape(samples: readonly PromSample[]): boolean {
@@ -554,7 +590,8 @@ export class ExpositionCache {
     this.#prefixes = prefixes;
     this.#names = names;
     this.#lastValues = new Array<number | undefined>(order.length).fill(undefined);
-    this.#chunks = new Array<Buffer>(order.length).fill(EMPTY);
+    this.#starts = new Array<number>(order.length).fill(0);
+    this.#lens = new Array<number>(order.length).fill(0);
     this.#total = 0;
   }
 }
