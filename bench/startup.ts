@@ -36,7 +36,10 @@
  * Comparisons, measured in the same rounds (one run of each per round, so that the machine's
  * load falls on all alike): `--no-compile-cache-too` adds the bundle with
  * NODE_DISABLE_COMPILE_CACHE=1. `--deps-too` adds `node` importing only the dependencies a plain
- * run cannot do without (commander, yaml, mysql2), held open as long.
+ * run cannot do without (commander, yaml, mysql2), held open as long. `--parts-too` adds the
+ * parts of an agent and nothing of sonde: `node` with an HTTP listener and one mysql2
+ * connection (the agent's account, over the socket) that runs SHOW GLOBAL STATUS at once and
+ * then every second; its "first collection" is the first answer.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -245,12 +248,23 @@ function shortRun(argv: string[]): { ms: number; hwm: number } {
 const DEPS_ONLY = `for (const m of ['commander', 'yaml', 'mysql2/promise']) await import(m);
 process.stdout.write('ready\\n'); setTimeout(() => undefined, ${RSS_AT_MS + 1000});`;
 
-/** Spawn to the dependencies imported, and the RSS at RSS_AT_MS. */
-async function depsRun(wait: boolean): Promise<Run> {
+/** An agent's parts alone: an HTTP listener and one mysql2 connection reading SHOW GLOBAL STATUS each second. */
+const PARTS_ONLY = `import { createServer } from 'node:http';
+import { createConnection } from 'mysql2/promise';
+createServer((_q, s) => s.end('ok')).listen(0, '127.0.0.1');
+const c = await createConnection({ socketPath: process.env.PARTS_SOCKET, user: 'sonde', password: 'startup-pw' });
+await c.query('SHOW GLOBAL STATUS');
+process.stdout.write('ready\\n');
+setInterval(() => void c.query('SHOW GLOBAL STATUS'), 1000);
+setTimeout(() => process.exit(0), ${RSS_AT_MS + 1000});`;
+
+/** Spawn to `script` ready (imported, or its first answer), and the RSS at RSS_AT_MS. */
+async function depsRun(wait: boolean, script = DEPS_ONLY, socket = ''): Promise<Run> {
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', DEPS_ONLY], {
+  const proc = spawn(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], {
     cwd: ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, PARTS_SOCKET: socket },
   });
   const ms = await new Promise<number>((resolve, reject) => {
     proc.stdout?.once('data', () => resolve(performance.now() - t0));
@@ -338,6 +352,7 @@ interface Results {
   bare: { ms: number; hwm: number }[];
   versions: { ms: number; hwm: number }[][];
   deps: Run[];
+  parts: Run[];
   agents: Run[][];
   exporter: Run[];
 }
@@ -348,6 +363,7 @@ async function round(socket: string, dir: string, i: number, res: Results): Prom
   res.bare.push(shortRun([process.execPath, '-e', '0']));
   for (const [j, v] of VARIANTS.entries()) res.versions[j]?.push(shortRun([...v.argv, '--version']));
   if (process.argv.includes('--deps-too')) res.deps.push(await depsRun(wait));
+  if (process.argv.includes('--parts-too')) res.parts.push(await depsRun(wait, PARTS_ONLY, socket));
   for (const [j, v] of VARIANTS.entries()) res.agents[j]?.push(await agentRun(socket, dir, v, wait));
   if (existsSync(MYSQLD_EXPORTER)) res.exporter.push(await exporterRun(socket, wait));
 }
@@ -371,6 +387,7 @@ async function main(): Promise<void> {
       bare: [],
       versions: VARIANTS.map(() => []),
       deps: [],
+      parts: [],
       agents: VARIANTS.map(() => []),
       exporter: [],
     };
@@ -379,6 +396,7 @@ async function main(): Promise<void> {
     versionRow('node -e 0 (to exit)', res.bare);
     for (const [j, v] of VARIANTS.entries()) versionRow(`${v.name} --version`, res.versions[j] ?? []);
     if (res.deps.length > 0) runRow('node + commander,yaml,mysql2', res.deps);
+    if (res.parts.length > 0) runRow('node + http listener + mysql2 query', res.parts);
     for (const [j, v] of VARIANTS.entries()) runRow(v.name, res.agents[j] ?? []);
     if (res.exporter.length > 0) runRow('mysqld_exporter 0.14 (/metrics)', res.exporter);
     else console.log(`${MYSQLD_EXPORTER} not installed: no comparison`);
