@@ -177,11 +177,14 @@ interface Run {
   anon: number;
 }
 
+/** The password of the `sonde` account every run here uses. */
+const PASSWORD = 'startup-pw';
+
 function agentConfig(socket: string, apiPort: number): string {
   return [
     `api:\n  bind: 127.0.0.1:${apiPort}`,
     'sinks:\n  noop: {}',
-    `monitors:\n  - id: db1\n    socket: ${socket}\n    username: sonde\n    password: startup-pw\n`,
+    `monitors:\n  - id: db1\n    socket: ${socket}\n    username: sonde\n    password: ${PASSWORD}\n`,
   ].join('\n');
 }
 
@@ -252,14 +255,14 @@ process.stdout.write('ready\\n'); setTimeout(() => undefined, ${RSS_AT_MS + 1000
 const PARTS_ONLY = `import { createServer } from 'node:http';
 import { createConnection } from 'mysql2/promise';
 createServer((_q, s) => s.end('ok')).listen(0, '127.0.0.1');
-const c = await createConnection({ socketPath: process.env.PARTS_SOCKET, user: 'sonde', password: 'startup-pw' });
+const c = await createConnection({ socketPath: process.env.PARTS_SOCKET, user: 'sonde', password: '${PASSWORD}' });
 await c.query('SHOW GLOBAL STATUS');
 process.stdout.write('ready\\n');
 setInterval(() => void c.query('SHOW GLOBAL STATUS'), 1000);
 setTimeout(() => process.exit(0), ${RSS_AT_MS + 1000});`;
 
 /** Spawn to `script` ready (imported, or its first answer), and the RSS at RSS_AT_MS. */
-async function depsRun(wait: boolean, script = DEPS_ONLY, socket = ''): Promise<Run> {
+async function scriptRun(wait: boolean, script = DEPS_ONLY, socket = ''): Promise<Run> {
   const t0 = performance.now();
   const proc = spawn(process.execPath, [...NODE_FLAGS, '--input-type=module', '-e', script], {
     cwd: ROOT,
@@ -362,8 +365,8 @@ async function round(socket: string, dir: string, i: number, res: Results): Prom
   const wait = i < RSS_RUNS;
   res.bare.push(shortRun([process.execPath, '-e', '0']));
   for (const [j, v] of VARIANTS.entries()) res.versions[j]?.push(shortRun([...v.argv, '--version']));
-  if (process.argv.includes('--deps-too')) res.deps.push(await depsRun(wait));
-  if (process.argv.includes('--parts-too')) res.parts.push(await depsRun(wait, PARTS_ONLY, socket));
+  if (process.argv.includes('--deps-too')) res.deps.push(await scriptRun(wait));
+  if (process.argv.includes('--parts-too')) res.parts.push(await scriptRun(wait, PARTS_ONLY, socket));
   for (const [j, v] of VARIANTS.entries()) res.agents[j]?.push(await agentRun(socket, dir, v, wait));
   if (existsSync(MYSQLD_EXPORTER)) res.exporter.push(await exporterRun(socket, wait));
 }
@@ -372,11 +375,7 @@ async function main(): Promise<void> {
   const db = await startMariaDB();
   const dir = mkdtempSync(join(tmpdir(), 'sonde-startup-'));
   try {
-    await db.createUser('sonde', 'startup-pw', [
-      'PROCESS ON *.*',
-      'SELECT ON *.*',
-      'REPLICATION CLIENT ON *.*',
-    ]);
+    await db.createUser('sonde', PASSWORD, ['PROCESS ON *.*', 'SELECT ON *.*', 'REPLICATION CLIENT ON *.*']);
     console.log(
       `startup: ${RUNS} runs, node ${process.version} ${NODE_FLAGS.join(' ')}, poll ${POLL_MS} ms, ` +
         `RSS ${RSS_AT_MS} ms after the spawn (first ${RSS_RUNS} runs); load average ${loadavg()
