@@ -5,9 +5,12 @@
  * evenly over the interval, as the agent spreads its monitors), reading every row and
  * keeping none: no collectors, no engine, no sink, no HTTP API. Its CPU per collection is
  * what mysql2 and Node's sockets alone cost; `scale.js --driver-floor` runs it beside the
- * agent at each K and prints the agent's figure against it.
+ * agent at each K and prints the agent's figure against it. In its batched form the
+ * statements go as one multi-statement request per collection (one round trip), as the
+ * agent sends a level's statements once it has seen them succeed.
  *
- * The child is this file run as `driver-floor.js --child <socket> <k> <interval ms> <sql>…`;
+ * The child is this file run as
+ * `driver-floor.js --child <socket> <user> <k> <interval ms> <one|batch> <sql>…`;
  * it prints `ready` once every connection is open, and the number of collections it made so
  * far each time a line arrives on its stdin.
  */
@@ -43,11 +46,12 @@ export async function runDriverFloor(
   intervalMs: number,
   seconds: number,
   fromS: number,
+  form: 'one' | 'batch' = 'one',
 ): Promise<DriverFloor> {
   const script = fileURLToPath(import.meta.url);
   const child = spawn(
     process.execPath,
-    [script, '--child', opts.socket, opts.user, String(k), String(intervalMs), ...sqls],
+    [script, '--child', opts.socket, opts.user, String(k), String(intervalMs), form, ...sqls],
     { stdio: ['pipe', 'pipe', 'inherit'], env: { ...process.env, DRIVER_FLOOR_PASSWORD: opts.password } },
   );
   const lines = createInterface({ input: child.stdout as NodeJS.ReadableStream })[Symbol.asyncIterator]();
@@ -75,15 +79,19 @@ export async function runDriverFloor(
 
 /** The child: K connections, each running the statements every interval, on its own phase. */
 async function child(argv: readonly string[]): Promise<void> {
-  const [socket = '', user = '', kText = '0', intervalText = '5000', ...sqls] = argv;
+  const [socket = '', user = '', kText = '0', intervalText = '5000', form = 'one', ...sqls] = argv;
   const k = Number(kText);
   const interval = Number(intervalText);
   const password = process.env.DRIVER_FLOOR_PASSWORD ?? '';
+  const batch = form === 'batch';
   const conns: Connection[] = [];
-  for (let i = 0; i < k; i++) conns.push(await createConnection({ socketPath: socket, user, password }));
+  for (let i = 0; i < k; i++)
+    conns.push(await createConnection({ socketPath: socket, user, password, multipleStatements: batch }));
   let collections = 0;
+  const text = sqls.join('\n;\n');
   const collect = async (conn: Connection): Promise<void> => {
-    for (const sql of sqls) await conn.query(sql);
+    if (batch) await conn.query(text);
+    else for (const sql of sqls) await conn.query(sql);
     collections++;
   };
   conns.forEach((conn, i) => {

@@ -28,8 +28,9 @@
  *
  * With `--driver-floor` (and `--wide`), each K also runs the driver's floor for the same
  * time (bench/driver-floor.ts: K bare mysql2 connections running the wide plan's three
- * statements every 5 s and nothing else), and the agent's CPU per collection is printed
- * against it.
+ * statements every 5 s and nothing else), twice: the statements one after the other, then
+ * as one multi-statement request per collection; the agent's CPU per collection is printed
+ * against each.
  *
  * With `--minutes 30`, the RSS growth from minute 5 to the end is printed too (the soak
  * figure). The monitors all watch the same server under distinct ids: the agent does the
@@ -393,17 +394,21 @@ async function main(): Promise<void> {
       if (base !== undefined) console.log(addedLine(base, r));
       if (DRIVER_FLOOR) {
         const seconds = MINUTES * 60;
-        const f = await runDriverFloor(
-          { socket: db.socket, user: 'sonde', password: PASSWORD },
-          k,
-          WIDE_STATEMENTS,
-          5000,
-          seconds,
-          Math.min(60, seconds / 2),
-        );
-        console.log(
-          `  driver floor (mysql2 alone, the plan's ${WIDE_STATEMENTS.length} statements per collection): ${f.cpuPct.toFixed(1)} % of one core, ${f.msPerCollection.toFixed(2)} ms per collection (${f.collections}); the agent: ${(r.msPerCollection / f.msPerCollection).toFixed(2)}x`,
-        );
+        for (const form of ['one', 'batch'] as const) {
+          const f = await runDriverFloor(
+            { socket: db.socket, user: 'sonde', password: PASSWORD },
+            k,
+            WIDE_STATEMENTS,
+            5000,
+            seconds,
+            Math.min(60, seconds / 2),
+            form,
+          );
+          const how = form === 'one' ? 'one after the other' : 'as one multi-statement request';
+          console.log(
+            `  driver floor (mysql2 alone, the plan's ${WIDE_STATEMENTS.length} statements ${how} per collection): ${f.cpuPct.toFixed(1)} % of one core, ${f.msPerCollection.toFixed(2)} ms per collection (${f.collections}); the agent: ${(r.msPerCollection / f.msPerCollection).toFixed(2)}x`,
+          );
+        }
       }
     }
   } finally {
