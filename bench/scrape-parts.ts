@@ -8,12 +8,12 @@
  *
  *   node dist/bench/scrape-parts.js [--rounds 300]
  */
-import { gzipSync, constants as zlib } from 'node:zlib';
 import { createConnection } from 'mysql2/promise';
 import { builtinCollectors } from '../src/collectors/builtin.js';
 import { UPSTREAM_SCRAPERS } from '../src/core/upstream.js';
 import { Limiter } from '../src/engine/limiter.js';
 import { createScrapeReader } from '../src/exporter/scrape-reader.js';
+import { gzipBody } from '../src/exporter/server.js';
 import { applyCollectFlags, upstreamPlan } from '../src/plan/exporter-plan.js';
 import { ExpositionCache, type PromSample } from '../src/prom/exposition.js';
 import { translateForExporter } from '../src/prom/translate.js';
@@ -99,7 +99,7 @@ try {
     for (const [d, vs] of values) for (const s of translateForExporter(d, vs)) samples.push(s);
     return samples;
   };
-  const gzip = (b: Buffer) => gzipSync(b, { level: zlib.Z_BEST_SPEED, memLevel: 9 });
+  const gzip = gzipBody;
   // as the server answers a gzip request: rendered into the cache's shared buffer, gzipped at once
   const http = await time(async () => gzip(cache.renderShared(translate())));
   cpu.http = lastCpu;

@@ -414,16 +414,26 @@ export class ScrapeHandler {
     }
     const headers: Record<string, string> = {};
     if (gzip) {
-      // Fastest level: a scrape body is ~200 KB and compressing it is most of a scrape's CPU
-      // at the default level (level 1 costs a third and is ~15% larger); the most compression
-      // memory (256 KiB) is about 10 % faster still. Synchronous: under 0.5 ms, less than a
-      // thread-pool round trip adds.
-      body = gzipSync(body, { level: zlibConstants.Z_BEST_SPEED, memLevel: 9 });
+      body = gzipBody(body);
       headers['Content-Encoding'] = 'gzip';
     }
     headers.Vary = 'Accept-Encoding';
     send(res, req, 200, TEXT_CONTENT_TYPE, body, headers);
   }
+}
+
+/**
+ * A scrape answer's gzip. The fastest level: a body is ~200 KB and compressing it is most of
+ * a scrape's CPU at the default level (level 1 costs a third and is ~15 % larger). zlib's
+ * default compression memory: each call allocates a fresh compressor (Node's API has no way
+ * to keep one between synchronous calls); the most memory (memLevel 9, 0.4 MiB) made no
+ * difference in the agent's process and, where malloc still returns such blocks to the
+ * system, costs more to allocate than its larger hash saves (0.74 against 0.49 ms of CPU
+ * for a scrape's text in a fresh process). Synchronous: under 0.5 ms, less than a
+ * thread-pool round trip adds.
+ */
+export function gzipBody(body: Buffer): Buffer {
+  return gzipSync(body, { level: zlibConstants.Z_BEST_SPEED });
 }
 
 /** mysqld_exporter's multi-target path. */
