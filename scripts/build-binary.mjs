@@ -23,7 +23,7 @@
  * should verify, nothing more: Node's own CA store is built in (tls.ca names others).
  */
 import { build } from 'esbuild';
-import { bundleOptions, dropUnusedRequireShims } from './build-bundle.mjs';
+import { bundleOptions, dropUnusedRequireShims, rareData, writeRareData } from './build-bundle.mjs';
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -36,7 +36,7 @@ import {
 } from 'node:fs';
 import { createRequire } from 'node:module';
 import { arch } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -99,12 +99,14 @@ export async function buildBinary({ out = join(ROOT, 'dist/binary'), node = proc
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const chunks = join(work, 'bundle');
-  await build(bundleOptions(chunks, { sourcemap: false }));
+  const rare = rareData();
+  await build(bundleOptions(chunks, { sourcemap: false, rare }));
   dropUnusedRequireShims(chunks);
+  const data = writeRareData(chunks, rare);
   const bundle = Object.fromEntries(
-    readdirSync(chunks)
-      .filter((f) => f.endsWith('.js'))
-      .map((f) => [`bundle/${f}`, join(chunks, f)]),
+    [...readdirSync(chunks).filter((f) => f.endsWith('.js')), ...data.map((f) => relative(chunks, f))].map(
+      (f) => [`bundle/${f}`, join(chunks, f)],
+    ),
   );
   const blob = join(work, 'sea-prep.blob');
   const config = join(work, 'sea-config.json');

@@ -17,7 +17,7 @@
  * (what went into which file, for esbuild's analyzer).
  */
 import { build } from 'esbuild';
-import { readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -100,8 +100,90 @@ const mysql2Start = {
   },
 };
 
-/** esbuild's options for the bundle in `outdir` (the single executable takes it without maps). */
-export function bundleOptions(outdir, { sourcemap = true, metafile = false } = {}) {
+/**
+ * Data a plain run never reads, kept out of the chunks as files beside them: iconv-lite's
+ * double-byte character-set tables (0.5 MB: mysql2 decodes a column with them only when the
+ * server sends it in Shift JIS, EUC-JP, GBK, Big5 or EUC-KR, while sonde's connections ask
+ * for utf8mb4) and mysql2's `'Amazon RDS'` TLS profile (0.18 MB of certificates, for a
+ * profile name sonde never passes: it ships its own RDS bundle). Both are `require`d inside
+ * functions, on first use; inlined, their text was part of mysql2's chunk, read, decoded and
+ * held by V8 at every start (about 1 MiB of RSS). Each such `require` now names a file in
+ * `mysql2-data/` beside the chunks (the executable serves it from its assets), written by
+ * {@link writeRareData}: the tables copied, the profile as JSON checked equal to the module.
+ */
+const RARE_DIR = 'mysql2-data';
+const RARE_DATA = [
+  {
+    // `require("./tables/<name>.json")` in iconv-lite's encodings
+    importer: /[\\/]node_modules[\\/]iconv-lite[\\/]encodings[\\/][^\\/]+\.js$/,
+    specifier: /^\.\/tables\/([\w-]+)\.json$/,
+    file: (m) => `iconv-${m[1]}.json`,
+    write: (m, importer) => readFileSync(join(dirname(importer), 'tables', `${m[1]}.json`), 'utf8'),
+  },
+  {
+    // `require('./constants/ssl_profiles.js')` in mysql2's connection options
+    importer: /[\\/]node_modules[\\/]mysql2[\\/]lib[\\/]connection_config\.js$/,
+    specifier: /^\.\/constants\/ssl_profiles\.js$/,
+    file: () => 'ssl-profiles.json',
+    write: (_m, importer) => {
+      const profiles = createRequire(importer)('./constants/ssl_profiles.js');
+      const json = JSON.stringify(profiles);
+      deepStrictEqual(JSON.parse(json), { ...profiles });
+      return json;
+    },
+  },
+];
+
+/** The rare-data files an esbuild run referred to: file name → its text, made on demand. */
+export function rareData() {
+  const files = new Map();
+  const plugin = {
+    name: 'rare-data',
+    setup(b) {
+      for (const rule of RARE_DATA)
+        b.onResolve({ filter: rule.specifier }, (args) => {
+          if (!rule.importer.test(args.importer)) return undefined;
+          const m = rule.specifier.exec(args.path);
+          const file = rule.file(m);
+          files.set(file, () => rule.write(m, args.importer));
+          return { path: `./${RARE_DIR}/${file}`, external: true };
+        });
+      b.onEnd((result) => {
+        // A dependency release that requires them another way would inline them again.
+        const tables = [...files.keys()].filter((f) => f.startsWith('iconv-')).length;
+        if (result.errors.length === 0 && (tables === 0 || !files.has('ssl-profiles.json')))
+          return {
+            errors: [
+              {
+                text: `rare-data: not found as before: ${tables} iconv-lite tables, ssl profiles ${files.has('ssl-profiles.json')}`,
+              },
+            ],
+          };
+        return undefined;
+      });
+    },
+  };
+  return { plugin, files };
+}
+
+/**
+ * Write the rare-data files the last build of `rare` referred to into `outdir`/mysql2-data;
+ * returns their paths.
+ */
+export function writeRareData(outdir, rare) {
+  const dir = join(outdir, RARE_DIR);
+  mkdirSync(dir, { recursive: true });
+  return [...rare.files].map(([file, text]) => {
+    writeFileSync(join(dir, file), text());
+    return join(dir, file);
+  });
+}
+
+/**
+ * esbuild's options for the bundle in `outdir` (the single executable takes it without maps);
+ * `rare` collects the rare-data files to write after the build ({@link rareData}).
+ */
+export function bundleOptions(outdir, { sourcemap = true, metafile = false, rare = rareData() } = {}) {
   return {
     absWorkingDir: ROOT,
     entryPoints: { sonde: 'src/bin/sonde.ts' },
@@ -123,7 +205,7 @@ export function bundleOptions(outdir, { sourcemap = true, metafile = false } = {
     legalComments: 'linked',
     banner: { js: REQUIRE_SHIM },
     metafile,
-    plugins: [mysql2Start],
+    plugins: [mysql2Start, rare.plugin],
     logLevel: 'warning',
   };
 }
@@ -148,8 +230,10 @@ export function dropUnusedRequireShims(outdir) {
 /** Bundle the agent into dist/bundle/bin; returns esbuild's result (with the metafile when asked). */
 export async function buildBundle({ metafile = false } = {}) {
   rmSync(join(ROOT, 'dist/bundle'), { recursive: true, force: true });
-  const result = await build(bundleOptions(OUT, { metafile }));
+  const rare = rareData();
+  const result = await build(bundleOptions(OUT, { metafile, rare }));
   dropUnusedRequireShims(OUT);
+  writeRareData(OUT, rare);
   if (metafile) writeFileSync(join(ROOT, 'dist/bundle/meta.json'), JSON.stringify(result.metafile));
   return result;
 }

@@ -42,6 +42,9 @@ const ROOT_SKIP =
       ? false
       : 'needs chroot, unshare and ldd';
 
+/** A Galera cluster name in Japanese: db2's account reads it in Shift JIS. */
+const CLUSTER = 'クラスタ東';
+
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** GET a URL: status and body text, or status 0 when nothing answers yet. */
@@ -79,6 +82,7 @@ describe('the single executable', { skip: SKIP }, () => {
   let stderr = '';
   let api: string;
   let exporterPort: number;
+  let sjisPort: number;
 
   before(async () => {
     dir = mkdtempSync(join(tmpdir(), 'sonde-binary-'));
@@ -91,8 +95,16 @@ describe('the single executable', { skip: SKIP }, () => {
     ]);
     exe = built.stdout.trim();
     await db.createUser('sonde', 'bin-Secret-1', ['PROCESS, REPLICATION CLIENT ON *.*']);
+    // db2's account gets its results in Shift JIS: mysql2 then decodes them with iconv-lite's
+    // table, which the build keeps out of the chunks (served from the executable's assets).
+    await db.createUser('sjis_sonde', 'bin-Secret-1', ['PROCESS, REPLICATION CLIENT ON *.*']);
+    await db.query(
+      `SET GLOBAL init_connect = "SET character_set_results = IF(LEFT(USER(), 5) = 'sjis_', 'sjis', @@character_set_results)"`,
+    );
+    await db.query(`SET GLOBAL wsrep_cluster_name = '${CLUSTER}'`);
     const apiPort = await freePort();
     exporterPort = await freePort();
+    sjisPort = await freePort();
     api = `http://127.0.0.1:${apiPort}`;
     writeFileSync(
       join(dir, 'sonde.yaml'),
@@ -109,6 +121,14 @@ monitors:
       mode: dual
       flags:
         web.listen-address: 127.0.0.1:${exporterPort}
+  - id: db2
+    socket: ${db.socket}
+    username: sjis_sonde
+    password: bin-Secret-1
+    exporter:
+      mode: dual
+      flags:
+        web.listen-address: 127.0.0.1:${sjisPort}
 `,
     );
     proc = spawn(exe, ['--config', join(dir, 'sonde.yaml')], {
@@ -168,6 +188,24 @@ monitors:
     );
     assert.match(status.db1?.monitor ?? '', /^running since /);
     assert.equal(status.db1?.exporter, `listening on 127.0.0.1:${exporterPort}`);
+  });
+
+  it("reads a server that answers in Shift JIS: mysql2's table comes from the assets", async () => {
+    const config = JSON.parse(readFileSync(join(dir, 'out/sea/sea-config.json'), 'utf8')) as {
+      assets: Record<string, string>;
+    };
+    assert.ok('bundle/mysql2-data/iconv-shiftjis.json' in config.assets);
+    // The cluster name reaches db2 as Shift JIS bytes; decoded with the table, it is the same text.
+    const line = await until(
+      "db2's /metrics",
+      30_000,
+      () => stderr,
+      async () => {
+        const r = await get(`http://127.0.0.1:${sjisPort}/metrics`);
+        return r.status === 200 ? /^mysql_galera_variables_info\{.*$/m.exec(r.body)?.[0] : undefined;
+      },
+    );
+    assert.equal(line, `mysql_galera_variables_info{wsrep_cluster_name="${CLUSTER}"} 1`);
   });
 
   it("serves the monitor's /metrics with the server's own values", async () => {
