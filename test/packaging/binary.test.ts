@@ -139,6 +139,19 @@ monitors:
     proc.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   });
 
+  /** Scrape the exporter on `port` until `ready` finds what it waits for in an answer. */
+  function scrape<T>(port: number, ready: (body: string) => T | undefined): Promise<T> {
+    return until(
+      `/metrics on port ${port}`,
+      30_000,
+      () => stderr,
+      async () => {
+        const r = await get(`http://127.0.0.1:${port}/metrics`);
+        return r.status === 200 ? ready(r.body) : undefined;
+      },
+    );
+  }
+
   after(async () => {
     if (proc && proc.exitCode === null && proc.signalCode === null) {
       const exited = new Promise((r) => proc?.once('exit', r));
@@ -196,28 +209,12 @@ monitors:
     };
     assert.ok('bundle/mysql2-data/iconv-shiftjis.json' in config.assets);
     // The cluster name reaches db2 as Shift JIS bytes; decoded with the table, it is the same text.
-    const line = await until(
-      "db2's /metrics",
-      30_000,
-      () => stderr,
-      async () => {
-        const r = await get(`http://127.0.0.1:${sjisPort}/metrics`);
-        return r.status === 200 ? /^mysql_galera_variables_info\{.*$/m.exec(r.body)?.[0] : undefined;
-      },
-    );
+    const line = await scrape(sjisPort, (body) => /^mysql_galera_variables_info\{.*$/m.exec(body)?.[0]);
     assert.equal(line, `mysql_galera_variables_info{wsrep_cluster_name="${CLUSTER}"} 1`);
   });
 
   it("serves the monitor's /metrics with the server's own values", async () => {
-    const body = await until(
-      '/metrics',
-      30_000,
-      () => stderr,
-      async () => {
-        const r = await get(`http://127.0.0.1:${exporterPort}/metrics`);
-        return r.status === 200 && sample(r.body, 'mysql_up') === 1 ? r.body : undefined;
-      },
-    );
+    const body = await scrape(exporterPort, (b) => (sample(b, 'mysql_up') === 1 ? b : undefined));
     const [row] = await db.query('SELECT @@max_connections AS m');
     assert.equal(sample(body, 'mysql_global_variables_max_connections'), Number(row?.m));
     assert.match(body, /^mysql_global_status_uptime \d+/m);
