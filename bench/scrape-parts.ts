@@ -99,9 +99,8 @@ try {
     for (const [d, vs] of values) for (const s of translateForExporter(d, vs)) samples.push(s);
     return samples;
   };
-  const gzip = gzipBody;
   // as the server answers a gzip request: rendered into the cache's shared buffer, gzipped at once
-  const http = await time(async () => gzip(cache.renderShared(translate())));
+  const http = await time(async () => gzipBody(cache.renderShared(translate())));
   cpu.http = lastCpu;
   const samples = translate();
   const body = Buffer.from(cache.renderShared(samples));
@@ -109,7 +108,7 @@ try {
   cpu.translate = lastCpu;
   const ex = await time(async () => cache.renderShared(samples));
   cpu.exposition = lastCpu;
-  const gz = await time(async () => gzip(body));
+  const gz = await time(async () => gzipBody(body));
   cpu.gzip = lastCpu;
   const f = (xs: number[], c?: number) =>
     `${median(xs).toFixed(2).padStart(8)} ms${c === undefined ? '' : `, CPU ${c.toFixed(2)} ms`}`;

@@ -22,8 +22,7 @@
  * The executable needs nothing on the host but the C library and, for TLS to servers it
  * should verify, nothing more: Node's own CA store is built in (tls.ca names others).
  */
-import { build } from 'esbuild';
-import { bundleOptions, dropUnusedRequireShims, rareData, writeRareData } from './build-bundle.mjs';
+import { buildChunks } from './build-bundle.mjs';
 import { execFileSync } from 'node:child_process';
 import {
   chmodSync,
@@ -99,10 +98,7 @@ export async function buildBinary({ out = join(ROOT, 'dist/binary'), node = proc
   rmSync(work, { recursive: true, force: true });
   mkdirSync(work, { recursive: true });
   const chunks = join(work, 'bundle');
-  const rare = rareData();
-  await build(bundleOptions(chunks, { sourcemap: false, rare }));
-  dropUnusedRequireShims(chunks);
-  const data = writeRareData(chunks, rare);
+  const { data } = await buildChunks(chunks, { sourcemap: false });
   const bundle = Object.fromEntries(
     [...readdirSync(chunks).filter((f) => f.endsWith('.js')), ...data.map((f) => relative(chunks, f))].map(
       (f) => [`bundle/${f}`, join(chunks, f)],

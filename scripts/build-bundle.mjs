@@ -135,7 +135,7 @@ const RARE_DATA = [
 ];
 
 /** The rare-data files an esbuild run referred to: file name → its text, made on demand. */
-export function rareData() {
+function rareData() {
   const files = new Map();
   const plugin = {
     name: 'rare-data',
@@ -170,7 +170,7 @@ export function rareData() {
  * Write the rare-data files the last build of `rare` referred to into `outdir`/mysql2-data;
  * returns their paths.
  */
-export function writeRareData(outdir, rare) {
+function writeRareData(outdir, rare) {
   const dir = join(outdir, RARE_DIR);
   mkdirSync(dir, { recursive: true });
   return [...rare.files].map(([file, text]) => {
@@ -180,10 +180,10 @@ export function writeRareData(outdir, rare) {
 }
 
 /**
- * esbuild's options for the bundle in `outdir` (the single executable takes it without maps);
- * `rare` collects the rare-data files to write after the build ({@link rareData}).
+ * esbuild's options for the bundle in `outdir`; `rare` collects the rare-data files to write
+ * after the build ({@link rareData}).
  */
-export function bundleOptions(outdir, { sourcemap = true, metafile = false, rare = rareData() } = {}) {
+function bundleOptions(outdir, { sourcemap, metafile, rare }) {
   return {
     absWorkingDir: ROOT,
     entryPoints: { sonde: 'src/bin/sonde.ts' },
@@ -216,7 +216,7 @@ export function bundleOptions(outdir, { sourcemap = true, metafile = false, rare
  * dozen files on the start path that never call `require`. The banner's two lines become two
  * empty lines, so the source maps stay exact.
  */
-export function dropUnusedRequireShims(outdir) {
+function dropUnusedRequireShims(outdir) {
   for (const name of readdirSync(outdir).filter((f) => f.endsWith('.js'))) {
     const file = join(outdir, name);
     const text = readFileSync(file, 'utf8');
@@ -227,13 +227,22 @@ export function dropUnusedRequireShims(outdir) {
   }
 }
 
+/**
+ * The entry, its chunks and the rare data into `outdir` (the single executable takes them
+ * without maps): esbuild's result (with the metafile when asked) and the rare-data files
+ * written.
+ */
+export async function buildChunks(outdir, { sourcemap = true, metafile = false } = {}) {
+  const rare = rareData();
+  const result = await build(bundleOptions(outdir, { sourcemap, metafile, rare }));
+  dropUnusedRequireShims(outdir);
+  return { result, data: writeRareData(outdir, rare) };
+}
+
 /** Bundle the agent into dist/bundle/bin; returns esbuild's result (with the metafile when asked). */
 export async function buildBundle({ metafile = false } = {}) {
   rmSync(join(ROOT, 'dist/bundle'), { recursive: true, force: true });
-  const rare = rareData();
-  const result = await build(bundleOptions(OUT, { metafile, rare }));
-  dropUnusedRequireShims(OUT);
-  writeRareData(OUT, rare);
+  const { result } = await buildChunks(OUT, { metafile });
   if (metafile) writeFileSync(join(ROOT, 'dist/bundle/meta.json'), JSON.stringify(result.metafile));
   return result;
 }
