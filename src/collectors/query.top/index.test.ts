@@ -260,7 +260,11 @@ void describe('query.top and stmt.schema against a real MariaDB', () => {
     await c.collect('l', NO_SIGNAL);
     // What another domain of the same monitor runs (status.global), and the same text from an application.
     await db.query("SHOW GLOBAL STATUS WHERE Variable_name IN ('Uptime', 'Questions')");
+    const like = 'SELECT COUNT ( * ) FROM `t` WHERE ID > ?%';
+    const before = await serverRow(like);
     await app.query('SELECT COUNT(*) FROM t WHERE id > 1');
+    // the server counts a statement just after answering it
+    assert.equal((await settledRow(like, before.count + 1n)).count, before.count + 1n);
     const res = await c.collect('l', NO_SIGNAL);
     const texts = (res.records ?? []).map((r) => String(r.attributes['db.query.text']));
     assert.ok(!texts.some((t) => t.startsWith('SHOW GLOBAL STATUS')), texts.join('\n'));
@@ -292,6 +296,8 @@ void describe('query.top and stmt.schema against a real MariaDB', () => {
       );
       return rec === undefined ? undefined : Number(rec.attributes[`${P}count_star`]);
     };
+    // The server counts a statement just after answering it: wait until it holds all ten.
+    assert.equal((await settledRow('SELECT ID FROM `t` WHERE ID = ? OR `v` = ?%', 10n)).count, 10n);
     assert.equal(await count(), 10);
     await server.query('TRUNCATE performance_schema.events_statements_summary_by_digest');
     for (let i = 0; i < 3; i++) await app.query(`SELECT id FROM t WHERE id = ${i} OR v = 'zz'`);
@@ -325,12 +331,16 @@ void describe('query.top and stmt.schema against a real MariaDB', () => {
       );
       return rec === undefined ? undefined : Number(rec.attributes[`${P}count_star`]);
     };
+    const counted = async (n: bigint): Promise<void> =>
+      assert.equal((await settledRow('SELECT ID FROM `t` WHERE ID > ? AND `v` != ?%', n)).count, n);
     await run(6);
+    await counted(6n); // the server counts a statement just after answering it
     assert.equal(await count(), 6);
     await app.end();
     await server.restart();
     app = await createConnection({ host: server.host, port: server.port, user: 'root', database: 'app' });
     await run(4);
+    await counted(4n);
     assert.equal(await count(), 4);
   });
 
