@@ -116,8 +116,11 @@ monitors:
       async () => {
         const r = await agent.json<UiQueries>('/api/ui/queries?id=alpha');
         const top = r.top.find((t) => t.text === 'SELECT `v` FROM `t` WHERE `v` = ? AND ID = ?');
-        const sampled = Object.values(r.samples).some((s) =>
-          s.some((x) => x.text?.startsWith('SELECT SLEEP')),
+        // The slow statement's samples, and its digest among the top queries the page lists
+        // (query.sample may record it a collection before query.top counts it).
+        const sampled = Object.entries(r.samples).some(
+          ([digest, s]) =>
+            s.some((x) => x.text?.startsWith('SELECT SLEEP')) && r.top.some((t) => t.digest === digest),
         );
         return top !== undefined && top.calls === 1000 && sampled && r.locks.length === 1 ? r : undefined;
       },
@@ -142,11 +145,9 @@ monitors:
     const sampled = Object.entries(q.samples).find(([, s]) =>
       s.some((x) => x.text?.startsWith('SELECT SLEEP')),
     );
-    await inPage(`(() => {
-      const row = [...document.querySelectorAll('table.queries-top tbody tr')]
-        .find((r) => r.getAttribute('data-digest') === ${JSON.stringify(sampled?.[0] ?? '')});
-      row?.click();
-    })()`);
+    const sampledRow = `table.queries-top tbody tr[data-digest="${sampled?.[0] ?? ''}"]`;
+    await page.waitForSelector(sampledRow);
+    await page.click(sampledRow);
     await page.waitForSelector('table.queries-samples tbody tr');
     const sampleText = await inPage<string>(`document.querySelector('table.queries-samples').textContent`);
     assert.match(sampleText, /SELECT SLEEP\(\?\), \? AS s/);
