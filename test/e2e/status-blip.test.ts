@@ -77,7 +77,9 @@ monitors:
           r['level-plan'] === 'ro.yaml' &&
           /lag from/.test(r['heartbeat-reader'] ?? '') &&
           /^last collected/.test(p['level-collect'] ?? '') &&
-          /^last collected/.test(r['level-collect'] ?? '')
+          /^last collected/.test(r['level-collect'] ?? '') &&
+          // each heartbeat writer past its first insert (the replica's learns it is read-only)
+          ![p, r].some((m) => (m['heartbeat-writer'] ?? 'first insert') === 'first insert')
           ? s
           : undefined;
       },
