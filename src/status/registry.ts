@@ -1,15 +1,17 @@
 /**
  * Status registry behind GET /status and GET /status/monitors (keys: core/status-keys.ts,
  * documented in docs/api.md). Flat string maps; a monitor's map is dropped entirely on unload.
- * Every value is kept on one line: control characters in it (a server's error message, a
- * table name) are escaped as they are set.
+ * Every value is shown on one line: control characters in it (a server's error message, a
+ * table name) are escaped when the status is read. Values are set at every collection of
+ * every monitor and read when someone asks, so the escaping waits for the read.
  */
 import type { StatusReader, StatusWriter } from '../core/status.js';
 import { oneLine } from '../util/text.js';
 
+/** The keys of `m` sorted, each value on one line. */
 function sorted(m: Map<string, string>): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const k of [...m.keys()].sort()) out[k] = m.get(k) ?? '';
+  for (const k of [...m.keys()].sort()) out[k] = oneLine(m.get(k) ?? '');
   return out;
 }
 
@@ -23,7 +25,7 @@ export class StatusRegistry implements StatusReader {
 
   /** Writer for server keys. */
   readonly serverWriter: StatusWriter = {
-    set: (k, v) => void this.#server.set(k, oneLine(v)),
+    set: (k, v) => void this.#server.set(k, v),
     delete: (k) => void this.#server.delete(k),
   };
 
@@ -54,7 +56,7 @@ export class StatusRegistry implements StatusReader {
           m = new Map();
           this.#monitors.set(id, m);
         }
-        m.set(k, oneLine(v));
+        m.set(k, v);
       },
       delete: (k) => void this.#monitors.get(id)?.delete(k),
     };
@@ -72,7 +74,7 @@ export class StatusRegistry implements StatusReader {
 
   server(): Record<string, string> {
     const m = new Map(this.#server);
-    for (const [k, fn] of this.#computed) m.set(k, oneLine(fn()));
+    for (const [k, fn] of this.#computed) m.set(k, fn());
     return sorted(m);
   }
 

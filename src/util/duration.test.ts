@@ -39,5 +39,12 @@ describe('formatDuration', () => {
     assert.equal(formatDuration(3_600_000), '1h0m0s');
     assert.equal(formatDuration(298_000), '4m58s');
     assert.equal(formatDuration(-1500), '-1.5s');
+    // Zeros inside the fraction stay, trailing ones go.
+    assert.equal(formatDuration(2.05), '2.05ms');
+    assert.equal(formatDuration(1.000001), '1.000001ms');
+    assert.equal(formatDuration(0.012001), '12.001µs');
+    assert.equal(formatDuration(1000.1), '1.0001s');
+    assert.equal(formatDuration(61_000.5), '1m1.0005s');
+    assert.equal(formatDuration(7), '7ms');
   });
 });

@@ -53,12 +53,18 @@ export function isDuration(text: string): boolean {
   }
 }
 
+/** `v / 10^prec` (both integers) with the fraction's trailing zeros dropped: `2.5`, `3`. */
 function frac(v: number, prec: number): string {
   const p = 10 ** prec;
   const int = Math.floor(v / p);
-  let f = String(v % p).padStart(prec, '0');
-  f = f.replace(/0+$/, '');
-  return f === '' ? String(int) : `${int}.${f}`;
+  let rest = v % p;
+  if (rest === 0) return String(int);
+  let digits = prec;
+  while (rest % 10 === 0) {
+    rest /= 10;
+    digits--;
+  }
+  return `${int}.${String(rest).padStart(digits, '0')}`;
 }
 
 /** Format milliseconds as Go's Duration.String(): `0s`, `850ns`, `12.5µs`, `2.249204ms`, `1m0s`. */

@@ -95,6 +95,44 @@ describe('SeriesBuffer', () => {
     assert.deepEqual(s.snapshot().values.connections, [4, 5]);
   });
 
+  it('reads names in any case, the first finite ungrouped value, else the largest grouped one', () => {
+    const s = new SeriesBuffer();
+    const grouped = (name: string, value: number, db: string): MetricValue => ({
+      ...gauge(name, value),
+      group: { db },
+    });
+    s.add(
+      metrics(T0, {
+        'status.global': [
+          gauge('Threads_connected', NaN),
+          grouped('threads_connected', 50, 'a'),
+          gauge('THREADS_CONNECTED', 4),
+          gauge('threads_connected', 9),
+          grouped('innodb_buffer_pool_pages_dirty', 3, 'a'),
+          grouped('innodb_buffer_pool_pages_dirty', 8, 'b'),
+          grouped('innodb_buffer_pool_pages_dirty', 5, 'c'),
+          counter('Queries', 100),
+        ],
+        'var.global': [gauge('Max_Connections', Infinity), gauge('MAX_connections', 200)],
+      }),
+    );
+    s.add(metrics(T0 + 10_000, { 'status.global': [counter('queries', 160)] }));
+    const v = s.snapshot().values;
+    assert.deepEqual(v.connections, [4, null]);
+    assert.deepEqual(v.bp_dirty, [8, null]);
+    assert.deepEqual(v.max_connections, [200, 200]);
+    assert.deepEqual(v.qps, [null, 6]);
+  });
+
+  it('reads the same names right past the number of names it remembers', () => {
+    const s = new SeriesBuffer();
+    const many = Array.from({ length: 25_000 }, (_, i) => gauge(`Some_Variable_${i}`, i));
+    s.add(metrics(T0, { 'status.global': [...many, gauge('Threads_Connected', 3)] }));
+    s.add(metrics(T0 + 10_000, { 'status.global': [gauge('threads_connected', 5), ...many] }));
+    s.add(metrics(T0 + 20_000, { 'status.global': [...many, gauge('Threads_Connected', 7)] }));
+    assert.deepEqual(s.snapshot().values.connections, [3, 5, 7]);
+  });
+
   it('keeps only the latest values with no slots (history off)', () => {
     const s = new SeriesBuffer(0);
     s.add(metrics(T0, { 'status.global': [gauge('threads_connected', 7)] }));

@@ -22,7 +22,6 @@ export const STEP_MS = 10_000;
 export const HOUR_SLOTS = 3600_000 / STEP_MS;
 
 const N = SERIES_NAMES.length;
-const INDEX = new Map<SeriesName, number>(SERIES_NAMES.map((n, i) => [n, i]));
 
 /** Bytes the ring of `slots` slots holds (times and values). */
 export function ringBytes(slots: number): number {
@@ -47,44 +46,76 @@ const RATES: readonly [SeriesName, readonly string[]][] = [
 /** Counters kept for the hit ratio (its two deltas). */
 const BP_REQUESTS = 'innodb_buffer_pool_read_requests';
 const BP_READS = 'innodb_buffer_pool_reads';
-const COUNTERS = [...RATES.flatMap(([, c]) => c), BP_REQUESTS, BP_READS];
+const COUNTERS = [...new Set([...RATES.flatMap(([, c]) => c), BP_REQUESTS, BP_READS])];
 
-/** The status.global values the series read. */
-const STATUS_NAMES: ReadonlySet<string> = new Set([
-  ...COUNTERS,
-  'threads_connected',
-  'innodb_buffer_pool_pages_dirty',
-]);
+/** Distinct names a {@link NameIndex} remembers; past that, a name is looked up each time. */
+const REMEMBERED_NAMES = 20_000;
 
 /**
- * Each of `names` (lowercase) in one pass over `values` (a wide plan carries a thousand):
- * the first value without a group, or the largest when grouped; a name absent or never
- * finite is absent from the map.
+ * The position of a value's name among a few wanted names (lowercase), or -1. A collection
+ * of a wide plan carries a thousand values whose names are the same strings every time, so
+ * each distinct name is lowercased and looked up once per process, not once per value of
+ * every collection of every monitor.
  */
-function pickAll(
-  values: readonly MetricValue[] | undefined,
-  names: ReadonlySet<string>,
-): Map<string, number> {
-  const out = new Map<string, number>();
-  const ungrouped = new Set<string>();
-  for (const v of values ?? []) {
-    if (!Number.isFinite(v.value)) continue;
-    const name = v.name.toLowerCase();
-    if (!names.has(name) || ungrouped.has(name)) continue;
-    if (v.group === undefined || Object.keys(v.group).length === 0) {
-      out.set(name, v.value);
-      ungrouped.add(name);
-      continue;
-    }
-    const have = out.get(name);
-    out.set(name, have === undefined ? v.value : Math.max(have, v.value));
+class NameIndex {
+  readonly names: readonly string[];
+  readonly #wanted: ReadonlyMap<string, number>;
+  readonly #seen = new Map<string, number>();
+
+  constructor(names: readonly string[]) {
+    this.names = names;
+    this.#wanted = new Map(names.map((n, i) => [n, i]));
   }
-  return out;
+
+  of(name: string): number {
+    let k = this.#seen.get(name);
+    if (k === undefined) {
+      k = this.#wanted.get(name.toLowerCase()) ?? -1;
+      if (this.#seen.size < REMEMBERED_NAMES) this.#seen.set(name, k);
+    }
+    return k;
+  }
 }
 
-/** `name` alone: {@link pickAll} of one name, NaN when absent. */
-function pick(values: readonly MetricValue[] | undefined, name: string): number {
-  return pickAll(values, new Set([name])).get(name) ?? NaN;
+/** The status.global values the series read: the counters, then the two gauges. */
+const STATUS = new NameIndex([...COUNTERS, 'threads_connected', 'innodb_buffer_pool_pages_dirty']);
+const MAX_CONNECTIONS = new NameIndex(['max_connections']);
+const LAG = new NameIndex(['current']);
+const at = (index: NameIndex, name: string): number => index.names.indexOf(name);
+const RATE_COUNTERS: readonly [number, readonly number[]][] = RATES.map(([series, counters]) => [
+  SERIES_NAMES.indexOf(series),
+  counters.map((c) => at(STATUS, c)),
+]);
+const C_BP_REQUESTS = at(STATUS, BP_REQUESTS);
+const C_BP_READS = at(STATUS, BP_READS);
+const C_CONNECTIONS = at(STATUS, 'threads_connected');
+const C_BP_DIRTY = at(STATUS, 'innodb_buffer_pool_pages_dirty');
+const S_CONNECTIONS = SERIES_NAMES.indexOf('connections');
+const S_BP_DIRTY = SERIES_NAMES.indexOf('bp_dirty');
+const S_BP_HIT = SERIES_NAMES.indexOf('bp_hit');
+const S_MAX_CONNECTIONS = SERIES_NAMES.indexOf('max_connections');
+const S_REPL_LAG = SERIES_NAMES.indexOf('repl_lag');
+
+/**
+ * Each name of `index` in one pass over `values`: the first finite value without a group,
+ * or the largest finite one when grouped; NaN where none.
+ */
+function pickAll(values: readonly MetricValue[] | undefined, index: NameIndex): Float64Array {
+  const out = new Float64Array(index.names.length).fill(NaN);
+  if (values === undefined) return out;
+  const ungrouped = new Uint8Array(index.names.length);
+  for (const v of values) {
+    const k = index.of(v.name);
+    if (k < 0 || ungrouped[k] === 1 || !Number.isFinite(v.value)) continue;
+    if (v.group === undefined || Object.keys(v.group).length === 0) {
+      out[k] = v.value;
+      ungrouped[k] = 1;
+      continue;
+    }
+    const have = out[k] ?? NaN;
+    out[k] = Number.isNaN(have) ? v.value : Math.max(have, v.value);
+  }
+  return out;
 }
 
 export class SeriesBuffer {
@@ -98,8 +129,9 @@ export class SeriesBuffer {
   /** The latest value of each series, and when the last collection was added. */
   readonly #latest = new Float64Array(N).fill(NaN);
   #lastAt = NaN;
-  /** Previous counter values and their times, for rates. */
-  readonly #prev = new Map<string, { v: number; t: number }>();
+  /** Each counter's previous value and its time (NaN before the first), for rates. */
+  readonly #prevV = new Float64Array(COUNTERS.length).fill(NaN);
+  readonly #prevT = new Float64Array(COUNTERS.length).fill(NaN);
   #maxConnections = NaN;
   /** The last `repl.lag.current` read was -1: no heartbeat to measure (not a replica). */
   #notReplica = false;
@@ -132,31 +164,36 @@ export class SeriesBuffer {
   /** The values of one collection, NaN where it carries none. */
   #point(m: Metrics, t: number): Float64Array {
     const point = new Float64Array(N).fill(NaN);
-    const set = (name: SeriesName, v: number): void => void (point[INDEX.get(name) ?? 0] = v);
-    const status = pickAll(m.values['status.global'], STATUS_NAMES);
-    const deltas = new Map<string, { dv: number; dt: number }>();
-    for (const c of COUNTERS) {
-      const v = status.get(c);
-      if (v === undefined) continue;
-      const prev = this.#prev.get(c);
-      this.#prev.set(c, { v, t });
-      if (prev !== undefined && t > prev.t && v >= prev.v) deltas.set(c, { dv: v - prev.v, dt: t - prev.t });
+    const status = pickAll(m.values['status.global'], STATUS);
+    // Each counter's increase over the time since its last read, NaN across a reset.
+    const dv = new Float64Array(COUNTERS.length).fill(NaN);
+    const dt = new Float64Array(COUNTERS.length).fill(NaN);
+    for (let c = 0; c < COUNTERS.length; c++) {
+      const v = status[c] ?? NaN;
+      if (Number.isNaN(v)) continue;
+      const prevV = this.#prevV[c] ?? NaN;
+      const prevT = this.#prevT[c] ?? NaN;
+      this.#prevV[c] = v;
+      this.#prevT[c] = t;
+      if (t > prevT && v >= prevV) {
+        dv[c] = v - prevV;
+        dt[c] = t - prevT;
+      }
     }
-    for (const [name, counters] of RATES) {
-      const d = counters.map((c) => deltas.get(c)).find((x) => x !== undefined);
-      if (d !== undefined) set(name, (d.dv * 1000) / d.dt);
+    for (const [series, counters] of RATE_COUNTERS) {
+      const c = counters.find((i) => !Number.isNaN(dv[i] ?? NaN));
+      if (c !== undefined) point[series] = ((dv[c] ?? NaN) * 1000) / (dt[c] ?? NaN);
     }
-    const req = deltas.get(BP_REQUESTS);
-    const reads = deltas.get(BP_READS);
-    if (req !== undefined && reads !== undefined && req.dv > 0)
-      set('bp_hit', Math.max(0, 100 * (1 - reads.dv / req.dv)));
-    set('connections', status.get('threads_connected') ?? NaN);
-    set('bp_dirty', status.get('innodb_buffer_pool_pages_dirty') ?? NaN);
-    const max = pick(m.values['var.global'], 'max_connections');
+    const req = dv[C_BP_REQUESTS] ?? NaN;
+    const reads = dv[C_BP_READS] ?? NaN;
+    if (req > 0 && !Number.isNaN(reads)) point[S_BP_HIT] = Math.max(0, 100 * (1 - reads / req));
+    point[S_CONNECTIONS] = status[C_CONNECTIONS] ?? NaN;
+    point[S_BP_DIRTY] = status[C_BP_DIRTY] ?? NaN;
+    const max = pickAll(m.values['var.global'], MAX_CONNECTIONS)[0] ?? NaN;
     if (!Number.isNaN(max)) this.#maxConnections = max;
-    set('max_connections', this.#maxConnections);
-    const lagMs = pick(m.values['repl.lag'], 'current');
-    if (lagMs >= 0) set('repl_lag', lagMs / 1000);
+    point[S_MAX_CONNECTIONS] = this.#maxConnections;
+    const lagMs = pickAll(m.values['repl.lag'], LAG)[0] ?? NaN;
+    if (lagMs >= 0) point[S_REPL_LAG] = lagMs / 1000;
     if (!Number.isNaN(lagMs)) this.#notReplica = lagMs < 0;
     return point;
   }
