@@ -42,7 +42,12 @@ const probePorts: number[] = [];
 async function startShard(i: number, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Agent> {
   const probe = `probe:\n  bind: 127.0.0.1:${probePorts[i]}\n`;
   const agent = await startAgent(config + probe, { args, env, files });
-  await agent.until('ready', async () => (await agent.http('GET', '/readyz')).status === 200);
+  try {
+    await agent.until('ready', async () => (await agent.http('GET', '/readyz')).status === 200);
+  } catch (err) {
+    await agent.stop('SIGKILL'); // an agent that never got ready must not outlive the file
+    throw err;
+  }
   return agent;
 }
 
@@ -138,13 +143,15 @@ monitor-loader:
       'monitors.yaml': `monitors:\n${IDS.map((id) => `  - id: ${id}\n    socket: ${db.socket}\n`).join('')}`,
     };
     for (let i = 0; i < N; i++) probePorts.push(await freePort());
-    agents.push(
-      ...(await Promise.all(Array.from({ length: N }, (_, i) => startShard(i, ['--shard', `${i}/${N}`])))),
+    // Each agent is kept as it gets ready, so that after() stops those that did when another fails.
+    const ready = Array.from({ length: N }, (_, i) =>
+      startShard(i, ['--shard', `${i}/${N}`]).then((a) => (agents[i] = a)),
     );
+    await Promise.all(ready);
   });
 
   after(async () => {
-    await Promise.all(agents.map((a) => a.stop('SIGTERM')));
+    await Promise.all(agents.filter((a) => a !== undefined).map((a) => a.stop('SIGTERM')));
     await db?.stop();
   });
 

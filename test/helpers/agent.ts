@@ -188,7 +188,12 @@ export async function startAgent(
       return code;
     },
   };
-  await agent.until('API up', async () => (await fetch(`${base}/status`, { headers })).ok, 20_000);
+  try {
+    await agent.until('API up', async () => (await fetch(`${base}/status`, { headers })).ok, 20_000);
+  } catch (err) {
+    await agent.stop('SIGKILL'); // an agent whose API never came up must not outlive the test
+    throw err;
+  }
   return agent;
 }
 

@@ -82,8 +82,26 @@ function installExitHook(): void {
   });
 }
 
-/** A TCP port that was free a moment ago: listen on port 0, read the port, close. */
+/** Every port {@link freePort} has handed out in this process. */
+const handedOut = new Set<number>();
+
+/**
+ * A TCP port that was free a moment ago: listen on port 0, read the port, close. The kernel
+ * may hand the same port out again once it is closed, so a port this process was already
+ * given (and may be about to bind, as a test that picks several ports before starting
+ * anything does) is never returned twice.
+ */
 export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < 100; tries++) {
+    const port = await anyFreePort();
+    if (handedOut.has(port)) continue;
+    handedOut.add(port);
+    return port;
+  }
+  throw new Error('no port free that this process was not already given, after 100 tries');
+}
+
+function anyFreePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
     srv.unref();
