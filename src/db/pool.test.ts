@@ -221,6 +221,33 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     assert.deepEqual(withSession, [[{ t: '7' }], []]);
   });
 
+  void it("reads each result set of a batch as the server's text, whatever its columns' types", async () => {
+    // Numbers, a date, a decimal, NULL and binary as the server writes them, between result
+    // sets of text and BIGINT columns, twice (mysql2 keeps a row parser per set of columns).
+    const typed =
+      "SELECT 42 AS i, CAST(1e21 AS DOUBLE) AS d, CAST('2026-01-02 03:04:05' AS DATETIME) AS t, " +
+      "CAST(1.5 AS DECIMAL(5,2)) AS m, CAST(NULL AS SIGNED) AS n, _binary'ab' AS b";
+    const sqls = [
+      "SELECT 'x' AS s, CAST(9007199254740993 AS SIGNED) AS big",
+      typed,
+      "SHOW GLOBAL VARIABLES LIKE 'lock\\_wait\\_timeout'",
+      typed,
+      "SELECT 'y' AS s",
+    ];
+    const want = { i: '42', d: '1e21', t: '2026-01-02 03:04:05', m: '1.50', n: null, b: 'ab' };
+    for (let round = 0; round < 2; round++) {
+      const results = await db.queryBatch(sqls);
+      assert.deepEqual(results[0], [{ s: 'x', big: '9007199254740993' }]);
+      assert.deepEqual(results[1], [want]);
+      assert.equal(results[2]?.[0]?.Variable_name, 'lock_wait_timeout');
+      assert.match(results[2]?.[0]?.Value ?? '', /^\d+$/);
+      assert.deepEqual(results[3], [want]);
+      assert.deepEqual(results[4], [{ s: 'y' }]);
+      // the same text as each statement read on its own
+      assert.deepEqual(results[1], await db.query(typed));
+    }
+  });
+
   void it('fails a statement batch at its first failing statement, with the server error', async () => {
     await assert.rejects(
       db.queryBatch(['SELECT 1 AS a', 'SELECT * FROM mysql.user', 'SELECT 3 AS c']),
