@@ -39,16 +39,9 @@ const agents: Agent[] = [];
 /** The probe listener's port of agent i (kept when it restarts). */
 const probePorts: number[] = [];
 
-async function startShard(i: number, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Agent> {
+function startShard(i: number, args: string[], env: NodeJS.ProcessEnv = {}): Promise<Agent> {
   const probe = `probe:\n  bind: 127.0.0.1:${probePorts[i]}\n`;
-  const agent = await startAgent(config + probe, { args, env, files });
-  try {
-    await agent.until('ready', async () => (await agent.http('GET', '/readyz')).status === 200);
-  } catch (err) {
-    await agent.stop('SIGKILL'); // an agent that never got ready must not outlive the file
-    throw err;
-  }
-  return agent;
+  return startAgent(config + probe, { args, env, files, ready: true });
 }
 
 /** The ids of `GET /monitors`, and the ids of `GET /status/monitors` (which must agree). */

@@ -117,7 +117,8 @@ plans:
 /**
  * Start sonde with `configYaml`; `{{API}}` in it is replaced by a free 127.0.0.1 port.
  * `files` are written next to the config (the agent's working directory) first.
- * Resolves once GET /status answers.
+ * Resolves once GET /status answers (and GET /readyz, with `ready`); an agent that does not
+ * get there is killed before the error is thrown.
  */
 export async function startAgent(
   configYaml: string,
@@ -127,6 +128,8 @@ export async function startAgent(
     files?: Record<string, string>;
     /** Sent with every request the helper makes (e.g. `authorization` when api.token-file is set). */
     headers?: Record<string, string>;
+    /** Also wait until GET /readyz answers 200 (every monitor started). */
+    ready?: boolean;
   } = {},
 ): Promise<Agent> {
   const headers = opts.headers ?? {};
@@ -190,8 +193,10 @@ export async function startAgent(
   };
   try {
     await agent.until('API up', async () => (await fetch(`${base}/status`, { headers })).ok, 20_000);
+    if (opts.ready === true)
+      await agent.until('ready', async () => (await agent.http('GET', '/readyz')).status === 200);
   } catch (err) {
-    await agent.stop('SIGKILL'); // an agent whose API never came up must not outlive the test
+    await agent.stop('SIGKILL'); // an agent that never came up must not outlive the test
     throw err;
   }
   return agent;
