@@ -3,7 +3,7 @@
  * inputs and server give nearly the same count whatever else the machine is doing, so a
  * change of a few per cent that the timed benches cannot tell from their noise shows here.
  *
- *   node dist/bench/instructions.js [--work scrape,collection] [--compare /abs/other/root]
+ *   node dist/bench/instructions.js [--work scrape,collection,floor] [--compare /abs/other/root]
  *
  * Each work runs in a child under `valgrind --tool=callgrind` twice, a short and a long
  * run; the difference of the two totals over the difference of their units is what one
@@ -19,6 +19,10 @@
  *   of `scale.js --wide`), noop sink; the units are the collections the sink was handed.
  *   Its figure includes what the agent does between collections (timers, the status
  *   lines), which is small next to a collection.
+ * - `floor`: the driver's floor of one such collection: mysql2 alone running the plan's
+ *   three statements on one connection and keeping no row (bench/driver-floor.ts times the
+ *   same at scale). Instructions do not depend on how warm the caches are, so the tight loop
+ *   counts what 500 connections at 5 s would.
  *
  * `--compare <root>`: another checkout's root (built: its `dist/`), run first for each
  * work, against the same server: a before/after that the machine's load does not move.
@@ -60,7 +64,15 @@ async function load<T>(root: string, path: string): Promise<T> {
 const RUNS: Record<string, readonly [number, number]> = {
   scrape: [20, 220],
   collection: [10, 110],
+  floor: [20, 220],
 };
+
+/** The wide plan's three statements, as the driver's floor sends them (bench/driver-floor.ts). */
+const WIDE_SQLS = [
+  'SHOW GLOBAL STATUS',
+  'SHOW GLOBAL VARIABLES',
+  'SELECT subsystem, name, count FROM information_schema.innodb_metrics',
+];
 
 /** The wide plan: every numeric status and global variable and every InnoDB metric, each second. */
 const WIDE_PLAN = {
@@ -149,8 +161,25 @@ async function childCollection(root: string, socket: string, units: number): Pro
   await agent.stop();
 }
 
-/** callgrind's total of instructions for one child run. */
-function countOf(root: string, work: string, socket: string, units: number): number {
+/**
+ * The driver's floor of a collection: mysql2 alone (this build's copy, whatever `root`),
+ * one connection running the wide plan's three statements one after the other, reading every
+ * row and keeping none.
+ */
+async function childFloor(socket: string, units: number): Promise<void> {
+  const { createConnection } = await import('mysql2/promise');
+  const conn = await createConnection({ socketPath: socket, user: 'root', password: '' });
+  for (let k = 0; k < units; k++) for (const sql of WIDE_SQLS) await conn.query(sql);
+  await conn.end();
+}
+
+/** callgrind's total of instructions for one child run, and the errors the agent logged in it. */
+function countOf(
+  root: string,
+  work: string,
+  socket: string,
+  units: number,
+): { total: number; errors: number } {
   const r = spawnSync(
     'valgrind',
     [
@@ -173,11 +202,13 @@ function countOf(root: string, work: string, socket: string, units: number): num
     throw new Error(
       `${work} under valgrind (${root}) failed (${String(r.status)}): ${r.stderr.slice(-2000)}`,
     );
-  return Number(m[1]);
+  // A domain past its deadline under valgrind's slowness (the first, cold collections) is
+  // KILLed and logged: counted, so a figure that carries them says so.
+  return { total: Number(m[1]), errors: (r.stderr.match(/\] ERROR: /g) ?? []).length };
 }
 
 async function main(): Promise<void> {
-  const works = arg('work', 'scrape,collection')
+  const works = arg('work', 'scrape,collection,floor')
     .split(',')
     .map((w) => w.trim())
     .filter((w) => w in RUNS);
@@ -193,10 +224,11 @@ async function main(): Promise<void> {
       for (const root of roots) {
         const a = countOf(root, work, server.socket, short);
         const b = countOf(root, work, server.socket, long);
-        const one = (b - a) / (long - short);
+        const one = (b.total - a.total) / (long - short);
         per.push(one);
+        const errors = a.errors + b.errors === 0 ? '' : `  errors logged: ${a.errors} and ${b.errors}`;
         console.log(
-          `${work.padEnd(11)} ${(one / 1e6).toFixed(3).padStart(8)} M  (${short}: ${(a / 1e6).toFixed(0)} M, ${long}: ${(b / 1e6).toFixed(0)} M)  ${root === ROOT ? 'this build' : root}`,
+          `${work.padEnd(11)} ${(one / 1e6).toFixed(3).padStart(8)} M  (${short}: ${(a.total / 1e6).toFixed(0)} M, ${long}: ${(b.total / 1e6).toFixed(0)} M)  ${root === ROOT ? 'this build' : root}${errors}`,
         );
       }
       if (per.length === 2)
@@ -214,6 +246,7 @@ if (process.argv[2] === '--child') {
   const n = Number(units);
   if (work === 'scrape') await childScrape(root ?? ROOT, socket ?? '', n);
   else if (work === 'collection') await childCollection(root ?? ROOT, socket ?? '', n);
+  else if (work === 'floor') await childFloor(socket ?? '', n);
   else throw new Error(`unknown work ${String(work)}`);
 } else {
   await main();

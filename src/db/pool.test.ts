@@ -154,6 +154,9 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
 
   void it('kills a query at its timeout and keeps the pool usable', async () => {
     const [before] = await db.query('SELECT CONNECTION_ID() AS id');
+    const aborted = async () =>
+      Number((await server.query("SHOW GLOBAL STATUS LIKE 'Aborted_clients'"))[0]?.Value);
+    const abortedBefore = await aborted();
     const t0 = Date.now();
     await assert.rejects(
       db.query('SELECT SLEEP(10)', [], { timeoutMs: 300 }),
@@ -170,6 +173,16 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     await sleep(50);
     // The same connection went back to the pool: the KILL did not cost it.
     assert.deepEqual(await db.query('SELECT CONNECTION_ID() AS id'), [before]);
+    // The KILL's side connection is gone, and it said goodbye (COM_QUIT): the server counts
+    // no aborted client for it.
+    const monConnections = async () =>
+      Number(
+        (await server.query("SELECT COUNT(*) AS n FROM information_schema.processlist WHERE user = 'mon'"))[0]
+          ?.n,
+      );
+    for (let i = 0; i < 100 && (await monConnections()) > 1; i++) await sleep(20);
+    assert.equal(await monConnections(), 1);
+    assert.equal(await aborted(), abortedBefore);
     // And the pool serves three statements at once.
     const many = await Promise.all([1, 2, 3].map((n) => db.query('SELECT ? + SLEEP(0.1) AS n', [n])));
     assert.deepEqual(many, [[{ n: '1' }], [{ n: '2' }], [{ n: '3' }]]);

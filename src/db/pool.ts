@@ -30,14 +30,7 @@
  * - on "access denied" (1045) while opening a connection, the credentials are reloaded
  *   once (shared by concurrent failures) and, if they changed, the connection is retried.
  */
-import {
-  createConnection,
-  createPool,
-  type Connection,
-  type ConnectionOptions,
-  type Pool,
-  type PoolConnection,
-} from 'mysql2/promise';
+import { createPool, type ConnectionOptions, type Pool, type PoolConnection } from 'mysql2/promise';
 import type { Connection as CoreConnection } from 'mysql2';
 import type {
   BatchResultHandler,
@@ -262,7 +255,7 @@ export const QUIET_SLOW_LOG = {
  * allows it (best effort: when that part is refused, the lock wait timeout is set alone).
  */
 /** The QUIET_SLOW_LOG assignments for the server a connection is on (by its handshake). */
-function quietSlowLog(conn: PoolConnection | Connection): string {
+function quietSlowLog(conn: PoolConnection): string {
   const core = (conn as unknown as { connection?: { _handshakePacket?: { serverVersion?: string } } })
     .connection;
   const version = core?._handshakePacket?.serverVersion;
@@ -644,28 +637,40 @@ class MysqlDb implements PooledDb {
   /**
    * KILL QUERY from a short-lived side connection, so a KILL never waits for a pool slot.
    * One at a time; refused at once while a previous KILL could not connect.
+   *
+   * The side connection comes from a pool of its own, as a `PoolConnection` like every
+   * other sonde connection: one connection of mysql2's plain `Connection` class is enough to
+   * make V8 see too many object shapes in mysql2's packet handling, which then reads every
+   * property of every packet through its slow, megamorphic path for the rest of the process
+   * (about 9 % more CPU per collection of the wide plan, counted by bench/instructions.ts).
    */
   #killQuery(threadId: number): Promise<void> {
     const run = this.#killing.then(async () => {
       if (this.#killBlocked || this.#closed)
         throw new Error('KILL skipped: the server did not answer the last one');
-      let conn: Connection | undefined;
+      const side = createPool({
+        ...this.#connectionOptions(this.#gen.spec),
+        connectTimeout: KILL_CONNECT_TIMEOUT_MS,
+        connectionLimit: 1,
+        maxIdle: 1,
+        gracefulEnd: true,
+      });
+      let conn: PoolConnection | undefined;
       try {
         try {
-          conn = await createConnection({
-            ...this.#connectionOptions(this.#gen.spec),
-            connectTimeout: KILL_CONNECT_TIMEOUT_MS,
-          });
+          conn = await side.getConnection();
         } catch (err) {
           this.#killBlocked = true;
           throw err;
         }
-        conn.on('error', () => undefined); // a late socket error must not crash the process
+        // a late socket error must not crash the process
+        (conn.connection as unknown as CoreConnection).on('error', () => undefined);
         // Out of the slow log like every sonde session (best effort, see setupSession).
         await conn.query(`SET SESSION ${quietSlowLog(conn)}`).catch(() => undefined);
         await conn.query(`KILL QUERY ${Math.trunc(threadId)}`);
       } finally {
-        if (conn !== undefined) await conn.end().catch(() => conn?.destroy());
+        conn?.release();
+        await side.end().catch(() => conn?.destroy());
       }
     });
     this.#killing = run.catch(() => undefined);
