@@ -14,6 +14,10 @@ void describe('parseValue', () => {
     assert.equal(parseValue('5.'), 5);
     assert.equal(parseValue('2.5E-3'), 0.0025);
     assert.equal(parseValue('0.000000'), 0);
+    // every character a number may start with: sign, point, digit
+    assert.equal(parseValue('-.5'), -0.5);
+    assert.equal(parseValue('+.5e3'), 500);
+    assert.equal(parseValue('-0'), -0);
   });
 
   void it('reads BIGINT UNSIGNED max as the nearest float', () => {
@@ -79,6 +83,15 @@ void describe('parseValue', () => {
       '1.2.3',
       'TLS_AES_256_GCM_SHA384',
       '2024-03-05',
+      '.',
+      '-',
+      '+e1',
+      'e1',
+      '/var/lib/mysql/',
+      'utf8mb4_general_ci',
+      'jan 02 15:04:05 2006 MST',
+      ' Jan 02 15:04:05 2006 MST',
+      '2024-03-05 10:11:1',
     ]) {
       assert.equal(parseValue(s), undefined, JSON.stringify(s));
     }

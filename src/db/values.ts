@@ -24,6 +24,9 @@ const KEYWORDS: ReadonlyMap<string, number> = new Map([
   ['Connecting', 0],
 ]);
 
+/** The longest keyword's length. */
+const KEYWORD_MAX_LENGTH = Math.max(...[...KEYWORDS.keys()].map((k) => k.length));
+
 const MONTHS: Record<string, number> = {
   Jan: 0,
   Feb: 1,
@@ -87,15 +90,25 @@ export function parseValue(text: string | null | undefined): number | undefined 
     const n = Number(text);
     return Number.isFinite(n) ? n : undefined;
   }
-  if (DECIMAL.test(text)) {
+  // Text such as a path or a character set name starts with none of a number's first
+  // characters: it is not tried against the pattern.
+  if (mayBeDecimal(text.charCodeAt(0)) && DECIMAL.test(text)) {
     const n = Number(text);
     return Number.isFinite(n) ? n : undefined;
   }
 
-  const keyword = KEYWORDS.get(text);
-  if (keyword !== undefined) return keyword;
+  // Only a short text can be a keyword; a longer one is not hashed for the lookup.
+  if (text.length <= KEYWORD_MAX_LENGTH) {
+    const keyword = KEYWORDS.get(text);
+    if (keyword !== undefined) return keyword;
+  }
 
   return parseDateText(text);
+}
+
+/** Whether a character can start a decimal number: a digit, a sign or a point. */
+function mayBeDecimal(c: number): boolean {
+  return (c >= 48 && c <= 57) || c === 43 || c === 45 || c === 46;
 }
 
 /** True when every character of a non-empty text is an ASCII digit. */
@@ -112,13 +125,18 @@ function allDigits(text: string): boolean {
  * certificate dates) → Unix seconds; undefined for anything else.
  */
 export function parseDateText(text: string): number | undefined {
-  let m = SQL_DATETIME.exec(text);
+  // Both forms are at least 19 characters long and start with a digit (the SQL form) or a
+  // capital letter (the month): anything else is no date, without trying the patterns.
+  const c = text.charCodeAt(0);
+  const digit = c >= 48 && c <= 57;
+  if (text.length < 19 || !(digit || (c >= 65 && c <= 90))) return undefined;
+  let m = digit ? SQL_DATETIME.exec(text) : null;
   if (m !== null) {
     const [, y, mo, d, h, mi, s] = m.map(Number) as [number, number, number, number, number, number, number];
     return unixSeconds(y, mo - 1, d, h, mi, s);
   }
 
-  m = OPENSSL_DATE.exec(text);
+  m = digit ? null : OPENSSL_DATE.exec(text);
   if (m !== null) {
     const month0 = MONTHS[m[1] ?? ''];
     if (month0 === undefined) return undefined;
