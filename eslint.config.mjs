@@ -43,6 +43,18 @@ export const LAYERS = {
 /** Test code and its fixtures may reach across layers (integration tests wire real pieces). */
 const TEST_FILES = ['**/*.test.ts', '**/*fixture*.ts', '**/test-helpers.ts'];
 
+/**
+ * mysql2's plain connections: every connection of the process comes from a mysql2 pool.
+ * One plain `Connection` among pool connections is enough to make V8 read mysql2's packet
+ * handling megamorphically for good (docs/performance.md, "What a collection costs").
+ */
+const PLAIN_CONNECTION = ['mysql2', 'mysql2/promise'].map((name) => ({
+  name,
+  importNames: ['createConnection'],
+  message:
+    'take connections from a mysql2 pool (createPool): one plain Connection slows every packet of the process (docs/performance.md)',
+}));
+
 /** One config object per folder: `no-restricted-imports` refusing every folder it may not use. */
 function layerRules() {
   const folders = [...Object.keys(LAYERS), 'test'];
@@ -62,6 +74,7 @@ function layerRules() {
         'no-restricted-imports': [
           'error',
           {
+            paths: PLAIN_CONNECTION,
             patterns: [
               {
                 regex: `^(\\.\\./)+(${refused.join('|')})(/|$)`,

@@ -50,6 +50,22 @@ describe('lint gate: layers', () => {
     assert.equal(core.length, 1, core.join('\n'));
   });
 
+  it("refuses mysql2's plain connections anywhere in src/, and lets the pool and its types through", async () => {
+    for (const from of ['mysql2', 'mysql2/promise']) {
+      const found = await gate(
+        'src/db/probe.ts',
+        `import { createConnection } from '${from}';\nvoid createConnection;\n`,
+      );
+      assert.equal(found.length, 1, found.join('\n'));
+      assert.match(found[0] ?? '', /^no-restricted-imports: .*take connections from a mysql2 pool/);
+    }
+    const pool = await gate(
+      'src/db/probe.ts',
+      "import { createPool } from 'mysql2/promise';\nimport type { Connection } from 'mysql2';\nvoid createPool;\nexport type C = Connection;\n",
+    );
+    assert.deepEqual(pool, []);
+  });
+
   it('refuses any import of bin/, even from monitor/', async () => {
     const found = await gate('src/monitor/probe.ts', "import { x } from '../bin/sonde.js';\nvoid x;\n");
     assert.equal(found.length, 1, found.join('\n'));
