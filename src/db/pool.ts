@@ -642,7 +642,7 @@ class MysqlDb implements PooledDb {
    * other sonde connection: one connection of mysql2's plain `Connection` class is enough to
    * make V8 see too many object shapes in mysql2's packet handling, which then reads every
    * property of every packet through its slow, megamorphic path for the rest of the process
-   * (about 9 % more CPU per collection of the wide plan, counted by bench/instructions.ts).
+   * (5 to 6 % more instructions per collection of the wide plan, counted by bench/instructions.ts).
    */
   #killQuery(threadId: number): Promise<void> {
     const run = this.#killing.then(async () => {
