@@ -34,6 +34,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { dirname, join, resolve } from 'node:path';
 import { binNodeFlags } from '../test/helpers/agent.js';
+import { WIDE_STATEMENTS } from './wide.js';
 import type * as Builtin from '../src/collectors/builtin.js';
 import type * as Upstream from '../src/core/upstream.js';
 import type * as ScrapeReader from '../src/exporter/scrape-reader.js';
@@ -66,13 +67,6 @@ const RUNS: Record<string, readonly [number, number]> = {
   collection: [10, 110],
   floor: [20, 220],
 };
-
-/** The wide plan's three statements, as the driver's floor sends them (bench/driver-floor.ts). */
-const WIDE_SQLS = [
-  'SHOW GLOBAL STATUS',
-  'SHOW GLOBAL VARIABLES',
-  'SELECT subsystem, name, count FROM information_schema.innodb_metrics',
-];
 
 /** The wide plan: every numeric status and global variable and every InnoDB metric, each second. */
 const WIDE_PLAN = {
@@ -169,7 +163,7 @@ async function childCollection(root: string, socket: string, units: number): Pro
 async function childFloor(socket: string, units: number): Promise<void> {
   const { createConnection } = await import('mysql2/promise');
   const conn = await createConnection({ socketPath: socket, user: 'root', password: '' });
-  for (let k = 0; k < units; k++) for (const sql of WIDE_SQLS) await conn.query(sql);
+  for (let k = 0; k < units; k++) for (const sql of WIDE_STATEMENTS) await conn.query(sql);
   await conn.end();
 }
 

@@ -48,6 +48,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { runDriverFloor } from './driver-floor.js';
+import { WIDE_STATEMENTS } from './wide.js';
 import { cpuSeconds, rssMiB } from './proc-stats.js';
 import { BIN, binNodeFlags } from '../test/helpers/agent.js';
 import { defaultPlan } from '../src/plan/defaults.js';
@@ -89,12 +90,6 @@ const WIDE_PLAN = `wide:
         all: "yes"
 `;
 
-/** The statements one collection of the wide plan runs (status.global, var.global, innodb with `all: yes`). */
-const WIDE_STATEMENTS = [
-  'SHOW GLOBAL STATUS',
-  'SHOW GLOBAL VARIABLES',
-  'SELECT subsystem, name, count FROM information_schema.innodb_metrics',
-];
 /** `--driver-floor`: the driver's floor at each K beside the agent (wide plan only). */
 const DRIVER_FLOOR = process.argv.includes('--driver-floor');
 
