@@ -24,7 +24,7 @@ import https from 'node:https';
 import http from 'node:http';
 import { STATUS_CODES } from 'node:http';
 import net from 'node:net';
-import { deflateSync, gzipSync } from 'node:zlib';
+import { deflateSync } from 'node:zlib';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
@@ -42,6 +42,7 @@ import { sinkPoster } from './http.js';
 import { createRetried } from './retry.js';
 import type { SinkTranslator } from './translators.js';
 import { namingOption, readSecretFile, sinkMetricName, sinkTranslators } from './translators.js';
+import { gzipPayload } from '../util/gzip.js';
 
 /**
  * The series intake's limits: a request body (compressed, when it is) of at most 512000
@@ -244,7 +245,7 @@ function fitCompressed<S>(part: S[]): S[][] {
   const json = JSON.stringify({ series: part });
   // gzip never grows JSON text much: a body this small fits without compressing it.
   if (Buffer.byteLength(json) <= DATADOG_MAX_PAYLOAD - 1024 || part.length === 1) return [part];
-  const zipped = gzipSync(json).length;
+  const zipped = gzipPayload(json).length;
   if (zipped <= DATADOG_MAX_PAYLOAD) return [part];
   const pieces = Math.min(part.length, Math.ceil(zipped / (DATADOG_MAX_PAYLOAD * 0.9)));
   const size = Math.ceil(part.length / pieces);
@@ -448,7 +449,7 @@ class DatadogSink implements Sink {
           'DD-API-KEY': this.#cfg.apiKey,
           ...(this.#cfg.compress ? { 'Content-Encoding': 'gzip' } : {}),
         },
-        body: this.#cfg.compress ? gzipSync(json) : json,
+        body: this.#cfg.compress ? gzipPayload(json) : json,
         ...(signal ? { signal } : {}),
         ...(this.#ctx.httpProxy ? { proxy: this.#ctx.httpProxy } : { agent: this.#agent }),
       });
@@ -514,7 +515,7 @@ class DatadogSink implements Sink {
             'DD-APPLICATION-KEY': this.#cfg.appKey,
             ...(this.#cfg.compress ? { 'Content-Encoding': 'gzip' } : {}),
           },
-          body: this.#cfg.compress ? gzipSync(json) : json,
+          body: this.#cfg.compress ? gzipPayload(json) : json,
           ...(signal ? { signal } : {}),
           ...(this.#ctx.httpProxy ? { proxy: this.#ctx.httpProxy } : { agent: this.#agent }),
         });

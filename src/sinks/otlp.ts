@@ -40,7 +40,6 @@
  * non-2xx answer must not be retried (same specification): the sink emits `sink-send-error`
  * and resolves. A 2xx answer with a partial success is reported as event `sink-server-error`.
  */
-import { gzipSync } from 'node:zlib';
 import protobuf from 'protobufjs';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
@@ -65,6 +64,7 @@ import type { Env, OtlpProtocol } from './otel-env.js';
 import type { Records } from '../core/records.js';
 import { encodeOtlpLogs, encodeOtlpLogsJson, jsonAttributes } from './otlp-logs.js';
 import { OTEL_DERIVED, OTEL_METRICS, otelAttributes, otelRule, otelValue } from './otel-names.js';
+import { gzipPayload } from '../util/gzip.js';
 
 /** The sink's name: its registration, its `Sink.name` and its status key. */
 const SINK_NAME = 'otlp';
@@ -609,7 +609,7 @@ function otlpPoster(
 
   return async (c: Cargo, authorization: string | undefined, signal?: AbortSignal): Promise<void> => {
     status.set(monitorKeyOf.sink(SINK_NAME), `sending ${c.what}`);
-    const body = gzip ? gzipSync(c.body) : c.body;
+    const body = gzip ? gzipPayload(c.body) : c.body;
     let answer;
     try {
       answer = await sinkPoster(deps.httpClient)({ url: c.url, headers, authorization, body, signal });

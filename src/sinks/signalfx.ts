@@ -17,7 +17,6 @@
  */
 import http from 'node:http';
 import https from 'node:https';
-import { gzipSync } from 'node:zlib';
 import { monitorKeyOf } from '../core/status-keys.js';
 import { errorMessage } from '../core/errors.js';
 import type { Metrics } from '../core/metrics.js';
@@ -29,6 +28,7 @@ import { ProtoWriter } from './protobuf.js';
 import { createRetried } from './retry.js';
 import type { SinkTranslator } from './translators.js';
 import { namingOption, readSecretFile, sinkMetricName, sinkTranslators } from './translators.js';
+import { gzipPayload } from '../util/gzip.js';
 
 /** The ingest endpoint (fixed in Blip). */
 export const SIGNALFX_URL = 'https://ingest.signalfx.com/v2/datapoint';
@@ -235,7 +235,7 @@ class SignalfxSink implements Sink {
         Connection: 'keep-alive',
         ...(gzip ? { 'Content-Encoding': 'gzip' } : {}),
       },
-      body: gzip ? gzipSync(pb) : pb,
+      body: gzip ? gzipPayload(pb) : pb,
       ...(signal ? { signal } : {}),
       ...(this.#ctx.httpProxy ? { proxy: this.#ctx.httpProxy } : { agent: this.#agent }),
     }).catch((err: unknown) => {
