@@ -46,14 +46,13 @@ import { builtinCollectors } from '../src/collectors/builtin.js';
 import { NO_EVENTS } from '../src/core/events.js';
 import type { Db } from '../src/core/db.js';
 import type { Plan } from '../src/core/plan.js';
-import { UPSTREAM_SCRAPERS } from '../src/core/upstream.js';
-import { applyCollectFlags, upstreamPlan } from '../src/plan/exporter-plan.js';
 import { createScrapeReader } from '../src/exporter/scrape-reader.js';
 import { startExporter } from '../src/exporter/server.js';
 import { defaultPlan } from '../src/plan/defaults.js';
 import { httpGet, rootSocketDsn, startMysqldExporter, type Peer } from '../test/e2e/exporter-peers.js';
 import { binNodeFlags } from '../test/helpers/agent.js';
 import { rootDb, startMariaDB } from '../test/helpers/mariadb.js';
+import { defaultCollectorsPlan } from './default-collectors.js';
 
 function arg(name: string, def: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -72,11 +71,7 @@ function benchPlan(): Plan {
     if (plan === undefined) throw new Error('no default-exporter plan');
     return plan;
   }
-  const registry = builtinCollectors();
-  const flags: Record<string, string> = {};
-  for (const s of UPSTREAM_SCRAPERS)
-    if (s.enabled) flags[`collect.${s.name}`] = String(registry.has(s.domain));
-  return applyCollectFlags(upstreamPlan(), flags);
+  return defaultCollectorsPlan(builtinCollectors());
 }
 
 /** The statements one scrape of the plan runs, in order of first use, with their parameters. */

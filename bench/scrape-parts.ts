@@ -10,14 +10,13 @@
  */
 import { createConnection } from 'mysql2/promise';
 import { builtinCollectors } from '../src/collectors/builtin.js';
-import { UPSTREAM_SCRAPERS } from '../src/core/upstream.js';
 import { Limiter } from '../src/engine/limiter.js';
 import { createScrapeReader } from '../src/exporter/scrape-reader.js';
 import { gzipBody } from '../src/exporter/server.js';
-import { applyCollectFlags, upstreamPlan } from '../src/plan/exporter-plan.js';
 import { ExpositionCache, type PromSample } from '../src/prom/exposition.js';
 import { translateForExporter } from '../src/prom/translate.js';
 import { rootDb, startMariaDB } from '../test/helpers/mariadb.js';
+import { defaultCollectorsPlan } from './default-collectors.js';
 
 const i = process.argv.indexOf('--rounds');
 const ROUNDS = i >= 0 ? Number(process.argv[i + 1]) || 300 : 300;
@@ -44,10 +43,7 @@ const server = await startMariaDB();
 try {
   const db = rootDb(server.socket);
   const registry = builtinCollectors();
-  const flags: Record<string, string> = {};
-  for (const s of UPSTREAM_SCRAPERS)
-    if (s.enabled) flags[`collect.${s.name}`] = String(registry.has(s.domain));
-  const plan = applyCollectFlags(upstreamPlan(), flags);
+  const plan = defaultCollectorsPlan(registry);
   const reader = createScrapeReader({ monitorId: 'p', db, plan, collectors: registry });
   const sqls: string[] = [];
   const rec = createScrapeReader({
