@@ -431,8 +431,8 @@ export class ScrapeHandler {
  * difference in the agent's process and, where malloc still returns such blocks to the
  * system, costs more to allocate than its larger hash saves (0.74 against 0.49 ms of CPU
  * for a scrape's text in a fresh process). Synchronous: under 0.5 ms, less than a
- * thread-pool round trip adds. Small output chunks (see util/gzip.ts): each call's
- * compressor outlives the young generation, and its last chunk with it.
+ * thread-pool round trip adds. Small output chunks (see util/gzip.ts): what a call
+ * allocates waits for V8's next full collection, and a smaller chunk leaves less.
  */
 export function gzipBody(body: Buffer): Buffer {
   return gzipPayload(body, zlibConstants.Z_BEST_SPEED);
