@@ -130,7 +130,9 @@ monitors:
 
     await page.goto(`${agent.base}/#/m/alpha`);
     await page.waitForSelector('#tab-queries');
-    await page.click('#tab-queries');
+    // A locator, not page.click(): it finds the element again when a live update re-renders
+    // it between the lookup and the click ("Node is detached from document").
+    await page.locator('#tab-queries').click();
     await page.waitForSelector('table.queries-top tbody tr');
     const texts = await inPage<string[]>(
       `[...document.querySelectorAll('table.queries-top tbody tr td:first-child')].map((td) => td.textContent)`,
@@ -147,7 +149,7 @@ monitors:
     );
     const sampledRow = `table.queries-top tbody tr[data-digest="${sampled?.[0] ?? ''}"]`;
     await page.waitForSelector(sampledRow);
-    await page.click(sampledRow);
+    await page.locator(sampledRow).click();
     await page.waitForSelector('table.queries-samples tbody tr');
     const sampleText = await inPage<string>(`document.querySelector('table.queries-samples').textContent`);
     assert.match(sampleText, /SELECT SLEEP\(\?\), \? AS s/);

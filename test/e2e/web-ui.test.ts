@@ -148,7 +148,7 @@ monitors:
     await page.goto(agent.base + '/');
     await page.waitForSelector('#login[open]');
     await page.type('#login-token', TOKEN);
-    await page.click('#login-ok');
+    await page.locator('#login-ok').click();
     await waitFor(
       'two monitors running, one failing',
       `document.querySelectorAll('#fleet-body .badge.running').length === 2 &&
@@ -189,7 +189,9 @@ monitors:
   });
 
   it("draws a monitor's charts whose last point is the value sonde collected", async () => {
-    await page.click('#fleet-body tr[data-id="alpha"] a');
+    // A locator, not page.click(): it finds the row again when a live update re-renders it
+    // between the lookup and the click.
+    await page.locator('#fleet-body tr[data-id="alpha"] a').click();
     // Three 10-second slots, so the charts (and the screenshot) have lines.
     await waitFor(
       'three points in the connections chart',
@@ -284,9 +286,9 @@ monitors:
   });
 
   it('stops a monitor from the page, after a confirmation, and its row changes', async () => {
-    await page.click('form[data-action="stop"] button');
+    await page.locator('form[data-action="stop"] button').click();
     await page.waitForSelector('#confirm[open]');
-    await page.click('#confirm-ok');
+    await page.locator('#confirm-ok').click();
     await waitFor('alpha stopped', `document.querySelector('#monitor-state')?.textContent === 'stopped'`);
     const status = await agent.monitorsStatus();
     assert.match(status.alpha?.monitor ?? '', /^stopped at /);
