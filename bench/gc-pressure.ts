@@ -77,12 +77,6 @@ async function child(socket: string, variant: Variant, warmup: number, answers: 
   });
   const cache = new ExpositionCache();
   const compress = VARIANTS[variant];
-  // ArrayBuffer memory between full collections: young collections free some of it on the
-  // way, so the growth counted is the net one of each stretch without a full collection.
-  let abGrowth = 0;
-  let stretchStart = 0;
-  let lastAb = 0;
-  let lastMajors = 0;
   const answer = async (): Promise<void> => {
     const r = await reader.scrape(new AbortController().signal);
     const samples: PromSample[] = [];
@@ -92,8 +86,12 @@ async function child(socket: string, variant: Variant, warmup: number, answers: 
   };
   for (let i = 0; i < warmup; i++) await answer();
   const base = { ...counts };
-  stretchStart = lastAb = process.memoryUsage().arrayBuffers;
-  lastMajors = counts.majors;
+  // ArrayBuffer memory between full collections: young collections free some of it on the
+  // way, so the growth counted is the net one of each stretch without a full collection.
+  let abGrowth = 0;
+  let stretchStart = process.memoryUsage().arrayBuffers;
+  let lastAb = stretchStart;
+  let lastMajors = counts.majors;
   const c0 = process.cpuUsage();
   for (let i = 0; i < answers; i++) {
     await answer();
