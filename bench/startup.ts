@@ -45,7 +45,7 @@ import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { request } from 'node:http';
 import { arch, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { BIN, ROOT, binNodeFlags } from '../test/helpers/agent.js';
 import { freePort, startMariaDB } from '../test/helpers/mariadb.js';
 import { MYSQLD_EXPORTER, rootSocketDsn } from '../test/e2e/exporter-peers.js';
@@ -68,7 +68,7 @@ function shebangFlags(bin: string): string[] {
 }
 
 /** The single executable, when built. */
-const BINARY = arg('binary', join(ROOT, `dist/binary/sonde-linux-${arch()}`));
+const BINARY = resolve(arg('binary', join(ROOT, `dist/binary/sonde-linux-${arch()}`)));
 
 interface Variant {
   name: string;
@@ -82,14 +82,14 @@ const VARIANTS: Variant[] = [
   { name: 'bundle (node dist/bundle/bin/sonde.js)', argv: [process.execPath, ...NODE_FLAGS, BIN], env: {} },
   ...(existsSync(BINARY) ? [{ name: `binary (${BINARY.split('/').pop()})`, argv: [BINARY], env: {} }] : []),
   ...process.argv
-    .flatMap((a, i) => (a === '--bin' ? [process.argv[i + 1] ?? ''] : []))
+    .flatMap((a, i) => (a === '--bin' ? [resolve(process.argv[i + 1] ?? '')] : []))
     .map((bin) => ({
       name: `--bin …${bin.slice(-30)}`,
       argv: [process.execPath, ...shebangFlags(bin), bin],
       env: {},
     })),
   ...process.argv
-    .flatMap((a, i) => (a === '--exe' ? [process.argv[i + 1] ?? ''] : []))
+    .flatMap((a, i) => (a === '--exe' ? [resolve(process.argv[i + 1] ?? '')] : []))
     .map((exe) => ({ name: `--exe …${exe.slice(-30)}`, argv: [exe], env: {} })),
   ...(process.argv.includes('--no-compile-cache-too')
     ? [

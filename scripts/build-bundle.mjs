@@ -101,6 +101,38 @@ const mysql2Start = {
 };
 
 /**
+ * long (mysql2's 64-bit integers) compiles and instantiates a small WebAssembly module when it
+ * loads, to multiply and divide 64-bit integers natively. That ran V8's WebAssembly decoder and
+ * compilers at every start, about 1 MiB of RSS 15 s later, for arithmetic mysql2 does only on
+ * BIGINT columns of the binary protocol (prepared statements, which sonde never runs) and on
+ * length-coded numbers above 2^53. Without the module long computes the same values in
+ * JavaScript. The statement is checked: a long release that changes it fails the build.
+ */
+const LONG_FILE = 'long/umd/index.js';
+const LONG_WASM = 'wasm = new WebAssembly.Instance(';
+
+const longWithoutWasm = {
+  name: 'long-without-wasm',
+  setup(b) {
+    let seen = false;
+    b.onLoad({ filter: /[\\/]node_modules[\\/]long[\\/]umd[\\/]index\.js$/ }, (args) => {
+      const contents = readFileSync(args.path, 'utf8');
+      if (!contents.includes(LONG_WASM)) throw new Error(`${LONG_FILE}: \`${LONG_WASM}\` not found`);
+      seen = true;
+      return {
+        contents: contents.replace(LONG_WASM, `wasm = null && new WebAssembly.Instance(`),
+        loader: 'js',
+      };
+    });
+    b.onEnd((result) => {
+      if (result.errors.length === 0 && !seen)
+        return { errors: [{ text: `long-without-wasm: ${LONG_FILE} not bundled any more` }] };
+      return undefined;
+    });
+  },
+};
+
+/**
  * Data a plain run never reads, kept out of the chunks as files beside them: iconv-lite's
  * double-byte character-set tables (0.5 MB: mysql2 decodes a column with them only when the
  * server sends it in Shift JIS, EUC-JP, GBK, Big5 or EUC-KR, while sonde's connections ask
@@ -205,7 +237,7 @@ function bundleOptions(outdir, { sourcemap, metafile, rare }) {
     legalComments: 'linked',
     banner: { js: REQUIRE_SHIM },
     metafile,
-    plugins: [mysql2Start, rare.plugin],
+    plugins: [mysql2Start, longWithoutWasm, rare.plugin],
     logLevel: 'warning',
   };
 }

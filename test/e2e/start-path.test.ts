@@ -3,9 +3,10 @@
  * anywhere, Node's `tls`, `https` and `zlib` stay unloaded through the first collection
  * (each costs memory and start time; they load on the first TLS connection, HTTPS listener
  * or gzip answer), and so do mysql2's rare data (its double-byte character-set tables and
- * its AWS TLS profile), which the build keeps out of the chunks as files beside them.
- * Read from `process.moduleLoadList` and the `require` cache of the running bundle, written
- * by a preloaded module when the agent exits.
+ * its AWS TLS profile), which the build keeps out of the chunks as files beside them; no
+ * WebAssembly module is compiled. Read from `process.moduleLoadList`, the `require` cache
+ * and the global `WebAssembly` of the running bundle, written by a preloaded module when the
+ * agent exits.
  */
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
@@ -21,15 +22,20 @@ const PASSWORD = 'start-path-Pw-3';
 const RDS_PROFILE_CERT = 'MIIEEjCCAvqgAwIBAgIJAM2ZN/+nPi27MA0GCSqGSIb3DQEBCwUAMIGVMQswCQYD';
 
 /**
- * A module for `--import` that writes, at exit, Node's loaded built-in modules to `file` and
- * the files in the `require` cache (every CommonJS module and JSON file required) to
- * `file`.required.
+ * A module for `--import` that writes, at exit, Node's loaded built-in modules to `file`, the
+ * files in the `require` cache (every CommonJS module and JSON file required) to
+ * `file`.required, and how many WebAssembly modules were compiled to `file`.wasm (counted
+ * through the global `WebAssembly`'s constructors and compile functions, which it wraps).
  */
 function recorder(file: string): string {
   const js =
     `import{writeFileSync}from'node:fs';import{createRequire}from'node:module';` +
+    `let w=0;const W=globalThis.WebAssembly;` +
+    `for(const k of['Module','compile','instantiate','compileStreaming','instantiateStreaming'])` +
+    `W[k]=new Proxy(W[k],{apply:(t,s,a)=>(w++,Reflect.apply(t,s,a)),construct:(t,a,n)=>(w++,Reflect.construct(t,a,n))});` +
     `const r=createRequire('/');process.on('exit',()=>{` +
     `writeFileSync(${JSON.stringify(file)},process.moduleLoadList.join('\\n'));` +
+    `writeFileSync(${JSON.stringify(`${file}.wasm`)},String(w));` +
     `writeFileSync(${JSON.stringify(`${file}.required`)},Object.keys(r.cache).join('\\n'));});`;
   return `--import=data:text/javascript,${encodeURIComponent(js)}`;
 }
@@ -63,7 +69,7 @@ describe('the start path of the bundle', { timeout: 120_000 }, () => {
     if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
   });
 
-  it('loads neither tls, https nor zlib for a plain monitor, through its first collection', async () => {
+  it('loads neither tls, https nor zlib and compiles no WebAssembly for a plain monitor, through its first collection', async () => {
     const file = join(dir, 'modules.txt');
     const agent = await startAgent(oneMonitor(db.socket, 'sonde'), { env: { NODE_OPTIONS: recorder(file) } });
     try {
@@ -84,6 +90,9 @@ describe('the start path of the bundle', { timeout: 120_000 }, () => {
     for (const lazy of ['tls', 'https', 'zlib']) assert.ok(!loaded.has(lazy), `${lazy} not loaded at start`);
     // (the Shift JIS test below shows the same recorder seeing the data when it is required)
     assert.deepEqual(rareRequired(file), [], 'no rare data required');
+    // mysql2's 64-bit integer library compiles a WebAssembly module when it loads, unless the
+    // build takes it out (V8's WebAssembly compilers at every start, for nothing sonde uses)
+    assert.equal(readFileSync(`${file}.wasm`, 'utf8'), '0', 'no WebAssembly module compiled');
   });
 
   it("keeps mysql2's rare data out of the chunks, as files beside them", () => {
