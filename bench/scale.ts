@@ -39,7 +39,9 @@
  *
  * With `--compare <bin>` (an absolute path to another build's bin, such as a copy of main's
  * `dist/bundle/bin/sonde.js`), each K runs first with that bin and then with this build's,
- * against the same server in the same run: a before/after on a shared machine. With
+ * against the same server in the same run: a before/after on a shared machine. Each bin runs
+ * with the Node flags of its own `#!` line, so a build that changes them is measured as it
+ * ships. With
  * `--cpu-prof <dir>`, each agent runs under `node --cpu-prof` and writes its profile there
  * when it stops (the floor's run too).
  */
@@ -218,7 +220,8 @@ function tallyKey(line: string): string {
 
 function startAgent(dir: string, bin: string): ChildProcess {
   const prof = CPU_PROF === '' ? [] : ['--cpu-prof', '--cpu-prof-dir', CPU_PROF];
-  const argv = [...binNodeFlags(), ...prof, bin, '--config', join(dir, 'sonde.yaml')];
+  // each build with the flags of its own `#!` line
+  const argv = [...binNodeFlags(bin), ...prof, bin, '--config', join(dir, 'sonde.yaml')];
   const agent = spawn(process.execPath, argv, {
     cwd: dir,
     stdio: ['ignore', 'ignore', 'pipe'],

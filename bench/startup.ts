@@ -61,11 +61,6 @@ const POLL_MS = Number(arg('poll-ms', '5'));
 const GIVE_UP_MS = 20_000;
 /** The Node flags of the bin's `#!` line: the agent runs as the README starts it. */
 const NODE_FLAGS = binNodeFlags();
-/** The Node flags on the `#!/usr/bin/env -S node …` line of a built bin (each build its own). */
-function shebangFlags(bin: string): string[] {
-  const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(readFileSync(bin, 'utf8').split('\n', 1)[0] ?? '');
-  return (m?.[1] ?? '').split(/\s+/).filter((f) => f !== '');
-}
 
 /** The single executable, when built. */
 const BINARY = resolve(arg('binary', join(ROOT, `dist/binary/sonde-linux-${arch()}`)));
@@ -85,7 +80,7 @@ const VARIANTS: Variant[] = [
     .flatMap((a, i) => (a === '--bin' ? [resolve(process.argv[i + 1] ?? '')] : []))
     .map((bin) => ({
       name: `--bin …${bin.slice(-30)}`,
-      argv: [process.execPath, ...shebangFlags(bin), bin],
+      argv: [process.execPath, ...binNodeFlags(bin), bin],
       env: {},
     })),
   ...process.argv

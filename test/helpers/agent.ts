@@ -21,11 +21,12 @@ export const BIN = join(
 );
 
 /**
- * The Node flags the built bin asks for on its `#!/usr/bin/env -S node …` line, for
- * whoever starts it with `node` explicitly (the tests, the demo, the benches).
+ * The Node flags the built bin (or another build's, `bin`) asks for on its
+ * `#!/usr/bin/env -S node …` line, for whoever starts it with `node` explicitly (the tests,
+ * the demo, the benches).
  */
-export function binNodeFlags(): string[] {
-  const first = readFileSync(BIN, 'utf8').split('\n', 1)[0] ?? '';
+export function binNodeFlags(bin: string = BIN): string[] {
+  const first = readFileSync(bin, 'utf8').split('\n', 1)[0] ?? '';
   const m = /^#!\/usr\/bin\/env -S node (.*)$/.exec(first);
   return m?.[1] === undefined ? [] : m[1].split(/\s+/).filter((f) => f !== '');
 }
