@@ -25,7 +25,7 @@ import { Engine, STAGGER_MS } from '../engine/engine.js';
 import { Limiter, NestedLimiter } from '../engine/limiter.js';
 import { collectorMaxRuntimeMs, sortLevels } from '../plan/schedule.js';
 import { TEXT_STATUS, TEXT_VARIABLES } from '../prom/translate.js';
-import { systemClock, type Clock } from '../util/clock.js';
+import { monotonicMs, systemClock, type Clock } from '../util/clock.js';
 import { withDeadline } from '../util/abort.js';
 import { formatDuration } from '../util/duration.js';
 import { StatementBatch, type BatchQuery } from './batch.js';
@@ -321,12 +321,12 @@ class Reader implements ScrapeReader {
 
   /** Ping under its own limit: the seconds it took, or the error text. Never rejects. */
   async #ping(signal: AbortSignal): Promise<number | string> {
-    const t0 = performance.now();
+    const t0 = monotonicMs();
     const limit = this.#opts.queryTimeoutMs ?? PING_TIMEOUT_MS;
     const dl = withDeadline(signal, limit, `ping: timeout after ${formatDuration(limit)}`);
     try {
       await this.#db.ping({ signal: dl.signal });
-      return seconds(performance.now() - t0);
+      return seconds(monotonicMs() - t0);
     } catch (err) {
       this.#wasUp = false;
       return errorMessage(err);

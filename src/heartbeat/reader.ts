@@ -20,6 +20,7 @@ import { MonitorKey } from '../core/status-keys.js';
 import { parseValue } from '../db/values.js';
 import { sleep as abortableSleep } from '../util/backoff.js';
 import { formatDuration } from '../util/duration.js';
+import { monotonicMs } from '../util/clock.js';
 import { heartbeatTableSql } from './table.js';
 
 /** Event sent when the followed source changes (the name is Blip's, typo included). */
@@ -191,7 +192,7 @@ export interface HeartbeatReaderArgs extends ReaderSettings {
   events?: Events;
   /** Test hook: the interruptible sleep; resolves false when `signal` aborted. */
   sleep?: (ms: number, signal: AbortSignal) => Promise<boolean>;
-  /** Test hook: a monotonic clock in ms (default performance.now). */
+  /** Test hook: a monotonic clock in ms (default monotonicMs). */
   clock?: () => number;
 }
 
@@ -245,7 +246,7 @@ export class HeartbeatReader {
     this.#table = heartbeatTableSql(args.table).replaceAll('`', '');
     this.#latencyMs = args.networkLatencyMs ?? DEFAULT_NETWORK_LATENCY_MS;
     this.#sleep = args.sleep ?? abortableSleep;
-    this.#clock = args.clock ?? (() => performance.now());
+    this.#clock = args.clock ?? monotonicMs;
   }
 
   /** Start the loop (idempotent). */
