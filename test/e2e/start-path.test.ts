@@ -2,13 +2,13 @@
  * What the built agent loads to start: with one monitor on the default plan and no TLS
  * anywhere, Node's `tls`, `https`, `zlib` and `perf_hooks` stay unloaded through the first
  * collection (each costs memory and start time; the first three load on the first TLS
- * connection, HTTPS listener or gzip answer, and sonde reads its clock without the last),
- * and so do mysql2's rare data (its double-byte character-set tables and
- * its AWS TLS profile), which the build keeps out of the chunks as files beside them; no
- * WebAssembly module is compiled. Read from `process.moduleLoadList`, the `require` cache
- * and the global `WebAssembly` of the running bundle, written by a preloaded module when the
- * agent exits.
+ * connection, HTTPS listener or gzip answer, and sonde reads its clock without the last), and
+ * so do mysql2's rare data (its double-byte character-set tables and its AWS TLS profile),
+ * which the build keeps out of the chunks as files beside them; no WebAssembly module is
+ * compiled. Read from `process.moduleLoadList`, the `require` cache and the global
+ * `WebAssembly` of the running bundle, written by a preloaded module when the agent exits.
  */
+import { spawnSync } from 'node:child_process';
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync, mkdtempSync, rmSync } from 'node:fs';
@@ -95,6 +95,18 @@ describe('the start path of the bundle', { timeout: 120_000 }, () => {
     // mysql2's 64-bit integer library compiles a WebAssembly module when it loads, unless the
     // build takes it out (V8's WebAssembly compilers at every start, for nothing sonde uses)
     assert.equal(readFileSync(`${file}.wasm`, 'utf8'), '0', 'no WebAssembly module compiled');
+  });
+
+  it('counts the WebAssembly modules a process compiles, with the recorder the start is read by', () => {
+    const file = join(dir, 'modules-wasm.txt');
+    // the smallest module: the magic number and the version, no section
+    const r = spawnSync(
+      process.execPath,
+      [recorder(file), '-e', 'new WebAssembly.Module(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]))'],
+      { encoding: 'utf8' },
+    );
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(readFileSync(`${file}.wasm`, 'utf8'), '1');
   });
 
   it("keeps mysql2's rare data out of the chunks, as files beside them", () => {
