@@ -41,9 +41,8 @@
  * `dist/bundle/bin/sonde.js`), each K runs first with that bin and then with this build's,
  * against the same server in the same run: a before/after on a shared machine. Each bin runs
  * with the Node flags of its own `#!` line, so a build that changes them is measured as it
- * ships. With
- * `--cpu-prof <dir>`, each agent runs under `node --cpu-prof` and writes its profile there
- * when it stops (the floor's run too).
+ * ships. With `--cpu-prof <dir>`, each agent runs under `node --cpu-prof` and writes its
+ * profile there when it stops (the floor's run too).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
