@@ -45,3 +45,87 @@ describe('collectGarbage', () => {
     assert.equal(r.gcGlobal, 'undefined');
   });
 });
+
+describe('collectGarbage and compiled code', () => {
+  // 3,000 functions compiled and called once, as a start's code is; the bytecode V8 holds is
+  // read before and after a full collection.
+  const setup = [
+    "const v8 = await import('node:v8');",
+    'const bytecode = () => v8.getHeapCodeStatistics().bytecode_and_metadata_size;',
+    "let src = '';",
+    'for (let i = 0; i < 3000; i++) src += `function f${i}(a) { let s = 0; for (let j = 0; j < a; j++) s += j * ${i}; return s + ${i}; }\\n`;',
+    "src += 'globalThis.fns = [' + Array.from({ length: 3000 }, (_, i) => 'f' + i).join(',') + '];';",
+    '(0, eval)(src);',
+    'let sum = 0;',
+    'for (const f of globalThis.fns) sum += f(3);',
+  ];
+  const childGc = "(await import('node:vm')).runInNewContext('gc')";
+
+  async function measure(lines: string[], flags: string[] = []): Promise<Record<string, number>> {
+    const { stdout, stderr } = await run(process.execPath, [
+      ...flags,
+      '--input-type=module',
+      '-e',
+      lines.join('\n'),
+    ]);
+    assert.equal(stderr, '');
+    return JSON.parse(stdout) as Record<string, number>;
+  }
+
+  it('drops the bytecode of functions that are not running; they still run, and later collections keep it', async () => {
+    const heap = new URL('./heap.js', import.meta.url).href;
+    const r = await measure([
+      ...setup,
+      `const m = await import(${JSON.stringify(heap)});`,
+      'const before = bytecode();',
+      'm.collectGarbage();',
+      'const flushed = bytecode();',
+      'let again = 0;',
+      'for (const f of globalThis.fns) again += f(3);',
+      'const recompiled = bytecode();',
+      `const gc = ${childGc};`,
+      "gc({ type: 'major', execution: 'sync' });",
+      'console.log(JSON.stringify({ before, flushed, recompiled, kept: bytecode(), sum, again }));',
+    ]);
+    assert.ok(r.before! > 1_000_000, `bytecode before: ${r.before}`);
+    assert.ok(r.flushed! < r.before! / 4, `before ${r.before}, after the collection ${r.flushed}`);
+    assert.equal(r.again, r.sum);
+    // Called again, the 3,000 functions compile again (the top-level script, run once, does not).
+    assert.ok(r.recompiled! > r.flushed! + 300_000, `flushed ${r.flushed}, compiled again ${r.recompiled}`);
+    // The flags were put back: a plain full collection afterwards leaves the bytecode alone.
+    assert.ok(r.kept! > r.recompiled! * 0.9, `after a later collection: ${r.kept} of ${r.recompiled}`);
+  });
+
+  it('keeps the bytecode in a plain full collection: the drop above is the flags’ doing', async () => {
+    const r = await measure(
+      [
+        ...setup,
+        'const before = bytecode();',
+        `const gc = ${childGc};`,
+        "gc({ type: 'major', execution: 'sync' });",
+        'console.log(JSON.stringify({ before, after: bytecode() }));',
+      ],
+      ['--expose-gc'],
+    );
+    assert.ok(r.after! > r.before! * 0.8, `before ${r.before}, after ${r.after}`);
+  });
+
+  it('leaves a flag given on the command line as it was', async () => {
+    const heap = new URL('./heap.js', import.meta.url).href;
+    const r = await measure(
+      [
+        ...setup,
+        `const m = await import(${JSON.stringify(heap)});`,
+        'm.collectGarbage();',
+        'for (const f of globalThis.fns) f(3);',
+        'const recompiled = bytecode();',
+        `const gc = ${childGc};`,
+        "gc({ type: 'major', execution: 'sync' });",
+        'console.log(JSON.stringify({ recompiled, after: bytecode() }));',
+      ],
+      ['--stress-flush-code'],
+    );
+    // Given by the user, stress flushing stays on after the settling collection.
+    assert.ok(r.after! < r.recompiled! / 4, `recompiled ${r.recompiled}, after ${r.after}`);
+  });
+});
