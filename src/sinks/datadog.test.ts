@@ -4,6 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { MetricType } from '../core/metrics.js';
 import type { Metrics, MetricValue } from '../core/metrics.js';
 import type { SinkContext } from '../core/sink.js';
@@ -18,6 +19,7 @@ import {
   nextMaxPerRequest,
   packDatagrams,
   parseDatadogOptions,
+  payloadParts,
   plainDecimal,
 } from './datadog.js';
 import { DeltaSink, withDelta } from './delta.js';
@@ -341,6 +343,26 @@ describe('datadog API mode', () => {
     await sink.send(five);
     assert.deepEqual(sizes(), [2, 2, 1]);
     rx.reply = () => ({ status: 202, body: '{}' });
+  });
+
+  it('keeps the gzipped body that sizing made, so that a part is compressed once', () => {
+    // About 700 kB of JSON that gzips well under the 512000-byte limit: sizing compresses it
+    // to measure it, and the part keeps that body for the send.
+    const series = Array.from({ length: 7000 }, (_, i) => ({
+      metric: `mysql.status.m${i}`,
+      type: 3,
+      points: [{ timestamp: 1714564805, value: i / 7 }],
+      tags: ['env:prod', `n:"ü${i}\\"`],
+    }));
+    const [part, ...rest] = payloadParts(series, true);
+    assert.equal(rest.length, 0);
+    assert.deepEqual(part?.series, series);
+    const body = JSON.stringify({ series });
+    assert.ok(Buffer.byteLength(body) > DATADOG_MAX_PAYLOAD, `${Buffer.byteLength(body)} bytes`);
+    assert.equal(gunzipSync(part?.gzip ?? Buffer.alloc(0)).toString('utf8'), body);
+    // Small compressed parts are not compressed to size them; uncompressed sends keep no gzip.
+    assert.equal(payloadParts(series.slice(0, 10), true)[0]?.gzip, undefined);
+    assert.ok(payloadParts(series, false).every((p) => p.gzip === undefined));
   });
 
   it('sizes batches from the estimated bytes per series', () => {

@@ -205,6 +205,13 @@ interface Series {
   resources?: Array<{ name: string; type: string }>;
 }
 
+/** One request's worth of series, and its gzipped body when sizing it compressed it already. */
+export interface PayloadPart<S> {
+  series: S[];
+  /** `JSON.stringify({ series })` gzipped, when sizing had to compress it to measure it. */
+  gzip?: Buffer;
+}
+
 /**
  * The batch cut into requests the intake takes: each at most {@link DATADOG_MAX_POINTS}
  * points and, as JSON, at most {@link DATADOG_MAX_PAYLOAD} bytes (uncompressed sends) or
@@ -215,7 +222,7 @@ interface Series {
 export function payloadParts<S extends { points: readonly unknown[] }>(
   series: readonly S[],
   compress: boolean,
-): S[][] {
+): PayloadPart<S>[] {
   const budget = compress ? DATADOG_MAX_UNCOMPRESSED - 1 : DATADOG_MAX_PAYLOAD;
   const parts: S[][] = [];
   let cur: S[] = [];
@@ -234,22 +241,24 @@ export function payloadParts<S extends { points: readonly unknown[] }>(
     cur.push(s);
   }
   if (cur.length > 0) parts.push(cur);
-  return compress ? parts.flatMap((p) => fitCompressed(p)) : parts;
+  return compress ? parts.flatMap((p) => fitCompressed(p)) : parts.map((p) => ({ series: p }));
 }
 
 /**
  * Cut `part` until each piece's gzipped JSON is within the payload limit: into as many
- * equal pieces as its compressed size says (with a 10 % margin), then again if one is still over.
+ * equal pieces as its compressed size says (with a 10 % margin), then again if one is still
+ * over. A piece that had to be compressed to be measured keeps its gzipped body, so that the
+ * send does not compress it again.
  */
-function fitCompressed<S>(part: S[]): S[][] {
+function fitCompressed<S>(part: S[]): PayloadPart<S>[] {
   const json = JSON.stringify({ series: part });
   // gzip never grows JSON text much: a body this small fits without compressing it.
-  if (Buffer.byteLength(json) <= DATADOG_MAX_PAYLOAD - 1024 || part.length === 1) return [part];
-  const zipped = gzipPayload(json).length;
-  if (zipped <= DATADOG_MAX_PAYLOAD) return [part];
-  const pieces = Math.min(part.length, Math.ceil(zipped / (DATADOG_MAX_PAYLOAD * 0.9)));
+  if (Buffer.byteLength(json) <= DATADOG_MAX_PAYLOAD - 1024 || part.length === 1) return [{ series: part }];
+  const gzip = gzipPayload(json);
+  if (gzip.length <= DATADOG_MAX_PAYLOAD) return [{ series: part, gzip }];
+  const pieces = Math.min(part.length, Math.ceil(gzip.length / (DATADOG_MAX_PAYLOAD * 0.9)));
   const size = Math.ceil(part.length / pieces);
-  const out: S[][] = [];
+  const out: PayloadPart<S>[] = [];
   for (let i = 0; i < part.length; i += size) out.push(...fitCompressed(part.slice(i, i + size)));
   return out;
 }
@@ -449,7 +458,7 @@ class DatadogSink implements Sink {
           'DD-API-KEY': this.#cfg.apiKey,
           ...(this.#cfg.compress ? { 'Content-Encoding': 'gzip' } : {}),
         },
-        body: this.#cfg.compress ? gzipPayload(json) : json,
+        body: this.#body(json),
         ...(signal ? { signal } : {}),
         ...(this.#ctx.httpProxy ? { proxy: this.#ctx.httpProxy } : { agent: this.#agent }),
       });
@@ -496,14 +505,26 @@ class DatadogSink implements Sink {
     if (errors.length > 0) throw new Error(errors.join('\n'));
   }
 
+  /** A request's body: the JSON, gzipped when the sink compresses. */
+  #body(json: string): string | Buffer {
+    return this.#cfg.compress ? gzipPayload(json) : json;
+  }
+
   /** One sized part; after an HTTP 413 it is resent in smaller chunks (kept for later sends). */
-  async #sendPart(series: Series[], signal: AbortSignal | undefined, errors: string[]): Promise<void> {
+  async #sendPart(
+    part: PayloadPart<Series>,
+    signal: AbortSignal | undefined,
+    errors: string[],
+  ): Promise<void> {
+    const { series } = part;
     let max = this.#maxPerRequest;
     let start = 0;
     while (start < series.length) {
       const end = Math.min(series.length, start + max);
       const chunk = series.slice(start, end);
-      const json = JSON.stringify({ series: chunk });
+      // The whole part, compressed while it was sized, goes as it is; any other chunk is made here.
+      const kept = start === 0 && end === series.length ? part.gzip : undefined;
+      const body = kept ?? this.#body(JSON.stringify({ series: chunk }));
       let res;
       try {
         res = await sinkPoster(this.#ctx.httpClient)({
@@ -515,7 +536,7 @@ class DatadogSink implements Sink {
             'DD-APPLICATION-KEY': this.#cfg.appKey,
             ...(this.#cfg.compress ? { 'Content-Encoding': 'gzip' } : {}),
           },
-          body: this.#cfg.compress ? gzipPayload(json) : json,
+          body,
           ...(signal ? { signal } : {}),
           ...(this.#ctx.httpProxy ? { proxy: this.#ctx.httpProxy } : { agent: this.#agent }),
         });
