@@ -535,3 +535,37 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     });
   });
 });
+
+describe('mysql2 row parser cache', () => {
+  it('is cut to ROW_PARSER_SLOTS slots when the first pool is made: the default slots are freed', async () => {
+    const { execFile } = await import('node:child_process');
+    const { promisify } = await import('node:util');
+    const url = (p: string) => JSON.stringify(new URL(p, import.meta.url).href);
+    // A fresh process, so that no pool was made yet; nothing connects (no statement runs).
+    const script = [
+      "(await import('node:v8')).setFlagsFromString('--expose-gc');",
+      "const gc = (await import('node:vm')).runInNewContext('gc');",
+      `const { createDb, ROW_PARSER_SLOTS } = await import(${url('./pool.js')});`,
+      `const { ConnectionSpec } = await import(${url('../core/db.js')});`,
+      "const spec = () => new ConnectionSpec({ username: 'u', password: '', host: '127.0.0.1', port: 1, connectTimeoutMs: 100, redactedDsn: 'u:...@tcp(127.0.0.1:1)/' });",
+      "gc({ type: 'major', execution: 'sync' });",
+      'const before = process.memoryUsage().heapUsed;',
+      'const db = createDb(spec());',
+      "gc({ type: 'major', execution: 'sync' });",
+      'const after = process.memoryUsage().heapUsed;',
+      'const db2 = createDb(spec());',
+      "gc({ type: 'major', execution: 'sync' });",
+      'const second = process.memoryUsage().heapUsed;',
+      'await Promise.all([db.close(), db2.close()]);',
+      'console.log(JSON.stringify({ slots: ROW_PARSER_SLOTS, freedKiB: (before - after) / 1024, secondKiB: (second - after) / 1024 }));',
+    ].join('\n');
+    const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
+    const r = JSON.parse(stdout) as { slots: number; freedKiB: number; secondKiB: number };
+    assert.equal(r.slots, 5000);
+    // 15,000 → 5,000 slots in four arrays of 8-byte entries: 312 KiB, less the pool's own
+    // objects (about 90 KiB: without the cut, the figure is about -20 KiB).
+    assert.ok(r.freedKiB > 150, `freed ${r.freedKiB} KiB`);
+    // A second pool frees nothing more: the cache was sized once.
+    assert.ok(r.secondKiB > -20, `second pool: ${r.secondKiB} KiB`);
+  });
+});
