@@ -96,6 +96,27 @@ describe('collectGarbage and compiled code', () => {
     assert.ok(r.kept! > r.recompiled! * 0.9, `after a later collection: ${r.kept} of ${r.recompiled}`);
   });
 
+  it('leaves a suspended generator and a waiting async function able to go on', async () => {
+    const heap = new URL('./heap.js', import.meta.url).href;
+    const r = await measure([
+      `const m = await import(${JSON.stringify(heap)});`,
+      'function* gen(n) { let s = 0; for (let i = 0; i < n; i++) { s += i; yield s; } return s; }',
+      'async function loop(n) {',
+      '  let s = 0;',
+      '  for (let i = 0; i < n; i++) s += await new Promise((r) => setTimeout(() => r(i), 5));',
+      '  return s;',
+      '}',
+      'const g = gen(10); g.next(); g.next();',
+      'const waiting = loop(20);',
+      'await new Promise((r) => setTimeout(r, 30));',
+      'm.collectGarbage();',
+      'const rest = [...g];',
+      'console.log(JSON.stringify({ rest: rest.join(), loop: await waiting }));',
+    ]);
+    // Both were paused mid-way when their code could have been dropped, and finish as usual.
+    assert.deepEqual(r, { rest: '3,6,10,15,21,28,36,45', loop: 190 });
+  });
+
   it('keeps the bytecode in a plain full collection: the drop above is the flags’ doing', async () => {
     const r = await measure(
       [
