@@ -66,67 +66,66 @@ function errorsAsJson(file) {
   return `'use strict';\nmodule.exports = JSON.parse(${JSON.stringify(json)});\n`;
 }
 
-const mysql2Start = {
-  name: 'mysql2-start',
-  setup(b) {
-    const seen = new Set();
-    b.onLoad({ filter: /[\\/]node_modules[\\/]mysql2[\\/]lib[\\/].*\.js$/ }, (args) => {
-      const path = args.path.replaceAll('\\', '/');
-      if (path.endsWith(`/node_modules/${ERRORS_FILE}`)) {
-        seen.add(ERRORS_FILE);
-        return { contents: errorsAsJson(args.path), loader: 'js' };
-      }
-      const lazy = LAZY_BUILTINS.filter((l) => path.endsWith(`/node_modules/${l.file}`));
-      if (lazy.length === 0) return undefined;
-      let contents = readFileSync(args.path, 'utf8');
-      for (const { file, statement } of lazy) {
-        if (!contents.includes(statement)) throw new Error(`${file}: \`${statement}\` not found`);
-        const [, name, mod] = /^const (\w+) = require\('(\w+)'\);$/.exec(statement);
-        contents = contents.replace(
-          statement,
-          `const ${name} = new Proxy({}, { get: (_t, key) => require('${mod}')[key] });`,
-        );
-        seen.add(file);
-      }
-      return { contents, loader: 'js' };
-    });
-    b.onEnd((result) => {
-      const files = [...LAZY_BUILTINS.map((l) => l.file), ERRORS_FILE];
-      const missing = files.filter((f) => !seen.has(f));
-      if (result.errors.length === 0 && missing.length > 0)
-        return { errors: [{ text: `mysql2-start: not bundled any more: ${missing.join(', ')}` }] };
-      return undefined;
-    });
-  },
-};
-
 /**
  * long (mysql2's 64-bit integers) compiles and instantiates a small WebAssembly module when it
  * loads, to multiply and divide 64-bit integers natively. That ran V8's WebAssembly decoder and
  * compilers at every start, about 1 MiB of RSS 15 s later, for arithmetic mysql2 does only on
  * BIGINT columns of the binary protocol (prepared statements, which sonde never runs) and on
- * length-coded numbers above 2^53. Without the module long computes the same values in
- * JavaScript. The statement is checked: a long release that changes it fails the build.
+ * length-coded numbers above 2^53. With the statement assigning `null`, long computes the same
+ * values in JavaScript, and esbuild drops the module's bytes as dead code.
  */
 const LONG_FILE = 'long/umd/index.js';
 const LONG_WASM = 'wasm = new WebAssembly.Instance(';
 
-const longWithoutWasm = {
-  name: 'long-without-wasm',
+/** `text` with `statement` replaced once; throws, naming `file`, when it is not there. */
+function replaceChecked(file, text, statement, replacement) {
+  if (!text.includes(statement)) throw new Error(`${file}: \`${statement}\` not found`);
+  return text.replace(statement, replacement);
+}
+
+/**
+ * The edits made to dependency files as they go into the bundle: each file (its path under
+ * node_modules) and what its text becomes. Every edit checks what it replaces.
+ */
+const EDITS = [
+  ...LAZY_BUILTINS.map(({ file, statement }) => {
+    const [, name, mod] = /^const (\w+) = require\('(\w+)'\);$/.exec(statement);
+    const lazy = `const ${name} = new Proxy({}, { get: (_t, key) => require('${mod}')[key] });`;
+    return { file, edit: (text) => replaceChecked(file, text, statement, lazy) };
+  }),
+  { file: ERRORS_FILE, edit: (_text, path) => errorsAsJson(path) },
+  {
+    file: LONG_FILE,
+    edit: (text) => replaceChecked(LONG_FILE, text, LONG_WASM, 'wasm = null && new WebAssembly.Instance('),
+  },
+];
+
+/**
+ * The plugin applying {@link EDITS}. The build fails when an edit does not find what it
+ * replaces, or when a file to edit is no longer bundled: a dependency release that changes
+ * them fails the build instead of bringing back what the edits took out.
+ */
+const dependencyEdits = {
+  name: 'dependency-edits',
   setup(b) {
-    let seen = false;
-    b.onLoad({ filter: /[\\/]node_modules[\\/]long[\\/]umd[\\/]index\.js$/ }, (args) => {
-      const contents = readFileSync(args.path, 'utf8');
-      if (!contents.includes(LONG_WASM)) throw new Error(`${LONG_FILE}: \`${LONG_WASM}\` not found`);
-      seen = true;
-      return {
-        contents: contents.replace(LONG_WASM, `wasm = null && new WebAssembly.Instance(`),
-        loader: 'js',
-      };
+    const seen = new Set();
+    const files = [...new Set(EDITS.map((e) => e.file))];
+    const pattern = files.map((f) => f.replace(/[.]/g, '\\.').replace(/\//g, '[\\\\/]')).join('|');
+    b.onLoad({ filter: new RegExp(`[\\\\/]node_modules[\\\\/](?:${pattern})$`) }, (args) => {
+      const path = args.path.replaceAll('\\', '/');
+      const edits = EDITS.filter((e) => path.endsWith(`/node_modules/${e.file}`));
+      if (edits.length === 0) return undefined;
+      let contents = readFileSync(args.path, 'utf8');
+      for (const { file, edit } of edits) {
+        contents = edit(contents, args.path);
+        seen.add(file);
+      }
+      return { contents, loader: 'js' };
     });
     b.onEnd((result) => {
-      if (result.errors.length === 0 && !seen)
-        return { errors: [{ text: `long-without-wasm: ${LONG_FILE} not bundled any more` }] };
+      const missing = files.filter((f) => !seen.has(f));
+      if (result.errors.length === 0 && missing.length > 0)
+        return { errors: [{ text: `dependency-edits: not bundled any more: ${missing.join(', ')}` }] };
       return undefined;
     });
   },
@@ -237,7 +236,7 @@ function bundleOptions(outdir, { sourcemap, metafile, rare }) {
     legalComments: 'linked',
     banner: { js: REQUIRE_SHIM },
     metafile,
-    plugins: [mysql2Start, longWithoutWasm, rare.plugin],
+    plugins: [dependencyEdits, rare.plugin],
     logLevel: 'warning',
   };
 }

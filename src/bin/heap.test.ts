@@ -4,10 +4,11 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 
 const run = promisify(execFile);
+/** This module's built file, for the child processes to import. */
+const heap = new URL('./heap.js', import.meta.url).href;
 
 describe('tuneHeapGrowth', () => {
   it('sets a flag this Node knows: V8 says nothing (it warns on stderr for an unknown one)', async () => {
-    const heap = new URL('./heap.js', import.meta.url).href;
     const script = `const m = await import(${JSON.stringify(heap)}); m.tuneHeapGrowth(); console.log('set');`;
     const { stdout, stderr } = await run(process.execPath, ['--input-type=module', '-e', script]);
     assert.equal(stdout, 'set\n');
@@ -23,7 +24,6 @@ describe('tuneHeapGrowth', () => {
 
 describe('collectGarbage', () => {
   it('runs a full collection in a Node started without --expose-gc: dropped objects are freed', async () => {
-    const heap = new URL('./heap.js', import.meta.url).href;
     // About 40 MB of objects that survive into the old generation, then dropped: only a full
     // collection frees them.
     const script = [
@@ -73,7 +73,6 @@ describe('collectGarbage and compiled code', () => {
   }
 
   it('drops the bytecode of functions that are not running; they still run, and later collections keep it', async () => {
-    const heap = new URL('./heap.js', import.meta.url).href;
     const r = await measure([
       ...setup,
       `const m = await import(${JSON.stringify(heap)});`,
@@ -97,7 +96,6 @@ describe('collectGarbage and compiled code', () => {
   });
 
   it('leaves a suspended generator and a waiting async function able to go on', async () => {
-    const heap = new URL('./heap.js', import.meta.url).href;
     const r = await measure([
       `const m = await import(${JSON.stringify(heap)});`,
       'function* gen(n) { let s = 0; for (let i = 0; i < n; i++) { s += i; yield s; } return s; }',
@@ -132,7 +130,6 @@ describe('collectGarbage and compiled code', () => {
   });
 
   it('leaves a flag given on the command line as it was', async () => {
-    const heap = new URL('./heap.js', import.meta.url).href;
     const r = await measure(
       [
         ...setup,
