@@ -55,6 +55,19 @@ const PLAIN_CONNECTION = ['mysql2', 'mysql2/promise'].map((name) => ({
     'take connections from a mysql2 pool (createPool): one plain Connection slows every packet of the process (docs/performance.md)',
 }));
 
+/**
+ * Node's crypto, imported by value: loading it initialises OpenSSL (about 2.4 MiB and tens
+ * of milliseconds of every start), so sonde takes it at the call that needs it
+ * (`process.getBuiltinModule('node:crypto')`), and a start without TLS, logins by SHA-256 or
+ * authentication never loads it (docs/performance.md, "Node's crypto left unloaded").
+ */
+const NODE_CRYPTO = {
+  name: 'node:crypto',
+  allowTypeImports: true,
+  message:
+    "load it at the call that needs it: process.getBuiltinModule('node:crypto') (importing it costs every start OpenSSL's set-up, docs/performance.md)",
+};
+
 /** One config object per folder: `no-restricted-imports` refusing every folder it may not use. */
 function layerRules() {
   const folders = [...Object.keys(LAYERS), 'test'];
@@ -74,7 +87,7 @@ function layerRules() {
         'no-restricted-imports': [
           'error',
           {
-            paths: PLAIN_CONNECTION,
+            paths: [...PLAIN_CONNECTION, NODE_CRYPTO],
             patterns: [
               {
                 regex: `^(\\.\\./)+(${refused.join('|')})(/|$)`,

@@ -35,18 +35,34 @@ const REQUIRE_SHIM =
   'const require = __sondeCreateRequire(import.meta.url);';
 
 /**
- * mysql2 requires `tls` (for connections with TLS) and `zlib` (for the compressed protocol)
- * when it loads, so every start paid for both: about 3 MiB of memory and some milliseconds,
- * for connections that mostly use neither. In the bundle each of those `require`s becomes an
- * object that requires the module at its first property read, when the first TLS or
- * compressed connection is made. The exact statements are checked: a mysql2 release that
- * changes them fails the build instead of loading the modules at start again.
+ * mysql2 requires `tls` (for connections with TLS), `zlib` (for the compressed protocol) and
+ * `crypto` (for the logins of MySQL's SHA-256 plugins) when it loads, so every start paid for
+ * all three: about 5 MiB of memory and some tens of milliseconds, for connections that mostly
+ * use none of them. In the bundle each of those `require`s becomes an object that requires
+ * the module at its first property read, when the first TLS, compressed or SHA-256 connection
+ * is made. The exact statements are checked: a mysql2 release that changes them fails the
+ * build instead of loading the modules at start again.
  */
 const LAZY_BUILTINS = [
   { file: 'mysql2/lib/base/connection.js', statement: "const Tls = require('tls');" },
   { file: 'mysql2/lib/auth_plugins/sha256_password.js', statement: "const Tls = require('tls');" },
+  { file: 'mysql2/lib/auth_plugins/sha256_password.js', statement: "const crypto = require('crypto');" },
+  {
+    file: 'mysql2/lib/auth_plugins/caching_sha2_password.js',
+    statement: "const crypto = require('crypto');",
+  },
   { file: 'mysql2/lib/compressed_protocol.js', statement: "const zlib = require('zlib');" },
 ];
+
+/**
+ * The usual login on MariaDB, `mysql_native_password`, hashes with SHA-1 through mysql2's
+ * `lib/auth_41.js`, which requires `crypto` when mysql2 loads. In the bundle it requires
+ * src/db/driver-crypto.ts instead: SHA-1 in JavaScript, any other algorithm from Node's
+ * `crypto` at its first use (that file says why).
+ */
+const AUTH_41_FILE = 'mysql2/lib/auth_41.js';
+const AUTH_41_CRYPTO = "const crypto = require('crypto');";
+const DRIVER_CRYPTO = join(ROOT, 'src/db/driver-crypto.ts');
 
 /**
  * mysql2's table of error codes (lib/constants/errors.js) is 3,942 assignments, one statement
@@ -93,6 +109,16 @@ const EDITS = [
     const lazy = `const ${name} = new Proxy({}, { get: (_t, key) => require('${mod}')[key] });`;
     return { file, edit: (text) => replaceChecked(file, text, statement, lazy) };
   }),
+  {
+    file: AUTH_41_FILE,
+    edit: (text) =>
+      replaceChecked(
+        AUTH_41_FILE,
+        text,
+        AUTH_41_CRYPTO,
+        `const crypto = require(${JSON.stringify(DRIVER_CRYPTO)});`,
+      ),
+  },
   { file: ERRORS_FILE, edit: (_text, path) => errorsAsJson(path) },
   {
     file: LONG_FILE,

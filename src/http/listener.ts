@@ -5,7 +5,6 @@
  * listener that serves Prometheus (the per-monitor exporter, the agent's probe endpoint)
  * starts through startWebListeners(), with the limits of http-guard.ts.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { statSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ServerOptions as HttpsOptions } from 'node:https';
@@ -33,14 +32,15 @@ const AUTH_QUEUE_LIMIT = 32;
 /**
  * `basic_auth_users`: checks `Authorization: Basic` against bcrypt hashes, one bcrypt at a
  * time. Successful checks are remembered by an HMAC of user, hash and password under a key
- * made at start and never shown: the cache holds no password, and a rotated hash misses.
+ * made at the first check and never shown: the cache holds no password, and a rotated hash misses.
  * An unknown user costs a bcrypt like a known one (against a real user's hash, so the same
  * cost), so timing does not tell which users exist.
  */
 export class BasicAuth {
   readonly #users: ReadonlyMap<string, string>;
   readonly #decoy: string;
-  readonly #key = randomBytes(32);
+  /** The HMAC key, made at the first check (Node's crypto is loaded then, not at start). */
+  #key: Buffer | undefined;
   readonly #ok = new Map<string, Buffer>();
   #queue: Promise<unknown> = Promise.resolve();
   #waiting = 0;
@@ -60,12 +60,14 @@ export class BasicAuth {
     const creds = basicCredentials(authorization);
     if (creds === undefined) return false;
     const hash = this.#users.get(creds.user);
-    const mac = createHmac('sha256', this.#key)
+    const crypto = process.getBuiltinModule('node:crypto');
+    const mac = crypto
+      .createHmac('sha256', (this.#key ??= crypto.randomBytes(32)))
       .update(`${creds.user}\0${hash ?? this.#decoy}\0${creds.password}`)
       .digest();
     const id = mac.toString('base64');
     const seen = this.#ok.get(id);
-    if (hash !== undefined && seen !== undefined && timingSafeEqual(seen, mac)) return true;
+    if (hash !== undefined && seen !== undefined && crypto.timingSafeEqual(seen, mac)) return true;
     if (this.#waiting >= AUTH_QUEUE_LIMIT) return 'busy';
     this.#waiting++;
     // bcryptjs is imported on the first check: only listeners with basic auth load it.

@@ -13,7 +13,7 @@
  * certificate, key and CA files it names and proves they load.
  */
 import { dirname, isAbsolute, join } from 'node:path';
-import { X509Certificate } from 'node:crypto';
+import type { X509Certificate } from 'node:crypto';
 import type { SecureVersion } from 'node:tls';
 import { isAlias, isMap, isScalar, isSeq, LineCounter, parseDocument } from 'yaml';
 import type { Document, Node as YamlNode } from 'yaml';
@@ -526,7 +526,7 @@ function checkCa(pem: string, file: string, path: string, key: string): void {
   if (blocks.length === 0) throw new WebConfigError(file, path, 'holds no PEM certificate', key);
   for (const b of blocks) {
     try {
-      new X509Certificate(b);
+      new (process.getBuiltinModule('node:crypto').X509Certificate)(b);
     } catch (err) {
       throw new WebConfigError(file, path, `bad certificate: ${errorMessage(err)}`, key);
     }
@@ -549,7 +549,7 @@ function loadTls(tls: WebTlsConfig, file: string, key: string): WebTlsConfig {
     checkCa(clientCa ?? '', file, caPath, key);
   }
   try {
-    new X509Certificate(cert);
+    new (process.getBuiltinModule('node:crypto').X509Certificate)(cert);
   } catch (err) {
     throw new WebConfigError(file, certPath, `bad certificate: ${errorMessage(err)}`, key);
   }

@@ -9,7 +9,6 @@
  * first, and take that integer modulo n. The first half of the digest plays no part. The
  * integer does not fit a JavaScript number, hence BigInt.
  */
-import { createHash } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 
 /** This agent's shard: it keeps the monitors whose hash modulo `count` is `index`. */
@@ -25,7 +24,7 @@ export function formatShard(s: Shard): string {
 
 /** The shard (0 to count − 1) that monitor `id` falls in among `count` shards. */
 export function shardOfId(id: string, count: number): number {
-  const digest = createHash('md5').update(id, 'utf8').digest();
+  const digest = process.getBuiltinModule('node:crypto').createHash('md5').update(id, 'utf8').digest();
   return Number(digest.readBigUInt64BE(8) % BigInt(count));
 }
 

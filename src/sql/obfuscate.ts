@@ -4,7 +4,6 @@
  * (`sqlFingerprint`). None of them throws; none lets a literal through (docs/query-analytics.md,
  * "Privacy: how SQL text is obfuscated", states the rules).
  */
-import { createHash } from 'node:crypto';
 import { printNormal, printObfuscated, reduceTokens } from './digest.js';
 import { lexSql, Tok, type SqlToken } from './lexer.js';
 
@@ -123,5 +122,6 @@ export function normalizeSql(text: string, opts: NormalizeOptions = {}): string 
 
 /** A stable 16-hex-digit hash of the normal form: equal for statements that differ only in literals. */
 export function sqlFingerprint(text: string, opts: NormalizeOptions = {}): string {
+  const { createHash } = process.getBuiltinModule('node:crypto');
   return createHash('sha256').update(normalizeSql(text, opts)).digest('hex').slice(0, 16);
 }

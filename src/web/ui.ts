@@ -11,7 +11,6 @@
  * is made at the first request that accepts gzip (compressing the page's files at level 9
  * took a few milliseconds of every start) and kept.
  */
-import { createHash } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { join, resolve } from 'node:path';
 import type { UiSource } from '../core/ui.js';
@@ -83,35 +82,44 @@ interface Asset {
   body: Buffer;
   /** The gzipped body, once a request asked for it. */
   gzip?: Buffer;
-  etag: string;
+  /** The ETag, once a request asked for the file. */
+  etag?: string;
   type: string;
 }
 
-/** Read once and keep: the body and an ETag of its content (the gzipped copy comes on first use). */
+/**
+ * Read once and keep: the body, and on first use its ETag (a hash of the content: Node's
+ * crypto is loaded then, not at start) and its gzipped copy.
+ */
 function assetCache(): (name: string, file: { path: () => string; type: string }) => Asset {
   const cache = new Map<string, Asset>();
   return (name, file) => {
     let a = cache.get(name);
     if (a === undefined) {
-      const body = readShipped(`web/${name}`, file.path);
-      const etag = `"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
-      a = { body, etag, type: file.type };
+      a = { body: readShipped(`web/${name}`, file.path), type: file.type };
       cache.set(name, a);
     }
     return a;
   };
 }
 
+/** A file's ETag: a hash of its content. */
+function etagOf(body: Buffer): string {
+  const hash = process.getBuiltinModule('node:crypto').createHash('sha256').update(body);
+  return `"${hash.digest('base64url').slice(0, 22)}"`;
+}
+
 /** Answer a file: 304 when the client has it, gzipped when it accepts gzip. */
 function sendAsset(call: Call, a: Asset): void {
   const { req, res } = call;
+  const etag = (a.etag ??= etagOf(a.body));
   const headers: Record<string, string> = {
     ...PAGE_HEADERS,
-    ETag: a.etag,
+    ETag: etag,
     'Cache-Control': 'no-cache',
     Vary: 'Accept-Encoding',
   };
-  if (req.headers['if-none-match'] === a.etag) {
+  if (req.headers['if-none-match'] === etag) {
     res.writeHead(304, headers);
     res.end();
     return;

@@ -6,7 +6,6 @@
  * estimates (rows, costs, filtered, sizes) and strings that are conditions change from one
  * run to the next without the plan changing, so they are left out of it.
  */
-import { createHash } from 'node:crypto';
 import { obfuscateSql } from '../../sql/obfuscate.js';
 
 export type Json = string | number | boolean | null | Json[] | { [k: string]: Json };
@@ -48,7 +47,9 @@ export function planShape(plan: Json): Json {
 
 /** SHA-256 of the plan's shape, hex. */
 export function planHash(plan: Json): string {
-  return createHash('sha256')
+  return process
+    .getBuiltinModule('node:crypto')
+    .createHash('sha256')
     .update(JSON.stringify(planShape(plan)))
     .digest('hex');
 }
