@@ -28,6 +28,7 @@ const DEPS: { spec: string; start: boolean }[] = [
   { spec: 'commander', start: true },
   { spec: 'yaml', start: true },
   { spec: 'mysql2/promise', start: true },
+  { spec: '@noble/hashes/legacy.js', start: true },
   { spec: 'pino', start: false },
   { spec: 'prom-client', start: false },
   { spec: 'protobufjs', start: false },
