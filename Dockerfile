@@ -32,5 +32,5 @@ EXPOSE 7522 9104
 # SONDE_HEALTHZ when api.bind is not the default.
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD ["node", "-e", "fetch(process.env.SONDE_HEALTHZ).then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
-ENTRYPOINT ["node", "--max-semi-space-size=4", "/app/dist/bundle/bin/sonde.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=4", "--no-maglev", "/app/dist/bundle/bin/sonde.js"]
 CMD ["--config", "/etc/sonde/sonde.yaml"]

@@ -3,7 +3,7 @@
  * leaves for one: the scrape reader's collection of mysqld_exporter's default collectors,
  * translation, the text and its gzip, back to back in one process, the way a scrape ends
  * (no HTTP). Each gzip variant runs in its own fresh child process (the exporter's Node
- * flags, `--max-semi-space-size=4`), one after the other and then again, against one
+ * flags, those of the bin's `#!` line), one after the other and then again, against one
  * throwaway MariaDB:
  *
  * - `payload`: the answer's gzip as the exporter makes it (`gzipBody`, small output chunks);

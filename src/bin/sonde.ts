@@ -1,4 +1,4 @@
-#!/usr/bin/env -S node --max-semi-space-size=4
+#!/usr/bin/env -S node --max-semi-space-size=4 --no-maglev
 /**
  * The `sonde` command's entry: as little as possible before the command line is read.
  *

@@ -179,8 +179,8 @@ monitors:
       assets: Record<string, string>;
     };
     const shebang = readFileSync(join(ROOT, 'src/bin/sonde.ts'), 'utf8').split('\n', 1)[0] ?? '';
-    assert.ok(shebang.includes(' --max-semi-space-size=4'));
-    assert.deepEqual(config.execArgv, ['--max-semi-space-size=4']);
+    assert.ok(shebang.endsWith(' --max-semi-space-size=4 --no-maglev'));
+    assert.deepEqual(config.execArgv, ['--max-semi-space-size=4', '--no-maglev']);
     assert.ok('bundle/sonde.js' in config.assets, 'the entry chunk is embedded');
     assert.ok(Object.keys(config.assets).filter((k) => k.startsWith('bundle/')).length > 10);
     const { stdout } = await run(exe, ['--print-domains'], { cwd: dir, env: { PATH: '/usr/bin:/bin' } });
