@@ -76,6 +76,12 @@ function sample(body: string, name: string): number | undefined {
 
 describe('the single executable', { skip: SKIP }, () => {
   let dir: string;
+  /** The index of the bundle's pack the build wrote: file → [offset, length]. */
+  const packIndex = (): Record<string, [number, number]> =>
+    JSON.parse(readFileSync(join(dir, 'out/sea/bundle.index.json'), 'utf8')) as Record<
+      string,
+      [number, number]
+    >;
   let exe: string;
   let db: MariaDB;
   let proc: ChildProcess | undefined;
@@ -181,10 +187,45 @@ monitors:
     const shebang = readFileSync(join(ROOT, 'src/bin/sonde.ts'), 'utf8').split('\n', 1)[0] ?? '';
     assert.ok(shebang.endsWith(' --max-semi-space-size=4 --no-maglev'));
     assert.deepEqual(config.execArgv, ['--max-semi-space-size=4', '--no-maglev']);
-    assert.ok('bundle/sonde.js' in config.assets, 'the entry chunk is embedded');
-    assert.ok(Object.keys(config.assets).filter((k) => k.startsWith('bundle/')).length > 10);
+    const index = packIndex();
+    assert.deepEqual(index['sonde.js']?.[0], 0, 'the entry chunk heads the pack');
+    assert.ok(Object.keys(index).filter((f) => f.endsWith('.js')).length > 10);
+    assert.ok(
+      Object.keys(config.assets).every((k) => !k.startsWith('bundle/')),
+      'one asset, not one per chunk',
+    );
     const { stdout } = await run(exe, ['--print-domains'], { cwd: dir, env: { PATH: '/usr/bin:/bin' } });
     assert.match(stdout, /^status\.global$/m);
+  });
+
+  it("packs the bundle's files whole, the start's chunks first", () => {
+    const sea = join(dir, 'out/sea');
+    const index = packIndex();
+    const pack = readFileSync(join(sea, 'bundle.pack'));
+    let end = 0;
+    for (const [file, [offset, length]] of Object.entries(index)) {
+      assert.ok(pack.subarray(offset, offset + length).equals(readFileSync(join(sea, 'bundle', file))), file);
+      end = Math.max(end, offset + length);
+    }
+    assert.equal(end, pack.length, 'nothing but the files');
+    // The chunks imported statically by the entry, the command line and the default plan's
+    // collectors, read from their text: all of them lie before any other file.
+    const files = Object.keys(index);
+    const start = new Set<string>();
+    const queue = files.filter((f) => /^(sonde|cli-.*|default-plan-domains-.*)\.js$/.test(f));
+    assert.equal(queue.length, 3);
+    for (let f = queue.shift(); f !== undefined; f = queue.shift()) {
+      if (start.has(f)) continue;
+      start.add(f);
+      const text = readFileSync(join(sea, 'bundle', f), 'utf8');
+      // `import{a,b}from"./chunk.js"` and `import"./chunk.js"`, not `import("./chunk.js")`.
+      for (const m of text.matchAll(/\bimport\s*(?:\{[^}]*\}\s*from\s*)?"\.\/([^"]+)"/g))
+        queue.push(m[1] ?? '');
+    }
+    assert.ok(start.size > 10, `${start.size} start chunks`);
+    const lastStart = Math.max(...[...start].map((f) => index[f]?.[0] ?? Infinity));
+    const firstOther = Math.min(...files.filter((f) => !start.has(f)).map((f) => index[f]?.[0] ?? -1));
+    assert.ok(lastStart < firstOther, `start chunks end at ${lastStart}, others begin at ${firstOther}`);
   });
 
   it('collects the monitor: /status/monitors reports the first collection sent', async () => {
@@ -203,11 +244,8 @@ monitors:
     assert.equal(status.db1?.exporter, `listening on 127.0.0.1:${exporterPort}`);
   });
 
-  it("reads a server that answers in Shift JIS: mysql2's table comes from the assets", async () => {
-    const config = JSON.parse(readFileSync(join(dir, 'out/sea/sea-config.json'), 'utf8')) as {
-      assets: Record<string, string>;
-    };
-    assert.ok('bundle/mysql2-data/iconv-shiftjis.json' in config.assets);
+  it("reads a server that answers in Shift JIS: mysql2's table comes from the pack", async () => {
+    assert.ok('mysql2-data/iconv-shiftjis.json' in packIndex());
     // The cluster name reaches db2 as Shift JIS bytes; decoded with the table, it is the same text.
     const line = await scrape(sjisPort, (body) => /^mysql_galera_variables_info\{.*$/m.exec(body)?.[0]);
     assert.equal(line, `mysql_galera_variables_info{wsrep_cluster_name="${CLUSTER}"} 1`);
