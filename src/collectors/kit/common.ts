@@ -89,6 +89,24 @@ const NAMES_KEPT = 20_000;
  */
 const SHARED_NAMES = new WeakMap<(name: string) => MetricType, Map<string, NameInfo>>();
 
+/**
+ * Every reader's variable names, as the server spells them and lowercased, one pair of strings
+ * per name in the process. A filtered reader keeps a name table of its own (its filter is its
+ * level's), and with its own copies of the names 1,000 monitors held about 300 more strings
+ * each than before the readers existed (heap snapshots, docs/performance.md).
+ */
+const NAME_STRINGS = new Map<string, readonly [raw: string, lower: string]>();
+
+function nameStrings(raw: string): readonly [raw: string, lower: string] {
+  let pair = NAME_STRINGS.get(raw);
+  if (pair === undefined) {
+    pair = [raw, raw.toLowerCase()];
+    if (NAME_STRINGS.size >= NAMES_KEPT) NAME_STRINGS.clear();
+    NAME_STRINGS.set(raw, pair);
+  }
+  return pair;
+}
+
 function sharedNames(typeOf: (name: string) => MetricType): Map<string, NameInfo> {
   let names = SHARED_NAMES.get(typeOf);
   if (names === undefined) {
@@ -143,16 +161,16 @@ export class VariableReader {
   #info(raw: string): NameInfo {
     let info = this.#names.get(raw);
     if (info === undefined) {
-      const name = raw.toLowerCase();
+      const [shared, name] = nameStrings(raw);
       info = {
-        raw,
+        raw: shared,
         name,
         type: this.#typeOf(name),
         wanted: name !== '' && (this.#wanted === undefined || this.#wanted(name)),
         keep: this.#keep?.has(name) ?? false,
       };
       if (this.#names.size >= NAMES_KEPT) this.#names.clear();
-      this.#names.set(raw, info);
+      this.#names.set(shared, info);
     }
     return info;
   }
