@@ -114,14 +114,14 @@ function startFirst(files, metafile, chunks) {
     if (k === undefined) throw new Error(`build-binary: no chunk of ${m} in esbuild's metafile`);
     return k;
   });
-  const start = [];
+  const start = new Set();
   for (let k = queue.shift(); k !== undefined; k = queue.shift()) {
     const file = byKey.get(k);
-    if (file === undefined || start.includes(file)) continue;
-    start.push(file);
+    if (file === undefined || start.has(file)) continue;
+    start.add(file);
     for (const i of metafile.outputs[k]?.imports ?? []) if (i.kind === 'import-statement') queue.push(i.path);
   }
-  return [...start, ...files.filter((f) => !start.includes(f)).sort()];
+  return [...start, ...files.filter((f) => !start.has(f)).sort()];
 }
 
 /**
