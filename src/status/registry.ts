@@ -3,10 +3,12 @@
  * documented in docs/api.md). Flat string maps; a monitor's map is dropped entirely on unload.
  * Every value is shown on one line: control characters in it (a server's error message, a
  * table name) are escaped when the status is read. Values are set at every collection of
- * every monitor and read when someone asks, so the escaping waits for the read.
+ * every monitor and read when someone asks, so the escaping waits for the read. Keys and
+ * values are kept flat (see flatten()): a line built from parts would keep its parts, three
+ * times the memory.
  */
 import type { StatusReader, StatusWriter } from '../core/status.js';
-import { oneLine } from '../util/text.js';
+import { flatten, oneLine } from '../util/text.js';
 
 /** The keys of `m` sorted, each value on one line. */
 function sorted(m: Map<string, string>): Record<string, string> {
@@ -25,7 +27,7 @@ export class StatusRegistry implements StatusReader {
 
   /** Writer for server keys. */
   readonly serverWriter: StatusWriter = {
-    set: (k, v) => void this.#server.set(k, v),
+    set: (k, v) => void this.#server.set(k, flatten(v)),
     delete: (k) => void this.#server.delete(k),
   };
 
@@ -56,7 +58,7 @@ export class StatusRegistry implements StatusReader {
           m = new Map();
           this.#monitors.set(id, m);
         }
-        m.set(k, v);
+        m.set(m.has(k) ? k : flatten(k), flatten(v));
       },
       delete: (k) => void this.#monitors.get(id)?.delete(k),
     };

@@ -21,6 +21,7 @@ import type { Plan } from '../../core/plan.js';
 import { parseValue } from '../../db/values.js';
 import { columnKey, field, levelPlans, option, placeholders, queryError } from '../kit/common.js';
 import { prepareSource } from '../kit/sources.js';
+import { sharedText } from '../../util/text.js';
 
 export const DOMAIN = 'innodb';
 
@@ -113,6 +114,16 @@ export function buildInnodbQuery(
   metrics: readonly string[],
   source: string,
   exporter = false,
+): InnodbQuery {
+  const q = innodbQuery(all, metrics, source, exporter);
+  return { ...q, sql: sharedText(q.sql) }; // every monitor of the plan builds the same statement
+}
+
+function innodbQuery(
+  all: string,
+  metrics: readonly string[],
+  source: string,
+  exporter: boolean,
 ): InnodbQuery {
   const base = `SELECT ${exporter ? EXPORTER_COLUMNS : COLUMNS} ${FROM}`;
   if (all === 'yes') return { sql: base, params: [] };

@@ -84,8 +84,9 @@ void describe('VariableReader (the exporter reading of SHOW rows)', () => {
   });
 
   void it('keeps only the wanted names as values, and kept texts whatever is wanted', () => {
-    const wanted = (name: string): boolean => name === 'uptime' || name === 'slave_running';
-    const reader = new VariableReader(typeOf, KEEP, wanted);
+    const names = new Set(['uptime', 'slave_running']);
+    const wanted = (name: string): boolean => names.has(name);
+    const reader = new VariableReader(typeOf, KEEP, names);
     const text: Record<string, string> = {};
     const values = reader.read(rows(), text);
     assert.deepEqual({ values, text }, twoPass(rows(), wanted));
@@ -151,9 +152,38 @@ void describe('VariableReader (sonde reading of SHOW rows, no kept texts)', () =
     assert.ok(first.every((v, i) => v !== second[i] && !Object.isFrozen(v)));
   });
 
+  void it('shares name tables only between readers of the same list and kept texts', () => {
+    // Readers share what they work out per name when type, kept texts and wanted list agree;
+    // readers differing in any of them must each still give their own reading.
+    const one = new Set(['uptime']);
+    const other = new Set(['threads_running', 'uptime']);
+    const sameAsOther = new Set(['uptime', 'threads_running']);
+    const readers: [VariableReader, ReadonlySet<string> | undefined][] = [
+      [new VariableReader(typeOf, undefined, one), one],
+      [new VariableReader(typeOf, undefined, other), other],
+      [new VariableReader(typeOf, undefined, sameAsOther), sameAsOther],
+      [new VariableReader(typeOf, undefined), undefined],
+    ];
+    const kept = new VariableReader(typeOf, KEEP, one);
+    for (const [reader, names] of readers) {
+      check(reader, rows(), names === undefined ? undefined : (name) => names.has(name));
+    }
+    const text: Record<string, string> = {};
+    const keptValues = kept.read(rows(), text);
+    assert.deepEqual(
+      { values: keptValues, text },
+      twoPass(rows(), (name) => one.has(name)),
+    );
+    assert.deepEqual(
+      [...readers.map(([reader]) => reader.read(rows()).length), keptValues.length],
+      [1, 2, 2, variableValues(rows(), typeOf).length, 1],
+    );
+  });
+
   void it('keeps only the wanted names, and finds the columns whatever their case', () => {
-    const wanted = (name: string): boolean => name === 'uptime' || name === 'threads_running';
-    check(new VariableReader(typeOf, undefined, wanted), rows(), wanted);
+    const names = new Set(['uptime', 'threads_running']);
+    const wanted = (name: string): boolean => names.has(name);
+    check(new VariableReader(typeOf, undefined, names), rows(), wanted);
     const upper = rows().map((r) => ({ VARIABLE_NAME: r.Variable_name ?? null, VALUE: r.Value ?? null }));
     assert.deepEqual(new VariableReader(typeOf, undefined).read(upper), variableValues(rows(), typeOf));
   });

@@ -82,17 +82,51 @@ interface NameInfo {
 /** Names a name table remembers; past that it starts over (names are a small, stable set). */
 const NAMES_KEPT = 20_000;
 
+/** Filters (wanted name lists) with a name table kept; past that the tables start over. */
+const FILTERS_KEPT = 1_000;
+
+/** The key of "no kept texts" among the name tables (a kept-text set is keyed by itself). */
+const NO_KEEP: object = {};
+
 /**
- * The name tables of the readers that want every name and keep no text (sonde's `all: yes`),
- * one per `typeOf`: every monitor's reader of SHOW GLOBAL STATUS shares one, so a name is
- * worked out once per process, and its NameInfo kept once.
+ * The readers' name tables, one per type function, kept-text set and wanted names: every
+ * monitor's reader of a level shares one (1,000 monitors of the default plan read the same
+ * lists), so a name is worked out once per process and its NameInfo kept once. With a table
+ * per reader, each monitor held its levels' NameInfo objects, about 140 of them.
  */
-const SHARED_NAMES = new WeakMap<(name: string) => MetricType, Map<string, NameInfo>>();
+const NAME_TABLES = new WeakMap<
+  (name: string) => MetricType,
+  WeakMap<object, Map<string, Map<string, NameInfo>>>
+>();
+
+function nameTable(
+  typeOf: (name: string) => MetricType,
+  keep: ReadonlySet<string> | undefined,
+  wanted: ReadonlySet<string> | undefined,
+): Map<string, NameInfo> {
+  let byKeep = NAME_TABLES.get(typeOf);
+  if (byKeep === undefined) {
+    byKeep = new WeakMap();
+    NAME_TABLES.set(typeOf, byKeep);
+  }
+  let byWanted = byKeep.get(keep ?? NO_KEEP);
+  if (byWanted === undefined) {
+    byWanted = new Map();
+    byKeep.set(keep ?? NO_KEEP, byWanted);
+  }
+  const key = wanted === undefined ? 'all' : `only\n${[...wanted].sort().join('\n')}`;
+  let table = byWanted.get(key);
+  if (table === undefined) {
+    table = new Map();
+    if (byWanted.size >= FILTERS_KEPT) byWanted.clear();
+    byWanted.set(key, table);
+  }
+  return table;
+}
 
 /**
  * Every reader's variable names, as the server spells them and lowercased, one pair of strings
- * per name in the process. A filtered reader keeps a name table of its own (its filter is its
- * level's), and with its own copies of the names 1,000 monitors held about 300 more strings
+ * per name in the process: with a copy per reader, 1,000 monitors held about 300 more strings
  * each than before the readers existed (heap snapshots, docs/performance.md).
  */
 const NAME_STRINGS = new Map<string, readonly [raw: string, lower: string]>();
@@ -105,15 +139,6 @@ function nameStrings(raw: string): readonly [raw: string, lower: string] {
     NAME_STRINGS.set(raw, pair);
   }
   return pair;
-}
-
-function sharedNames(typeOf: (name: string) => MetricType): Map<string, NameInfo> {
-  let names = SHARED_NAMES.get(typeOf);
-  if (names === undefined) {
-    names = new Map();
-    SHARED_NAMES.set(typeOf, names);
-  }
-  return names;
 }
 
 /**
@@ -131,7 +156,7 @@ function sharedNames(typeOf: (name: string) => MetricType): Map<string, NameInfo
 export class VariableReader {
   readonly #typeOf: (name: string) => MetricType;
   readonly #keep: ReadonlySet<string> | undefined;
-  readonly #wanted: ((name: string) => boolean) | undefined;
+  readonly #wanted: ReadonlySet<string> | undefined;
   readonly #names: Map<string, NameInfo>;
   /**
    * The rows of the last read, by position: the server lists its variables in the same order
@@ -149,13 +174,12 @@ export class VariableReader {
   constructor(
     typeOf: (name: string) => MetricType,
     keep: ReadonlySet<string> | undefined,
-    wanted?: (name: string) => boolean,
+    wanted?: ReadonlySet<string>,
   ) {
     this.#typeOf = typeOf;
     this.#keep = keep;
     this.#wanted = wanted;
-    this.#names =
-      keep === undefined && wanted === undefined ? sharedNames(typeOf) : new Map<string, NameInfo>();
+    this.#names = nameTable(typeOf, keep, wanted);
   }
 
   #info(raw: string): NameInfo {
@@ -166,7 +190,7 @@ export class VariableReader {
         raw: shared,
         name,
         type: this.#typeOf(name),
-        wanted: name !== '' && (this.#wanted === undefined || this.#wanted(name)),
+        wanted: name !== '' && (this.#wanted === undefined || this.#wanted.has(name)),
         keep: this.#keep?.has(name) ?? false,
       };
       if (this.#names.size >= NAMES_KEPT) this.#names.clear();

@@ -10,6 +10,7 @@ import type { Db, Row } from '../../core/db.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
 import { CatalogueReader, mapLevels, queryError } from './common.js';
 import { prepareSource } from './sources.js';
+import { sharedText } from '../../util/text.js';
 
 export interface LevelQuery {
   sql: string;
@@ -44,7 +45,11 @@ export abstract class PerLevelQueryCollector<Q extends LevelQuery> implements Co
   }
 
   async prepare(plan: Plan, signal: AbortSignal): Promise<void> {
-    this.#levels = mapLevels(plan, this.domain, (dp) => this.buildQuery(dp));
+    this.#levels = mapLevels(plan, this.domain, (dp) => {
+      const q = this.buildQuery(dp);
+      q.sql = sharedText(q.sql); // every monitor of the plan builds the same statement
+      return q;
+    });
     this.#reader = undefined; // results of the previous plan's queries are not kept
     this.#unsupported = undefined;
     if (this.#levels.size === 0) return;

@@ -43,6 +43,7 @@ import {
   variableValues,
 } from '../kit/common.js';
 import { prepareSource } from '../kit/sources.js';
+import { sharedText } from '../../util/text.js';
 
 export const DOMAIN = 'status.global';
 
@@ -110,7 +111,7 @@ function filtered(base: string, state: LevelState, exporter: boolean): void {
     return;
   }
   state.params = [...state.names];
-  state.sql = `${base} WHERE Variable_name IN (${placeholders(state.params.length)})`;
+  state.sql = sharedText(`${base} WHERE Variable_name IN (${placeholders(state.params.length)})`);
 }
 
 const typeOf = (name: string): MetricType =>
@@ -158,7 +159,7 @@ export class StatusGlobalCollector implements Collector {
       state.reader = new VariableReader(
         typeOf,
         this.#exporter?.keepText,
-        state.all ? undefined : (name) => state.names.has(name),
+        state.all ? undefined : state.names,
       );
     }
   }
