@@ -16,6 +16,7 @@
  */
 import type { Db, QueryOptions, Row } from '../core/db.js';
 import { systemClock, type Clock } from '../util/clock.js';
+import { CappedMap, CappedSet } from '../util/capped.js';
 
 /** Statement lists kept, one per set of domains scraped (`collect[]` filters). */
 const LISTS_KEPT = 16;
@@ -79,7 +80,7 @@ function pending(): Pending {
 export class StatementBatch {
   readonly #clock: Pick<Clock, 'precise'>;
   /** Per set of domains: the statements its last scrape ran successfully, in order. */
-  readonly #lists = new Map<string, string[]>();
+  readonly #lists = new CappedMap<string, string[]>(LISTS_KEPT);
   /** The scrape in progress: its set of domains and the statements it ran so far. */
   #key = '';
   #ran: string[] = [];
@@ -98,7 +99,7 @@ export class StatementBatch {
    */
   #off = false;
   /** Statements that took longer than BATCH_SLOW_MS alone (bounded like the lists). */
-  readonly #slow = new Set<string>();
+  readonly #slow = new CappedSet<string>(LISTS_KEPT * 64);
   /** The scrape's batch took longer than BATCH_SLOW_MS. */
   #tooSlow = false;
 
@@ -159,7 +160,6 @@ export class StatementBatch {
   /** The scrape ended: what it ran successfully is the next batch of its domains. */
   finish(): void {
     if (this.#failed && this.#sent.every((sql) => this.#ran.includes(sql))) this.#off = true;
-    if (this.#lists.size >= LISTS_KEPT && !this.#lists.has(this.#key)) this.#lists.clear();
     this.#lists.set(this.#key, this.#tooSlow ? [] : this.#ran);
     this.#ran = [];
     this.#answers = new Map();
@@ -184,7 +184,6 @@ export class StatementBatch {
       const t0 = this.#clock.precise();
       rows = await db.query(sql, params, o);
       if (this.#clock.precise() - t0 > BATCH_SLOW_MS) {
-        if (this.#slow.size >= LISTS_KEPT * 64) this.#slow.clear();
         this.#slow.add(sql);
       } else this.#slow.delete(sql);
     }

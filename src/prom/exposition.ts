@@ -12,6 +12,7 @@
  *    shortest `%g` form (formatNumber).
  */
 import type { Distribution } from '../core/metrics.js';
+import { CappedMap, CappedSet } from '../util/capped.js';
 
 /**
  * A family's TYPE. mysqld_exporter uses `untyped` for its generic status metrics; a
@@ -196,8 +197,8 @@ const NO_PAIRS: Pairs = { pairs: [], names: '', key: '', text: '' };
 const pairsCache = new WeakMap<object, Pairs>();
 
 /** Metric names already checked (bounded; cleared when it grows past the limit). */
-const validNames = new Set<string>();
 const VALID_NAMES_LIMIT = 100_000;
+const validNames = new CappedSet<string>(VALID_NAMES_LIMIT);
 
 /** `[\ud800-\udfff]` without the `u` flag: any surrogate, a cheap pre-check. */
 const ANY_SURROGATE = /[\ud800-\udfff]/;
@@ -259,7 +260,6 @@ function group(samples: readonly PromSample[]): FamilyBuild[] {
       if (!validNames.has(s.name)) {
         if (!isValidMetricName(s.name))
           throw new ExpositionError(`invalid metric name ${JSON.stringify(s.name)}`);
-        if (validNames.size >= VALID_NAMES_LIMIT) validNames.clear();
         validNames.add(s.name);
       }
       fb = {
@@ -364,13 +364,12 @@ export function dropDuplicateSeries(samples: readonly PromSample[]): {
 // ---- rendering --------------------------------------------------------------------------
 
 /** `# HELP`/`# TYPE` lines by family name (bounded like validNames). */
-const headerCache = new Map<string, { help: string; type: PromType; text: string }>();
+const headerCache = new CappedMap<string, { help: string; type: PromType; text: string }>(VALID_NAMES_LIMIT);
 
 function header(f: PromFamily): string {
   const c = headerCache.get(f.name);
   if (c !== undefined && c.help === f.help && c.type === f.type) return c.text;
   const text = `# HELP ${f.name} ${escapeHelp(f.help)}\n# TYPE ${f.name} ${f.type}\n`;
-  if (headerCache.size >= VALID_NAMES_LIMIT) headerCache.clear();
   headerCache.set(f.name, { help: f.help, type: f.type, text });
   return text;
 }

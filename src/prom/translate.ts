@@ -26,6 +26,7 @@ import { EXPORTER_DOMAIN_PREFIX, PROM_HELP_META } from '../core/upstream.js';
 import type { PromSample, PromType } from './exposition.js';
 import VARIABLES_HELP_JSON from './variables-help.json' with { type: 'json' };
 import { SONDE_PROM_DOMAINS, sondeSample, type SondeSample } from './sonde-names.js';
+import { CappedMap } from '../util/capped.js';
 
 const SONDE_DOMAINS: ReadonlySet<string> = new Set(SONDE_PROM_DOMAINS);
 
@@ -334,14 +335,13 @@ function templateOf(
 ): Template {
   let cache = byType.get(v.type);
   if (cache === undefined) {
-    cache = new Map();
+    cache = new CappedMap(CACHE_LIMIT);
     byType.set(v.type, cache);
   }
   const key = cacheKey(domain, v);
   let t = cache.get(key);
   if (t === undefined) {
     t = template(fn(v));
-    if (cache.size >= CACHE_LIMIT) cache.clear();
     cache.set(key, t);
   }
   return t;

@@ -1,5 +1,7 @@
 /** Small text helpers shared across sonde. */
 
+import { CappedMap } from './capped.js';
+
 /**
  * Blip's reading of a boolean option value: `true`, `yes`, `enable`, `enabled` (any case,
  * surrounding space ignored) are true; anything else is false.
@@ -77,7 +79,7 @@ export function flatten(text: string): string {
 
 /** Texts {@link sharedText} keeps; past that it starts over. */
 const SHARED_KEPT = 10_000;
-const SHARED = new Map<string, string>();
+const SHARED = new CappedMap<string, string>(SHARED_KEPT);
 
 /**
  * One flat copy of `text` for the whole process, for text that every monitor builds alike and
@@ -87,7 +89,6 @@ const SHARED = new Map<string, string>();
 export function sharedText(text: string): string {
   const shared = SHARED.get(text);
   if (shared !== undefined) return shared;
-  if (SHARED.size >= SHARED_KEPT) SHARED.clear();
   SHARED.set(flatten(text), text);
   return text;
 }

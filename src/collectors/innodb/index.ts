@@ -22,6 +22,7 @@ import { parseValue } from '../../db/values.js';
 import { columnKey, field, levelPlans, option, placeholders, queryError } from '../kit/common.js';
 import { prepareSource } from '../kit/sources.js';
 import { sharedText } from '../../util/text.js';
+import { CappedMap } from '../../util/capped.js';
 
 export const DOMAIN = 'innodb';
 
@@ -226,7 +227,7 @@ interface MetricInfo {
 const METRICS_KEPT = 20_000;
 
 /** Every reader's metric table: a metric is worked out once per process, its MetricInfo kept once. */
-const METRICS = new Map<string, MetricInfo>();
+const METRICS = new CappedMap<string, MetricInfo>(METRICS_KEPT);
 
 function metricInfo(rawName: string, subsystem: string): MetricInfo {
   const key = `${subsystem}\0${rawName}`;
@@ -240,7 +241,6 @@ function metricInfo(rawName: string, subsystem: string): MetricInfo {
       type: GAUGES.has(name) ? MetricType.Gauge : MetricType.CumulativeCounter,
       meta: Object.freeze({ [INNODB_META.subsystem]: subsystem }),
     };
-    if (METRICS.size >= METRICS_KEPT) METRICS.clear();
     METRICS.set(key, info);
   }
   return info;

@@ -10,6 +10,7 @@ import { DB_ERROR_CODES } from '../../db/pool.js';
 import { timeLeftMs } from '../../util/abort.js';
 import { formatDuration } from '../../util/duration.js';
 import type { DomainPlan, Plan } from '../../core/plan.js';
+import { CappedMap } from '../../util/capped.js';
 
 /**
  * This domain's part of every level of the plan: level name → DomainPlan. A level that
@@ -111,14 +112,13 @@ function nameTable(
   }
   let byWanted = byKeep.get(keep ?? NO_KEEP);
   if (byWanted === undefined) {
-    byWanted = new Map();
+    byWanted = new CappedMap(FILTERS_KEPT);
     byKeep.set(keep ?? NO_KEEP, byWanted);
   }
   const key = wanted === undefined ? 'all' : `only\n${[...wanted].sort().join('\n')}`;
   let table = byWanted.get(key);
   if (table === undefined) {
-    table = new Map();
-    if (byWanted.size >= FILTERS_KEPT) byWanted.clear();
+    table = new CappedMap(NAMES_KEPT);
     byWanted.set(key, table);
   }
   return table;
@@ -129,13 +129,12 @@ function nameTable(
  * per name in the process: with a copy per reader, 1,000 monitors held about 300 more strings
  * each than before the readers existed (heap snapshots, docs/performance.md).
  */
-const NAME_STRINGS = new Map<string, readonly [raw: string, lower: string]>();
+const NAME_STRINGS = new CappedMap<string, readonly [raw: string, lower: string]>(NAMES_KEPT);
 
 function nameStrings(raw: string): readonly [raw: string, lower: string] {
   let pair = NAME_STRINGS.get(raw);
   if (pair === undefined) {
     pair = [raw, raw.toLowerCase()];
-    if (NAME_STRINGS.size >= NAMES_KEPT) NAME_STRINGS.clear();
     NAME_STRINGS.set(raw, pair);
   }
   return pair;
@@ -193,7 +192,6 @@ export class VariableReader {
         wanted: name !== '' && (this.#wanted === undefined || this.#wanted.has(name)),
         keep: this.#keep?.has(name) ?? false,
       };
-      if (this.#names.size >= NAMES_KEPT) this.#names.clear();
       this.#names.set(shared, info);
     }
     return info;

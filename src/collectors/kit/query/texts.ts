@@ -9,6 +9,7 @@ import type { Db, ServerInfo } from '../../../core/db.js';
 import { field, placeholders } from '../common.js';
 import { canonicalSql, CONSUMERS_SQL_HEAD, limited, OWN_THREADS_SQL, PFS_ON_SQL } from './shared.js';
 import { normalizeSql, obfuscateSql } from '../../../sql/obfuscate.js';
+import { CappedSet } from '../../../util/capped.js';
 
 /** Canonical texts of sonde's own statements (see {@link ownStatement}). */
 const OWN_TEXTS = new Set<string>();
@@ -57,7 +58,7 @@ export class DigestTexts {
   readonly capacity: number;
   readonly #cache = new Map<string, Entry>();
   /** Digests sonde's connections ran (bounded like the cache). */
-  readonly #ownRan = new Set<string>();
+  readonly #ownRan: Set<string>;
   /** Canonical forms of the statements this monitor's pool ran, and how many were read. */
   readonly #poolTexts = new Set<string>();
   #poolRead = 0;
@@ -66,6 +67,7 @@ export class DigestTexts {
     this.#db = db;
     this.#info = info;
     this.capacity = capacity;
+    this.#ownRan = new CappedSet(capacity);
   }
 
   /** A cache sized by the server's digest table. */
@@ -129,7 +131,6 @@ export class DigestTexts {
         const d = field(r, 'DIGEST');
         if (d !== null && d !== undefined && this.#ownRan.has(d)) continue;
         if (d === null || d === undefined) continue;
-        if (this.#ownRan.size >= this.capacity) this.#ownRan.clear();
         this.#ownRan.add(d);
       }
     } catch {
