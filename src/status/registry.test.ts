@@ -1,5 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { importLine, keptBytes } from '../util/kept-bytes.fixture.js';
 import { StatusRegistry } from './registry.js';
 
 describe('StatusRegistry', () => {
@@ -33,5 +34,28 @@ describe('StatusRegistry', () => {
     r.removeMonitor('b');
     assert.equal(r.monitorStatus('b'), undefined);
     assert.deepEqual(r.monitors(), { a: {} });
+  });
+
+  it('keeps values set from built text flat: a third of the heap such text takes as built', async () => {
+    // 1,000 monitors with 20 status lines each, built as the engine builds them; the
+    // baseline keeps the same strings in plain maps, as the registry did when the escaping
+    // moved to the read (the regression of 1,000 monitors in docs/performance.md).
+    const setup = [
+      importLine(['StatusRegistry'], './registry.js', import.meta.url),
+      'const registry = new StatusRegistry();',
+      'const plain = new Map();',
+      "const key = (i) => 'domain:d' + (i % 20);",
+    ].join('\n');
+    const line =
+      '`ok at ${new Date(1.8e12 + i * 1000).toISOString()} in ${(i % 997 / 7).toFixed(1)}ms: ${i % 50} metrics`';
+    const r = await keptBytes(setup, line, {
+      plain:
+        "(s, i) => { const id = 'm' + Math.floor(i / 20); if (!plain.has(id)) plain.set(id, new Map()); plain.get(id).set(key(i), s); }",
+      registry: "(s, i) => registry.monitor('m' + Math.floor(i / 20)).set(key(i), s)",
+    });
+    assert.ok(
+      r.registry < r.plain * 0.6,
+      `registry ${r.registry.toFixed(0)} bytes per value, plain maps ${r.plain.toFixed(0)}`,
+    );
   });
 });

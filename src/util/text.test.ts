@@ -1,6 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
+import { keptBytes, importLine } from './kept-bytes.fixture.js';
 import { flatten, oneLine, sharedText } from './text.js';
+
+const TEXT = importLine(['flatten', 'sharedText'], './text.js', import.meta.url);
 
 describe('oneLine', () => {
   it('leaves ordinary text, tabs and backslashes as they are (the same string)', () => {
@@ -36,7 +39,7 @@ describe('flatten', () => {
     // 20,000 lines built as the engine builds its status lines.
     const line =
       '`ok at ${new Date(1.8e12 + i * 1000).toISOString()} in ${(i % 997 / 7).toFixed(1)}ms: ${i % 50} metrics`';
-    const r = await keptBytes(line, { built: '(s) => s', flat: 'flatten' });
+    const r = await keptBytes(TEXT, line, { built: '(s) => s', flat: 'flatten' });
     // Measured: about 260 bytes per line as built, 85 flattened (the text is 50 characters).
     assert.ok(
       r.flat < r.built / 2,
@@ -56,45 +59,10 @@ describe('sharedText', () => {
     // 20,000 equal statements, each built from its parts as a monitor builds its level's.
     const sql =
       '`SELECT subsystem, name, count FROM information_schema.innodb_metrics WHERE name IN (${Array.from({ length: 40 }, () => "?").join(", ")})`';
-    const r = await keptBytes(sql, { built: '(s) => s', shared: 'sharedText' });
+    const r = await keptBytes(TEXT, sql, { built: '(s) => s', shared: 'sharedText' });
     assert.ok(
       r.shared < r.built / 4,
       `shared ${r.shared.toFixed(0)} bytes per statement, built ${r.built.toFixed(0)}`,
     );
   });
 });
-
-/**
- * Heap bytes per kept string, in a fresh process with the garbage collector callable: 20,000
- * strings made by the expression `make` (of `i`), kept through each of `keeps` (function
- * expressions, which may name flatten and sharedText).
- */
-async function keptBytes<K extends string>(
-  make: string,
-  keeps: Record<K, string>,
-): Promise<Record<K, number>> {
-  const { execFile } = await import('node:child_process');
-  const { promisify } = await import('node:util');
-  const keepList = Object.entries<string>(keeps)
-    .map(([name, fn]) => `${name}: ${fn}`)
-    .join(', ');
-  const script = [
-    "(await import('node:v8')).setFlagsFromString('--expose-gc');",
-    "const gc = (await import('node:vm')).runInNewContext('gc');",
-    `const { flatten, sharedText } = await import(${JSON.stringify(new URL('./text.js', import.meta.url).href)});`,
-    `const make = (i) => ${make};`,
-    'const perString = (keep) => {',
-    "  gc({ type: 'major', execution: 'sync' });",
-    '  const before = process.memoryUsage().heapUsed;',
-    '  const kept = Array.from({ length: 20000 }, (_, i) => keep(make(i)));',
-    "  gc({ type: 'major', execution: 'sync' });",
-    '  const bytes = (process.memoryUsage().heapUsed - before) / kept.length;',
-    '  kept.length = 0;',
-    '  return bytes;',
-    '};',
-    `const keeps = { ${keepList} };`,
-    'console.log(JSON.stringify(Object.fromEntries(Object.entries(keeps).map(([k, f]) => [k, perString(f)]))));',
-  ].join('\n');
-  const { stdout } = await promisify(execFile)(process.execPath, ['--input-type=module', '-e', script]);
-  return JSON.parse(stdout) as Record<K, number>;
-}
