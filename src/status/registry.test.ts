@@ -1,6 +1,6 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { importLine, keptBytes } from '../util/kept-bytes.fixture.js';
+import { BUILT_STATUS_LINE, importLine, keptBytes } from '../util/kept-bytes.fixture.js';
 import { StatusRegistry } from './registry.js';
 
 describe('StatusRegistry', () => {
@@ -46,9 +46,7 @@ describe('StatusRegistry', () => {
       'const plain = new Map();',
       "const key = (i) => 'domain:d' + (i % 20);",
     ].join('\n');
-    const line =
-      '`ok at ${new Date(1.8e12 + i * 1000).toISOString()} in ${(i % 997 / 7).toFixed(1)}ms: ${i % 50} metrics`';
-    const r = await keptBytes(setup, line, {
+    const r = await keptBytes(setup, BUILT_STATUS_LINE, {
       plain:
         "(s, i) => { const id = 'm' + Math.floor(i / 20); if (!plain.has(id)) plain.set(id, new Map()); plain.get(id).set(key(i), s); }",
       registry: "(s, i) => registry.monitor('m' + Math.floor(i / 20)).set(key(i), s)",
