@@ -117,7 +117,8 @@ export function buildInnodbQuery(
   exporter = false,
 ): InnodbQuery {
   const q = innodbQuery(all, metrics, source, exporter);
-  return { ...q, sql: sharedText(q.sql) }; // every monitor of the plan builds the same statement
+  q.sql = sharedText(q.sql); // every monitor of the plan builds the same statement
+  return q;
 }
 
 function innodbQuery(

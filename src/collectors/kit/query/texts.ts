@@ -129,9 +129,7 @@ export class DigestTexts {
       const rows = await this.#db.query(limited(OWN_HISTORY_SQL, this.#info, limitMs), [], { signal });
       for (const r of rows) {
         const d = field(r, 'DIGEST');
-        if (d !== null && d !== undefined && this.#ownRan.has(d)) continue;
-        if (d === null || d === undefined) continue;
-        this.#ownRan.add(d);
+        if (d !== null && d !== undefined) this.#ownRan.add(d);
       }
     } catch {
       // the history consumer off or no grant: own digests are known by their text alone
