@@ -468,9 +468,19 @@ export class ExpositionCache {
    */
   #buf: Buffer = EMPTY;
   #spare: Buffer = EMPTY;
-  #starts: number[] = [];
-  #lens: number[] = [];
+  #starts = new Uint32Array(0);
+  #lens = new Uint32Array(0);
   #total = 0;
+  /**
+   * #update's scratch, kept between calls: the positions whose text changed (in output
+   * order), their texts and those texts' byte lengths. Every field of this class keeps one
+   * kind of value for its whole life (typed arrays for the offsets; these arrays emptied,
+   * never replaced), so V8's optimized code for #update and #write is not thrown away when
+   * a second layout or an idle scrape brings an array of another shape.
+   */
+  #changed: number[] = [];
+  #texts: string[] = [];
+  #sizes: number[] = [];
 
   /** The text exposition of `samples`. Throws ExpositionError like exposition(). */
   render(samples: readonly PromSample[]): string {
@@ -502,8 +512,10 @@ export class ExpositionCache {
     if (!this.#sameShape(samples)) this.#layout(samples);
     const order = this.#order;
     const lastValues = this.#lastValues;
-    const changed: number[] = [];
-    const texts: string[] = [];
+    const changed = this.#changed;
+    const texts = this.#texts;
+    changed.length = 0;
+    texts.length = 0;
     for (let k = 0; k < order.length; k++) {
       const s = samples[order[k] as number] as PromSample;
       const v = s.value;
@@ -520,26 +532,39 @@ export class ExpositionCache {
       texts.push(`${this.#heads[k] as string}${body}`);
       lastValues[k] = v;
     }
-    this.#write(changed, texts);
+    this.#write();
   }
 
-  /** Write the texts of the `changed` positions (in output order) into the kept text. */
-  #write(changed: readonly number[], texts: readonly string[]): void {
+  /** Write the texts of the #changed positions (in output order) into the kept text. */
+  #write(): void {
+    const changed = this.#changed;
+    const texts = this.#texts;
+    const sizes = this.#sizes;
     const lens = this.#lens;
     const starts = this.#starts;
-    const sizes = texts.map((t) => Buffer.byteLength(t));
-    if (changed.every((k, i) => sizes[i] === lens[k])) {
-      for (const [i, k] of changed.entries()) this.#buf.write(texts[i] as string, starts[k] as number);
+    const n = changed.length;
+    sizes.length = 0;
+    let grown = 0;
+    for (let i = 0; i < n; i++) {
+      const size = Buffer.byteLength(texts[i] as string);
+      sizes.push(size);
+      grown += size - (lens[changed[i] as number] as number);
+    }
+    let moved = false;
+    for (let i = 0; i < n && !moved; i++) moved = sizes[i] !== lens[changed[i] as number];
+    if (!moved) {
+      const buf = this.#buf;
+      for (let i = 0; i < n; i++) buf.write(texts[i] as string, starts[changed[i] as number] as number);
       return;
     }
-    let total = this.#total;
-    for (const [i, k] of changed.entries()) total += (sizes[i] as number) - (lens[k] as number);
+    const total = this.#total + grown;
     if (this.#spare.length < total) this.#spare = Buffer.allocUnsafe(Math.ceil(total * 1.25));
     const from = this.#buf;
     const to = this.#spare;
     let read = 0;
     let at = 0;
-    for (const [i, k] of changed.entries()) {
+    for (let i = 0; i < n; i++) {
+      const k = changed[i] as number;
       at += from.copy(to, at, read, starts[k]);
       at += to.write(texts[i] as string, at);
       read = (starts[k] as number) + (lens[k] as number);
@@ -589,8 +614,8 @@ export class ExpositionCache {
     this.#prefixes = prefixes;
     this.#names = names;
     this.#lastValues = new Array<number | undefined>(order.length).fill(undefined);
-    this.#starts = new Array<number>(order.length).fill(0);
-    this.#lens = new Array<number>(order.length).fill(0);
+    this.#starts = new Uint32Array(order.length);
+    this.#lens = new Uint32Array(order.length);
     this.#total = 0;
   }
 }
