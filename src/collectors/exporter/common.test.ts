@@ -1,9 +1,9 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { CollectError } from '../../core/collector.js';
-import { MetricType } from '../../core/metrics.js';
+import { MetricType, type MetricValue } from '../../core/metrics.js';
 import { PROM_HELP_META, scraperByName } from '../../core/upstream.js';
-import { family, parseGoFloat, parseStatus, sample, upstreamOptions } from './common.js';
+import { columnSamples, family, parseGoFloat, parseStatus, sample, upstreamOptions } from './common.js';
 
 describe('exporter.* collector helpers', () => {
   it("parses column values as mysqld_exporter's parseStatus does", () => {
@@ -65,5 +65,28 @@ describe('exporter.* collector helpers', () => {
     const slave = scraperByName('slave_status');
     assert.ok(slave !== undefined);
     assert.throws(() => upstreamOptions(slave, { x: '1' }), /unknown option x; the domain has no options/);
+  });
+
+  it('makes one sample per column and row, and none of a row whose last column does not scan', () => {
+    const families = { a: family('t_a', 'A.', 'counter'), b: family('t_b', 'B.', 'gauge') };
+    const scan = (row: Record<string, string | null>, column: string): number => {
+      const n = Number(row[column]);
+      if (Number.isNaN(n)) throw new CollectError(`bad ${column}`);
+      return n;
+    };
+    const out: MetricValue[] = [];
+    const rows = [
+      { k: 'x', a: '1', b: '2' },
+      { k: 'y', a: '3', b: 'many' },
+      { k: 'z', a: '5', b: '6' },
+    ];
+    assert.throws(() => columnSamples(rows, families, (r) => ({ k: r.k ?? '' }), scan, out), /bad b/);
+    assert.deepEqual(
+      out.map((v) => [v.name, v.value, v.group]),
+      [
+        ['t_a', 1, { k: 'x' }],
+        ['t_b', 2, { k: 'x' }],
+      ],
+    );
   });
 });

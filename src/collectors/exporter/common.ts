@@ -16,7 +16,7 @@ import {
   type CollectorContext,
   type CollectorHelp,
 } from '../../core/collector.js';
-import type { Db } from '../../core/db.js';
+import type { Db, Row } from '../../core/db.js';
 import { MetricType, type Distribution, type MetricValue } from '../../core/metrics.js';
 import type { Plan } from '../../core/plan.js';
 import { PROM_HELP_META, scraperByDomain, type UpstreamScraper } from '../../core/upstream.js';
@@ -58,6 +58,30 @@ export function sample(f: Family, value: number, labels?: Record<string, string>
   return labels === undefined
     ? { name: f.name, value, type: f.type, meta: f.meta }
     : { name: f.name, value, type: f.type, group: labels, meta: f.meta };
+}
+
+/**
+ * Rows of one family per column (`families`: column → family) → samples, labelled by
+ * `labelsOf(row)`, each value read by `scan(row, column)`. A row's labels and every one of its
+ * columns are read before any of its samples is added, so a row that does not scan (the
+ * scanner throws) stops the reading with none of its samples, as upstream's scrapers stop.
+ */
+export function columnSamples(
+  rows: readonly Row[],
+  families: Readonly<Record<string, Family>>,
+  labelsOf: (row: Row) => Record<string, string>,
+  scan: (row: Row, column: string) => number,
+  out: MetricValue[],
+): void {
+  const columns = Object.keys(families);
+  const values: number[] = [];
+  for (const row of rows) {
+    const labels = labelsOf(row);
+    values.length = 0;
+    for (const column of columns) values.push(scan(row, column));
+    for (let i = 0; i < columns.length; i++)
+      out.push(sample(families[columns[i] as string] as Family, values[i] as number, labels));
+  }
 }
 
 /**

@@ -9,7 +9,7 @@
 import type { CollectorRegistration } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
-import { UpstreamCollector, family, sample, upstreamHelp } from './common.js';
+import { UpstreamCollector, columnSamples, family, upstreamHelp } from './common.js';
 import { scanFloat, scanString } from './sql_scan.js';
 
 export const DOMAIN = 'exporter.info_schema.innodb_cmp';
@@ -50,11 +50,7 @@ export const FAMILIES = {
 
 /** INNODB_CMP rows → samples (pure; a row that does not scan stops the reading). */
 export function innodbCmpSamples(rows: readonly Row[], out: MetricValue[]): void {
-  for (const row of rows) {
-    const labels = { page_size: scanString(row, 'page_size') };
-    const values = Object.entries(FAMILIES).map(([c, f]) => [f, scanFloat(row, c)] as const);
-    for (const [f, v] of values) out.push(sample(f, v, labels));
-  }
+  columnSamples(rows, FAMILIES, (row) => ({ page_size: scanString(row, 'page_size') }), scanFloat, out);
 }
 
 export class InnodbCmpCollector extends UpstreamCollector {

@@ -10,7 +10,7 @@
 import type { CollectorRegistration } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
-import { UpstreamCollector, family, sample, upstreamHelp } from './common.js';
+import { UpstreamCollector, columnSamples, family, upstreamHelp } from './common.js';
 import { scanFloat, scanString } from './sql_scan.js';
 
 export const DOMAIN = 'exporter.info_schema.innodb_cmpmem';
@@ -46,14 +46,17 @@ export const FAMILIES = {
 
 /** INNODB_CMPMEM rows → samples (pure; a row that does not scan stops the reading). */
 export function innodbCmpMemSamples(rows: readonly Row[], out: MetricValue[]): void {
-  for (const row of rows) {
-    const labels = {
+  columnSamples(
+    rows,
+    FAMILIES,
+    (row) => ({
       page_size: scanString(row, 'page_size'),
       buffer_pool: scanString(row, 'buffer_pool_instance'),
-    };
-    const values = Object.entries(FAMILIES).map(([c, f]) => [f, scanFloat(row, c)] as const);
-    for (const [f, v] of values) out.push(sample(f, f === FAMILIES.relocation_time ? v / 1000 : v, labels));
-  }
+    }),
+    // relocation_time is in milliseconds; the family is in seconds
+    (row, column) => (column === 'relocation_time' ? scanFloat(row, column) / 1000 : scanFloat(row, column)),
+    out,
+  );
 }
 
 export class InnodbCmpMemCollector extends UpstreamCollector {

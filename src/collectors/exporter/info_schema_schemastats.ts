@@ -10,7 +10,7 @@
 import type { CollectorRegistration } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
-import { UpstreamCollector, family, sample, upstreamHelp } from './common.js';
+import { UpstreamCollector, columnSamples, family, upstreamHelp } from './common.js';
 import { scanString, scanUint } from './sql_scan.js';
 import { USERSTAT_CHECK, userstatOn } from './userstat.js';
 
@@ -35,11 +35,13 @@ export const FAMILIES = {
 
 /** Per-schema sums → samples (pure; a row that does not scan stops the reading). */
 export function schemaStatsSamples(rows: readonly Row[], out: MetricValue[]): void {
-  for (const row of rows) {
-    const labels = { schema: scanString(row, 'TABLE_SCHEMA') };
-    const values = Object.entries(FAMILIES).map(([c, f]) => [f, scanUint(row, c, 64)] as const);
-    for (const [f, v] of values) out.push(sample(f, v, labels));
-  }
+  columnSamples(
+    rows,
+    FAMILIES,
+    (row) => ({ schema: scanString(row, 'TABLE_SCHEMA') }),
+    (row, column) => scanUint(row, column, 64),
+    out,
+  );
 }
 
 export class SchemaStatsCollector extends UpstreamCollector {
