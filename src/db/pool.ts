@@ -1033,10 +1033,10 @@ function toRows(result: unknown): Row[] {
  * statement held a `;` of its own).
  *
  * `asText`: every column reads as its text, through asText only where mysql2 would not read
- * it as text by itself (see plainText()): the hook costs a call and a closure per column,
- * about a third of the CPU of reading SHOW GLOBAL STATUS and SHOW GLOBAL VARIABLES. mysql2
- * announces a result set's columns (`fields`) before it builds the reader of its rows from
- * the query's options, so the hook is switched on or off there, for that result set alone.
+ * it as text by itself (see plainText()), as single statements are read (#textRows): the
+ * hook costs mysql2 a call and a closure per column. mysql2 announces a result set's columns
+ * (`fields`) before it builds the reader of its rows from the query's options, so the hook
+ * is switched on or off there, for that result set alone.
  */
 function streamBatch(
   conn: PoolConnection,

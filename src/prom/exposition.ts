@@ -545,13 +545,17 @@ export class ExpositionCache {
     const n = changed.length;
     sizes.length = 0;
     let grown = 0;
+    let moved = false;
     for (let i = 0; i < n; i++) {
       const size = Buffer.byteLength(texts[i] as string);
+      const was = lens[changed[i] as number] as number;
       sizes.push(size);
-      grown += size - (lens[changed[i] as number] as number);
+      if (size !== was) {
+        moved = true;
+        grown += size - was;
+      }
     }
-    let moved = false;
-    for (let i = 0; i < n && !moved; i++) moved = sizes[i] !== lens[changed[i] as number];
+    // Every changed line kept its length (the usual case): each is written over its old text.
     if (!moved) {
       const buf = this.#buf;
       for (let i = 0; i < n; i++) buf.write(texts[i] as string, starts[changed[i] as number] as number);
