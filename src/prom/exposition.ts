@@ -473,10 +473,10 @@ export class ExpositionCache {
   #total = 0;
   /**
    * #update's scratch, kept between calls: the positions whose text changed (in output
-   * order), their texts and those texts' byte lengths. Every field of this class keeps one
-   * kind of value for its whole life (typed arrays for the offsets; these arrays emptied,
-   * never replaced), so V8's optimized code for #update and #write is not thrown away when
-   * a second layout or an idle scrape brings an array of another shape.
+   * order), their texts and those texts' byte lengths. They and the offsets keep one kind of
+   * array for the cache's whole life (typed arrays for the offsets; these emptied, never
+   * replaced), so V8's optimized code for #update and #write is not thrown away when a
+   * second layout or a scrape with nothing changed brings an array of another shape.
    */
   #changed: number[] = [];
   #texts: string[] = [];
