@@ -31,7 +31,7 @@ import type { StatusWriter } from '../core/status.js';
 import { MonitorKey } from '../core/status-keys.js';
 import { scraperByDomain } from '../core/upstream.js';
 import { withDeadline } from '../util/abort.js';
-import { gzipPayload } from '../util/gzip.js';
+import { SegmentedGzip, gzipPayload } from '../util/gzip.js';
 import { TEXT_PLAIN, refuseMethod, send, sendText } from '../http/answer.js';
 import { TokenFile, admit } from '../http/guard.js';
 import { escapeHtml } from '../util/text.js';
@@ -298,6 +298,7 @@ export class ScrapeHandler {
   readonly #self = new SelfMetrics();
   // Scrapes of one server repeat the same series: reuse the layout (see ExpositionCache).
   readonly #expo = new ExpositionCache();
+  readonly #gzip = new SegmentedGzip(ANSWER_GZIP_LEVEL);
   /** Series dropped as duplicates so far, and those already told in an event. */
   #duplicates = 0;
   readonly #told = new Set<string>();
@@ -405,7 +406,10 @@ export class ScrapeHandler {
     try {
       // Read at once (gzip, or copied with the appended text): the cache's shared buffer will do.
       body = this.#render(samples, gzip || extra !== '');
-      if (extra !== '') body = Buffer.concat([body, Buffer.from(extra)]);
+      const tail = extra === '' ? undefined : Buffer.from(extra);
+      // gzip compresses again only the parts of the text that changed since the last answer.
+      if (gzip) body = this.#gzip.gzip(body, this.#expo.segments(), tail);
+      else if (tail !== undefined) body = Buffer.concat([body, tail]);
     } catch (err) {
       if (!(err instanceof ExpositionError)) throw err;
       this.#args.events.debug(`exporter ${this.#args.monitorId}: cannot expose metrics: ${err.message}`);
@@ -414,28 +418,31 @@ export class ScrapeHandler {
       return;
     }
     const headers: Record<string, string> = {};
-    if (gzip) {
-      body = gzipBody(body);
-      headers['Content-Encoding'] = 'gzip';
-    }
+    if (gzip) headers['Content-Encoding'] = 'gzip';
     headers.Vary = 'Accept-Encoding';
     send(res, req, 200, TEXT_CONTENT_TYPE, body, headers);
   }
 }
 
 /**
- * A scrape answer's gzip. The fastest level: a body is ~200 KB and compressing it is most of
- * a scrape's CPU at the default level (level 1 costs a third and is ~15 % larger). zlib's
- * default compression memory: each call allocates a fresh compressor (Node's API has no way
- * to keep one between synchronous calls); the most memory (memLevel 9, 0.4 MiB) made no
- * difference in the agent's process and, where malloc still returns such blocks to the
+ * The level of a scrape answer's gzip. The fastest: a body is ~200 KB and compressing it is
+ * most of a scrape's CPU at the default level (level 1 costs a third and is ~15 % larger).
+ * zlib's default compression memory: each call allocates a fresh compressor (Node's API has
+ * no way to keep one between synchronous calls); the most memory (memLevel 9, 0.4 MiB) made
+ * no difference in the agent's process and, where malloc still returns such blocks to the
  * system, costs more to allocate than its larger hash saves (0.74 against 0.49 ms of CPU
  * for a scrape's text in a fresh process). Synchronous: under 0.5 ms, less than a
  * thread-pool round trip adds. Small output chunks (see util/gzip.ts): what a call
  * allocates waits for V8's next full collection, and a smaller chunk leaves less.
  */
+export const ANSWER_GZIP_LEVEL = zlibConstants.Z_BEST_SPEED;
+
+/**
+ * A whole body gzipped at the answer's level in one call, as answers were before
+ * SegmentedGzip (the benches compare the two).
+ */
 export function gzipBody(body: Buffer): Buffer {
-  return gzipPayload(body, zlibConstants.Z_BEST_SPEED);
+  return gzipPayload(body, ANSWER_GZIP_LEVEL);
 }
 
 /** mysqld_exporter's multi-target path. */

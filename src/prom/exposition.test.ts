@@ -10,6 +10,8 @@ import {
   formatNumber,
   gather,
   render,
+  SEGMENT_BYTES,
+  subsystem,
   type PromSample,
 } from './exposition.js';
 
@@ -343,6 +345,111 @@ describe('ExpositionCache', () => {
 
   it('renders nothing for no samples', () => {
     assert.equal(new ExpositionCache().render([]), '');
+  });
+
+  it('cuts its text into segments of whole lines whose version changes whenever their bytes do', () => {
+    // 3,000 series over 30 families: about 4 segments of text.
+    const series = (values: readonly number[], help = 'Help.'): PromSample[] =>
+      values.map((value, i) => ({
+        name: `family_${String(i % 30).padStart(2, '0')}`,
+        help,
+        type: 'gauge' as const,
+        value,
+        labels: { series: `s${i}` },
+      }));
+    const cache = new ExpositionCache();
+    assert.deepEqual(cache.segments(), { bounds: [0], versions: [] });
+    let values = Array.from({ length: 3000 }, (_v, i) => i);
+    let seed = 11;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648);
+    let before: { texts: string[]; versions: number[] } | undefined;
+    let kept = 0;
+    for (let step = 0; step < 60; step++) {
+      // Mostly a few values change (some gaining digits); now and then every line, or the layout.
+      if (step % 20 === 19) values = values.map((v) => v + 1);
+      else
+        for (let n = next() % 4; n > 0; n--) {
+          const i = next() % values.length;
+          values[i] = next() % 3 === 0 ? (values[i] ?? 0) * 10 : (values[i] ?? 0) + 1;
+        }
+      const samples = series(values, step % 25 === 24 ? 'Other help.' : 'Help.');
+      const text = cache.renderShared(samples).toString();
+      assert.equal(text, exposition(samples), `step ${step}`);
+      const { bounds, versions } = cache.segments();
+      assert.equal(bounds.length, versions.length + 1);
+      assert.equal(bounds[0], 0);
+      assert.equal(bounds[versions.length], Buffer.byteLength(text));
+      assert.ok(versions.length >= 3, `${versions.length} segments of ${text.length} bytes`);
+      const bytes = Buffer.from(text);
+      const texts = versions.map((_v, i) => bytes.toString('utf8', bounds[i], bounds[i + 1]));
+      for (let i = 0; i < texts.length; i++) {
+        const t = texts[i] ?? '';
+        assert.ok(t.endsWith('\n') && t.length > 0, `step ${step}, segment ${i}: whole lines`);
+        if (before !== undefined && before.versions[i] === versions[i]) {
+          kept++;
+          assert.equal(t, before.texts[i], `step ${step}, segment ${i}: same version, same bytes`);
+        }
+      }
+      before = { texts, versions: [...versions] };
+    }
+    // A few lines changing leave most segments as they were.
+    assert.ok(kept > 60, `${kept} segments kept their version`);
+  });
+
+  it('gives a segment a new version when one of its lines changes, and leaves the others', () => {
+    const samples = (changed: number): PromSample[] =>
+      Array.from({ length: 2000 }, (_v, i) => ({
+        name: 'one_family',
+        help: 'One.',
+        type: 'gauge' as const,
+        value: i === changed ? -1 : i,
+        labels: { series: `s${String(i).padStart(4, '0')}` },
+      }));
+    const cache = new ExpositionCache();
+    cache.renderShared(samples(-1));
+    const { bounds } = cache.segments();
+    const first = [...cache.segments().versions];
+    assert.ok(first.length >= 2, `${first.length} segments`);
+    // Cut at the first line end at or past SEGMENT_BYTES (these lines are under 40 bytes).
+    for (let i = 0; i + 2 < bounds.length; i++) {
+      const size = (bounds[i + 1] ?? 0) - (bounds[i] ?? 0);
+      assert.ok(size >= SEGMENT_BYTES && size < SEGMENT_BYTES + 40, `segment ${i}: ${size} bytes`);
+    }
+    cache.renderShared(samples(1999)); // the last line: the last segment only
+    const second = [...cache.segments().versions];
+    assert.deepEqual(second.slice(0, -1), first.slice(0, -1));
+    assert.notEqual(second.at(-1), first.at(-1));
+    cache.renderShared(samples(1999)); // nothing changed
+    assert.deepEqual(cache.segments().versions, second);
+  });
+
+  it('starts a segment where the subsystem changes, once the segment holds a quarter of the size', () => {
+    // 12 KiB of one subsystem's lines, then another's: a cut between them. 2 KiB of a third
+    // subsystem then starts no segment of its own.
+    const lines = (family: string, n: number): PromSample[] =>
+      Array.from({ length: n }, (_v, i) => ({
+        name: family,
+        help: 'H.',
+        type: 'gauge' as const,
+        value: i,
+        labels: { series: `s${String(i).padStart(4, '0')}` },
+      }));
+    const cache = new ExpositionCache();
+    const first = lines('a_status_x', 400);
+    const small = lines('b_other_y', 60);
+    const text = cache.renderShared([...first, ...small, ...lines('c_variables_z', 400)]).toString();
+    const { bounds } = cache.segments();
+    const at = (family: string): number => Buffer.byteLength(text.slice(0, text.indexOf(`# HELP ${family}`)));
+    assert.ok(at('b_other_y') >= SEGMENT_BYTES / 4, `${at('b_other_y')} bytes before the second subsystem`);
+    assert.deepEqual(bounds, [0, at('b_other_y'), Buffer.byteLength(text)]);
+  });
+
+  it('names a subsystem by the first three words of a metric name', () => {
+    assert.equal(subsystem('mysql_global_status_uptime'), 'mysql_global_status');
+    assert.equal(subsystem('mysql_global_variables_max_connections'), 'mysql_global_variables');
+    assert.equal(subsystem('mysql_up'), 'mysql_up');
+    assert.equal(subsystem('mysql_info_schema'), 'mysql_info_schema');
+    assert.equal(subsystem('up'), 'up');
   });
 });
 

@@ -13,6 +13,7 @@
  */
 import type { Distribution } from '../core/metrics.js';
 import { CappedMap, CappedSet } from '../util/capped.js';
+import type { TextSegments } from '../util/gzip.js';
 
 /**
  * A family's TYPE. mysqld_exporter uses `untyped` for its generic status metrics; a
@@ -428,6 +429,28 @@ export function exposition(samples: Iterable<PromSample>): string {
 
 const EMPTY = Buffer.alloc(0);
 
+/**
+ * The bytes a segment of the kept text reaches before the next one begins (at the next
+ * line). A gzip answer compresses only the segments that changed since the last one (see
+ * util/gzip.ts): each segment starts without the ones before it as context, which costs
+ * about 3.5 % of the compressed size at 32 KiB (8 % at 16 KiB, 1 % at 64 KiB), while
+ * larger ones hold more unchanged text around each changed line.
+ */
+export const SEGMENT_BYTES = 32 * 1024;
+
+/**
+ * A metric name's namespace and subsystem, its first three words (`mysql_global_status` of
+ * `mysql_global_status_uptime`); the whole name when it has fewer.
+ */
+export function subsystem(name: string): string {
+  let at = -1;
+  for (let words = 0; words < 3; words++) {
+    at = name.indexOf('_', at + 1);
+    if (at < 0) return name;
+  }
+  return name.slice(0, at);
+}
+
 function sameLabels(
   a: Readonly<Record<string, string>> | undefined,
   b: Readonly<Record<string, string>> | undefined,
@@ -481,6 +504,17 @@ export class ExpositionCache {
   #changed: number[] = [];
   #texts: string[] = [];
   #sizes: number[] = [];
+  /**
+   * The segments (see TextSegments), cut at the first #update of a layout and kept while the
+   * layout lasts: the output position each begins at, each position's segment, and each
+   * segment's version, set to #version when one of its positions' text changes. #version
+   * grows by one at each #update, so no two states of a segment share a number.
+   */
+  #segFirst: number[] = [];
+  #segOf = new Uint32Array(0);
+  #segVersions: number[] = [];
+  #segBounds: number[] = [];
+  #version = 0;
 
   /** The text exposition of `samples`. Throws ExpositionError like exposition(). */
   render(samples: readonly PromSample[]): string {
@@ -505,6 +539,19 @@ export class ExpositionCache {
   renderShared(samples: readonly PromSample[]): Buffer {
     this.#update(samples);
     return this.#buf.subarray(0, this.#total);
+  }
+
+  /**
+   * The segments of the text the last call returned, whole lines each (none before the first
+   * call). The arrays are the cache's own, good until the next call.
+   */
+  segments(): TextSegments {
+    const bounds = this.#segBounds;
+    const first = this.#segFirst;
+    bounds.length = 0;
+    for (let i = 0; i < first.length; i++) bounds.push(this.#starts[first[i] as number] as number);
+    bounds.push(this.#total);
+    return { bounds, versions: this.#segVersions };
   }
 
   /** Bring every output position's text up to date with `samples`. */
@@ -533,6 +580,39 @@ export class ExpositionCache {
       lastValues[k] = v;
     }
     this.#write();
+    const version = ++this.#version;
+    if (this.#segFirst.length === 0) {
+      this.#cut(version);
+      return;
+    }
+    const segOf = this.#segOf;
+    const versions = this.#segVersions;
+    for (let i = 0; i < changed.length; i++) versions[segOf[changed[i] as number] as number] = version;
+  }
+
+  /**
+   * Cut the text into segments, all at `version`: one ends at the first line end at or past
+   * SEGMENT_BYTES, or before a family of another subsystem once it holds a quarter of that
+   * (the global status, whose counters change at every scrape, then shares no segment with
+   * the global variables, which rarely change).
+   */
+  #cut(version: number): void {
+    const lens = this.#lens;
+    const segOf = this.#segOf;
+    let size = 0;
+    let group = '';
+    for (let k = 0; k < lens.length; k++) {
+      const family = this.#heads[k] === '' ? undefined : subsystem((this.#names[k] as readonly [string, string])[0]);
+      const newGroup = family !== undefined && family !== group;
+      if (family !== undefined) group = family;
+      if (k === 0 || size >= SEGMENT_BYTES || (newGroup && size >= SEGMENT_BYTES / 4)) {
+        this.#segFirst.push(k);
+        this.#segVersions.push(version);
+        size = 0;
+      }
+      segOf[k] = this.#segFirst.length - 1;
+      size += lens[k] as number;
+    }
   }
 
   /** Write the texts of the #changed positions (in output order) into the kept text. */
@@ -621,5 +701,8 @@ export class ExpositionCache {
     this.#starts = new Uint32Array(order.length);
     this.#lens = new Uint32Array(order.length);
     this.#total = 0;
+    this.#segFirst = [];
+    this.#segOf = new Uint32Array(order.length);
+    this.#segVersions = [];
   }
 }

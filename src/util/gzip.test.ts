@@ -1,7 +1,8 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { constants as zlibConstants, gunzipSync, gzipSync } from 'node:zlib';
-import { GZIP_CHUNK_BYTES, gzipPayload } from './gzip.js';
+import { execFileSync } from 'node:child_process';
+import { constants as zlibConstants, gunzipSync, gzipSync, inflateRawSync } from 'node:zlib';
+import { GZIP_CHUNK_BYTES, SegmentedGzip, gzipPayload, type TextSegments } from './gzip.js';
 
 /** Text that compresses about as an exposition does, `n` bytes long. */
 function exposition(n: number): Buffer {
@@ -43,5 +44,89 @@ describe('gzipPayload', () => {
     const body = exposition(50_000);
     assert.deepEqual(gzipPayload(body), gzipSync(body, { level: zlibConstants.Z_DEFAULT_COMPRESSION }));
     assert.notDeepEqual(gzipPayload(body), gzipSync(body, { level: zlibConstants.Z_BEST_SPEED }));
+  });
+});
+
+describe('SegmentedGzip', () => {
+  /** `text` cut every `size` bytes (at line ends), with the given versions. */
+  const cut = (text: Buffer, size: number, versions: (i: number) => number): TextSegments => {
+    const bounds = [0];
+    for (let at = text.indexOf(10, size); at >= 0 && at + 1 < text.length; at = text.indexOf(10, at + size))
+      bounds.push(at + 1);
+    bounds.push(text.length);
+    return { bounds, versions: bounds.slice(1).map((_b, i) => versions(i)) };
+  };
+  /** GNU gzip's decoder, another implementation than the zlib that made the bytes. */
+  const gnuGunzip = (zipped: Buffer): Buffer => execFileSync('gzip', ['-dc'], { input: zipped });
+
+  it('makes one gzip member that zlib and GNU gzip read back, with and without a tail', () => {
+    const gz = new SegmentedGzip(zlibConstants.Z_BEST_SPEED);
+    const text = exposition(200_000);
+    const tail = Buffer.from('process_open_fds 12\n');
+    const zipped = gz.gzip(
+      text,
+      cut(text, 32_768, () => 1),
+      tail,
+    );
+    const whole = Buffer.concat([text, tail]);
+    assert.deepEqual(gunzipSync(zipped), whole);
+    assert.deepEqual(gnuGunzip(zipped), whole);
+    assert.deepEqual(zipped.subarray(0, 10), gzipSync(text, { level: 1 }).subarray(0, 10), 'the same header');
+    const plain = gz.gzip(
+      text,
+      cut(text, 32_768, () => 1),
+    );
+    assert.deepEqual(gnuGunzip(plain), text);
+    // Segments cost a little compression, not much.
+    const one = gzipSync(text, { level: 1 }).length;
+    assert.ok(plain.length < one * 1.15, `${plain.length} bytes against ${one} in one piece`);
+  });
+
+  it('reads back right as segments change, grow, shrink, come and go', () => {
+    const gz = new SegmentedGzip(zlibConstants.Z_BEST_SPEED);
+    let version = 0;
+    let text = exposition(100_000);
+    let versions = cut(text, 16_384, () => ++version).versions.slice();
+    for (let step = 0; step < 40; step++) {
+      // Change one segment's bytes (its version with them), or the whole text and its cut.
+      if (step % 10 === 9) {
+        text = exposition(60_000 + step * 3_000);
+        versions = cut(text, 16_384, () => ++version).versions.slice();
+      } else {
+        const { bounds } = cut(text, 16_384, () => 0);
+        const i = step % (bounds.length - 1);
+        const at = bounds[i] ?? 0;
+        const insert = Buffer.from(`changed_${step} ${step}\n`);
+        text = Buffer.concat([text.subarray(0, at), insert, text.subarray(at)]);
+        // Inserting moves later cut points: recut, keeping the versions of segments before i.
+        const recut = cut(text, 16_384, (j) => (j < i ? (versions[j] ?? ++version) : ++version));
+        versions = recut.versions.slice();
+      }
+      const segments = cut(text, 16_384, (j) => versions[j] ?? 0);
+      const zipped = gz.gzip(text, segments, step % 3 === 0 ? Buffer.from(`tail ${step}\n`) : undefined);
+      const want = step % 3 === 0 ? Buffer.concat([text, Buffer.from(`tail ${step}\n`)]) : text;
+      assert.deepEqual(gunzipSync(zipped), want, `step ${step}`);
+    }
+    assert.deepEqual(gnuGunzip(gz.gzip(Buffer.alloc(0), { bounds: [0], versions: [] })), Buffer.alloc(0));
+  });
+
+  it('compresses again only the segments whose version changed', () => {
+    const gz = new SegmentedGzip(zlibConstants.Z_BEST_SPEED);
+    const text = exposition(100_000);
+    const segments = cut(text, 16_384, (i) => i + 1);
+    assert.deepEqual(gunzipSync(gz.gzip(text, segments)), text);
+    // Same versions over different bytes: the old segments' bytes come back, so they were kept
+    // (the deflate data read without the trailer, whose CRC-32 is the new text's).
+    const inflate = (zipped: Buffer): Buffer => inflateRawSync(zipped.subarray(10, -8));
+    const other = Buffer.from(text.toString().replace(/mysql/g, 'MYSQL'));
+    assert.equal(other.length, text.length);
+    const stale = inflate(gz.gzip(other, segments));
+    assert.deepEqual(stale, text);
+    // A new version for the first segment only: it alone is compressed from the new bytes.
+    const first = { bounds: segments.bounds, versions: [100, ...segments.versions.slice(1)] };
+    const mixed = inflate(gz.gzip(other, first));
+    const end = segments.bounds[1] ?? 0;
+    assert.deepEqual(mixed.subarray(0, end), other.subarray(0, end));
+    assert.deepEqual(mixed.subarray(end), text.subarray(end));
   });
 });
