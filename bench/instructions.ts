@@ -42,6 +42,7 @@ import type * as ExporterServer from '../src/exporter/server.js';
 import type * as ExporterPlan from '../src/plan/exporter-plan.js';
 import type * as Exposition from '../src/prom/exposition.js';
 import type * as Translate from '../src/prom/translate.js';
+import type * as Gzip from '../src/util/gzip.js';
 import type * as MariaDBHelpers from '../test/helpers/mariadb.js';
 import type * as Sonde from '../src/index.js';
 
@@ -88,6 +89,9 @@ async function childScrape(root: string, socket: string, units: number): Promise
   const { UPSTREAM_SCRAPERS } = await load<typeof Upstream>(root, 'src/core/upstream.js');
   const { createScrapeReader } = await load<typeof ScrapeReader>(root, 'src/exporter/scrape-reader.js');
   const { gzipBody } = await load<typeof ExporterServer>(root, 'src/exporter/server.js');
+  // The answer's gzip as that build makes it: only the changed segments where it can (a build
+  // from before SegmentedGzip gzips the whole text).
+  const { SegmentedGzip } = await load<Partial<typeof Gzip>>(root, 'src/util/gzip.js');
   const { applyCollectFlags, upstreamPlan } = await load<typeof ExporterPlan>(
     root,
     'src/plan/exporter-plan.js',
@@ -104,12 +108,15 @@ async function childScrape(root: string, socket: string, units: number): Promise
   const plan = applyCollectFlags(upstreamPlan(), flags);
   const reader = createScrapeReader({ monitorId: 'i', db, plan, collectors: registry });
   const cache = new ExpositionCache();
+  const answerGzip = SegmentedGzip === undefined ? undefined : new SegmentedGzip(1); // the answers' level
   for (let k = 0; k < units; k++) {
     const got = await reader.scrape(new AbortController().signal);
     const samples: Sample[] = [];
     for (const [d, vs] of Object.entries(got.metrics?.values ?? {}))
       for (const s of translateForExporter(d, vs)) samples.push(s);
-    gzipBody(cache.renderShared(samples));
+    const text = cache.renderShared(samples);
+    if (answerGzip !== undefined && 'segments' in cache) answerGzip.gzip(text, cache.segments());
+    else gzipBody(text);
   }
   await reader.close();
   await db.close();

@@ -1,10 +1,11 @@
 /**
  * Where a scrape's time goes, in one process: the plan's statements on the monitor pool
  * (sequential, and as the one batch the scrape reader sends), on one raw mysql2 connection,
- * the scrape reader's whole collection, and the
- * HTTP side on the collected values, whole and by part (translation, exposition, gzip). The
- * last line splits one scrape's CPU: statements and row decoding (the pool), value building
- * (the reader less the pool), translation, exposition, gzip.
+ * the scrape reader's whole collection, and the HTTP side, whole and by part (translation,
+ * exposition, gzip), on the values of 50 successive scrapes answered in turn, so each answer
+ * meets what changed since the one before. The last line splits one scrape's CPU:
+ * statements and row decoding (the pool), value building (the reader less the pool),
+ * translation, exposition, gzip.
  *
  *   node dist/bench/scrape-parts.js [--rounds 300]
  */
@@ -12,14 +13,18 @@ import { createPool } from 'mysql2/promise';
 import { builtinCollectors } from '../src/collectors/builtin.js';
 import { Limiter } from '../src/engine/limiter.js';
 import { createScrapeReader } from '../src/exporter/scrape-reader.js';
-import { gzipBody } from '../src/exporter/server.js';
+import { ANSWER_GZIP_LEVEL, gzipBody } from '../src/exporter/server.js';
+import type { ScrapeResult } from '../src/core/exporter.js';
 import { ExpositionCache, type PromSample } from '../src/prom/exposition.js';
 import { translateForExporter } from '../src/prom/translate.js';
+import { SegmentedGzip } from '../src/util/gzip.js';
 import { rootDb, startMariaDB } from '../test/helpers/mariadb.js';
 import { defaultCollectorsPlan } from './default-collectors.js';
 
 const i = process.argv.indexOf('--rounds');
 const ROUNDS = i >= 0 ? Number(process.argv[i + 1]) || 300 : 300;
+/** Successive scrapes kept for the HTTP side to answer in turn. */
+const KEPT = 50;
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? NaN;
 
 /** CPU ms per call of the last time() (user + system of this process). */
@@ -75,7 +80,13 @@ try {
   cpu.pooled = lastCpu;
   const batched = await time(() => db.queryBatch(sqls).catch(() => undefined));
   cpu.batched = lastCpu;
-  const scrape = await time(() => reader.scrape(new AbortController().signal));
+  // The scrapes timed here are kept: the HTTP side below answers them in turn, so each answer
+  // meets the values that changed since the one before, as a served scrape does.
+  const kept: ScrapeResult[] = [];
+  const scrape = await time(async () => {
+    const got = await reader.scrape(new AbortController().signal);
+    if (kept.length < KEPT) kept.push(got);
+  });
   cpu.scrape = lastCpu;
   const byCap: string[] = [];
   for (const cap of [1, 2, 3]) {
@@ -91,24 +102,47 @@ try {
     );
     await r.close();
   }
-  const cache = new ExpositionCache();
-  const values = Object.entries(last.metrics?.values ?? {});
-  const translate = (): PromSample[] => {
+  const translate = (got: ScrapeResult): PromSample[] => {
     const samples: PromSample[] = [];
-    for (const [d, vs] of values) for (const s of translateForExporter(d, vs)) samples.push(s);
+    for (const [d, vs] of Object.entries(got.metrics?.values ?? {}))
+      for (const s of translateForExporter(d, vs)) samples.push(s);
     return samples;
   };
-  // as the server answers a gzip request: rendered into the cache's shared buffer, gzipped at once
-  const http = await time(async () => gzipBody(cache.renderShared(translate())));
+  let turn = 0;
+  const nextScrape = (): ScrapeResult => kept[turn++ % kept.length] ?? last;
+  // As the server answers a gzip request: rendered into the cache's shared buffer, then only
+  // the segments that changed since the last answer compressed again.
+  const cache = new ExpositionCache();
+  const answerGzip = new SegmentedGzip(ANSWER_GZIP_LEVEL);
+  const http = await time(async () =>
+    answerGzip.gzip(cache.renderShared(translate(nextScrape())), cache.segments()),
+  );
   cpu.http = lastCpu;
-  const samples = translate();
-  const body = Buffer.from(cache.renderShared(samples));
-  const tr = await time(async () => translate());
+  const sampleSets = kept.map(translate);
+  const nextSamples = (): PromSample[] => sampleSets[turn++ % sampleSets.length] ?? [];
+  const tr = await time(async () => translate(nextScrape()));
   cpu.translate = lastCpu;
-  const ex = await time(async () => cache.renderShared(samples));
+  const textCache = new ExpositionCache();
+  const ex = await time(async () => textCache.renderShared(nextSamples()));
   cpu.exposition = lastCpu;
-  const gz = await time(async () => gzipBody(body));
-  cpu.gzip = lastCpu;
+  // The answer's gzip alone: exposition and gzip, less the exposition's CPU above.
+  const gzCache = new ExpositionCache();
+  const gzOnly = new SegmentedGzip(ANSWER_GZIP_LEVEL);
+  const gzSizes: number[] = [];
+  const gz = await time(async () => {
+    const text = gzCache.renderShared(nextSamples());
+    gzSizes.push(gzOnly.gzip(text, gzCache.segments()).length);
+  });
+  cpu.gzip = lastCpu - (cpu.exposition ?? NaN);
+  const bodies = sampleSets.map((set) => new ExpositionCache().renderBuffer(set));
+  const wholeSizes: number[] = [];
+  await time(async () => {
+    wholeSizes.push(gzipBody(bodies[turn++ % bodies.length] ?? Buffer.alloc(0)).length);
+  });
+  cpu.gzipWhole = lastCpu;
+  const samples = sampleSets[0] ?? [];
+  const body = bodies[0] ?? Buffer.alloc(0);
+  const c = (k: string) => (cpu[k] ?? NaN).toFixed(2);
   const f = (xs: number[], c?: number) =>
     `${median(xs).toFixed(2).padStart(8)} ms${c === undefined ? '' : `, CPU ${c.toFixed(2)} ms`}`;
   console.log(`statements: ${sqls.join(' | ')}`);
@@ -121,11 +155,15 @@ try {
   console.log(`translate + exposition + gzip     ${f(http, cpu.http)}`);
   console.log(`  translation                     ${f(tr, cpu.translate)}`);
   console.log(`  exposition (text)               ${f(ex, cpu.exposition)}`);
-  console.log(`  gzip                            ${f(gz, cpu.gzip)}`);
+  console.log(
+    `  gzip, the changed segments      ${f(gz)}, CPU ${c('gzip')} ms (with the exposition, less it), ${median(gzSizes)} bytes`,
+  );
+  console.log(
+    `  gzip, the whole text at once    CPU ${c('gzipWhole')} ms, ${median(wholeSizes)} bytes (answers before segments)`,
+  );
   // Where one scrape's CPU goes: the statements as the reader sends them (one batch:
   // sending it, mysql2 reading the packets and decoding the rows), the collectors and the
   // engine turning rows into values (the reader less the batch), then the HTTP side.
-  const c = (k: string) => (cpu[k] ?? NaN).toFixed(2);
   console.log(
     `CPU per scrape: statements and row decoding ${c('batched')} ms, value building ` +
       `${((cpu.scrape ?? NaN) - (cpu.batched ?? NaN)).toFixed(2)} ms, translation ${c('translate')} ms, ` +
