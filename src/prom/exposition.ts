@@ -602,7 +602,8 @@ export class ExpositionCache {
     let size = 0;
     let group = '';
     for (let k = 0; k < lens.length; k++) {
-      const family = this.#heads[k] === '' ? undefined : subsystem((this.#names[k] as readonly [string, string])[0]);
+      const family =
+        this.#heads[k] === '' ? undefined : subsystem((this.#names[k] as readonly [string, string])[0]);
       const newGroup = family !== undefined && family !== group;
       if (family !== undefined) group = family;
       if (k === 0 || size >= SEGMENT_BYTES || (newGroup && size >= SEGMENT_BYTES / 4)) {
