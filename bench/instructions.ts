@@ -88,9 +88,13 @@ async function childScrape(root: string, socket: string, units: number): Promise
   const { builtinCollectors } = await load<typeof Builtin>(root, 'src/collectors/builtin.js');
   const { UPSTREAM_SCRAPERS } = await load<typeof Upstream>(root, 'src/core/upstream.js');
   const { createScrapeReader } = await load<typeof ScrapeReader>(root, 'src/exporter/scrape-reader.js');
-  const { gzipBody } = await load<typeof ExporterServer>(root, 'src/exporter/server.js');
+  const { gzipBody, ANSWER_GZIP_LEVEL } = await load<Partial<typeof ExporterServer>>(
+    root,
+    'src/exporter/server.js',
+  );
   // The answer's gzip as that build makes it: only the changed segments where it can (a build
-  // from before SegmentedGzip gzips the whole text).
+  // from before SegmentedGzip, which came with the level's constant and the cache's segments,
+  // gzips the whole text).
   const { SegmentedGzip } = await load<Partial<typeof Gzip>>(root, 'src/util/gzip.js');
   const { applyCollectFlags, upstreamPlan } = await load<typeof ExporterPlan>(
     root,
@@ -108,15 +112,18 @@ async function childScrape(root: string, socket: string, units: number): Promise
   const plan = applyCollectFlags(upstreamPlan(), flags);
   const reader = createScrapeReader({ monitorId: 'i', db, plan, collectors: registry });
   const cache = new ExpositionCache();
-  const answerGzip = SegmentedGzip === undefined ? undefined : new SegmentedGzip(1); // the answers' level
+  const answerGzip =
+    SegmentedGzip === undefined || ANSWER_GZIP_LEVEL === undefined
+      ? undefined
+      : new SegmentedGzip(ANSWER_GZIP_LEVEL);
   for (let k = 0; k < units; k++) {
     const got = await reader.scrape(new AbortController().signal);
     const samples: Sample[] = [];
     for (const [d, vs] of Object.entries(got.metrics?.values ?? {}))
       for (const s of translateForExporter(d, vs)) samples.push(s);
     const text = cache.renderShared(samples);
-    if (answerGzip !== undefined && 'segments' in cache) answerGzip.gzip(text, cache.segments());
-    else gzipBody(text);
+    if (answerGzip !== undefined) answerGzip.gzip(text, cache.segments());
+    else gzipBody?.(text);
   }
   await reader.close();
   await db.close();
