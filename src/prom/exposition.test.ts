@@ -10,6 +10,8 @@ import {
   formatNumber,
   gather,
   render,
+  HOT_BYTES,
+  HOT_UPDATES,
   SEGMENT_BYTES,
   subsystem,
   type PromSample,
@@ -358,12 +360,14 @@ describe('ExpositionCache', () => {
         labels: { series: `s${i}` },
       }));
     const cache = new ExpositionCache();
-    assert.deepEqual(cache.segments(), { bounds: [0], versions: [] });
+    assert.deepEqual(cache.segments(), { bounds: [0], versions: [], stored: [] });
     let values = Array.from({ length: 3000 }, (_v, i) => i);
     let seed = 11;
     const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648);
-    let before: { texts: string[]; versions: number[] } | undefined;
+    // Every version seen, with its bytes: a version names one segment's bytes for good.
+    const seen = new Map<number, string>();
     let kept = 0;
+    let stored = 0;
     for (let step = 0; step < 60; step++) {
       // Mostly a few values change (some gaining digits); now and then every line, or the layout.
       if (step % 20 === 19) values = values.map((v) => v + 1);
@@ -375,25 +379,29 @@ describe('ExpositionCache', () => {
       const samples = series(values, step % 25 === 24 ? 'Other help.' : 'Help.');
       const text = cache.renderShared(samples).toString();
       assert.equal(text, exposition(samples), `step ${step}`);
-      const { bounds, versions } = cache.segments();
+      const { bounds, versions, stored: hot = [] } = cache.segments();
       assert.equal(bounds.length, versions.length + 1);
+      assert.equal(hot.length, versions.length);
       assert.equal(bounds[0], 0);
       assert.equal(bounds[versions.length], Buffer.byteLength(text));
       assert.ok(versions.length >= 3, `${versions.length} segments of ${text.length} bytes`);
+      assert.equal(new Set(versions).size, versions.length, `step ${step}: no two segments share a version`);
       const bytes = Buffer.from(text);
-      const texts = versions.map((_v, i) => bytes.toString('utf8', bounds[i], bounds[i + 1]));
-      for (let i = 0; i < texts.length; i++) {
-        const t = texts[i] ?? '';
+      for (let i = 0; i < versions.length; i++) {
+        const t = bytes.toString('utf8', bounds[i], bounds[i + 1]);
+        const v = versions[i] ?? -1;
         assert.ok(t.endsWith('\n') && t.length > 0, `step ${step}, segment ${i}: whole lines`);
-        if (before !== undefined && before.versions[i] === versions[i]) {
+        if (hot[i] === true) stored++;
+        const was = seen.get(v);
+        if (was !== undefined) {
           kept++;
-          assert.equal(t, before.texts[i], `step ${step}, segment ${i}: same version, same bytes`);
-        }
+          assert.equal(t, was, `step ${step}, segment ${i}: same version, same bytes`);
+        } else seen.set(v, t);
       }
-      before = { texts, versions: [...versions] };
     }
-    // A few lines changing leave most segments as they were.
+    // A few lines changing leave most segments as they were; the changed ones go as they are.
     assert.ok(kept > 60, `${kept} segments kept their version`);
+    assert.ok(stored > 0, `${stored} stored segments`);
   });
 
   it('gives a segment a new version when one of its lines changes, and leaves the others', () => {
@@ -415,12 +423,80 @@ describe('ExpositionCache', () => {
       const size = (bounds[i + 1] ?? 0) - (bounds[i] ?? 0);
       assert.ok(size >= SEGMENT_BYTES && size < SEGMENT_BYTES + 40, `segment ${i}: ${size} bytes`);
     }
-    cache.renderShared(samples(1999)); // the last line: the last segment only
-    const second = [...cache.segments().versions];
-    assert.deepEqual(second.slice(0, -1), first.slice(0, -1));
-    assert.notEqual(second.at(-1), first.at(-1));
+    // The last line changes: it goes as it is, a segment of its own after the rest of the
+    // last segment, which is cut again; the segments before keep their versions.
+    const text = cache.renderShared(samples(1999)).toString();
+    const second = cache.segments();
+    const versions = [...second.versions];
+    assert.deepEqual(versions.slice(0, first.length - 1), first.slice(0, -1));
+    assert.equal(versions.length, first.length + 1);
+    assert.ok(!first.includes(versions.at(-1) ?? -1) && !first.includes(versions.at(-2) ?? -1));
+    assert.deepEqual(second.stored, [...first.map(() => false), true]);
+    assert.equal(text.slice(second.bounds.at(-2)), 'one_family{series="s1999"} -1\n');
     cache.renderShared(samples(1999)); // nothing changed
-    assert.deepEqual(cache.segments().versions, second);
+    assert.deepEqual(cache.segments().versions, versions);
+  });
+
+  it('sends the lines that changed lately as they are, their heads with the text before, until they cool', () => {
+    // 300 families of one series, as the global status: the values of three change.
+    const samples = (step: number, moving: readonly number[]): PromSample[] =>
+      Array.from({ length: 300 }, (_v, i) => ({
+        name: `status_${String(i).padStart(3, '0')}`,
+        help: 'Generic counter metric from SHOW GLOBAL STATUS.',
+        type: 'counter' as const,
+        value: moving.includes(i) ? 1000 + step : i,
+      }));
+    const cache = new ExpositionCache();
+    const segmentTexts = (text: string): { texts: string[]; stored: readonly boolean[]; versions: number[] } => {
+      const { bounds, versions, stored = [] } = cache.segments();
+      const bytes = Buffer.from(text);
+      return {
+        texts: versions.map((_v, i) => bytes.toString('utf8', bounds[i], bounds[i + 1])),
+        stored,
+        versions: [...versions],
+      };
+    };
+    cache.renderShared(samples(0, [10, 11, 150]));
+    assert.ok(!cache.segments().stored?.includes(true), 'no line is hot at the first render');
+    let cold: number[] | undefined;
+    for (let step = 1; step < 6; step++) {
+      const { texts, stored, versions } = segmentTexts(cache.renderShared(samples(step, [10, 11, 150])).toString());
+      const hot = texts.filter((_t, i) => stored[i] === true);
+      // Lines 10 and 11 are next to each other: one run. Their heads stay in the text before.
+      assert.deepEqual(hot, [
+        `status_010 ${1000 + step}\n# HELP status_011 Generic counter metric from SHOW GLOBAL STATUS.\n# TYPE status_011 counter\nstatus_011 ${1000 + step}\n`,
+        `status_150 ${1000 + step}\n`,
+      ]);
+      const before = texts[stored.indexOf(true) - 1] ?? '';
+      assert.ok(before.endsWith('# HELP status_010 Generic counter metric from SHOW GLOBAL STATUS.\n# TYPE status_010 counter\n'));
+      // The cold segments keep their versions from one update to the next once cut.
+      const now = versions.filter((_v, i) => stored[i] !== true);
+      if (step > 1) assert.deepEqual(now, cold);
+      cold = now;
+    }
+    // Quiet for HOT_UPDATES updates: the lines turn cold again, and compressed with the rest.
+    for (let step = 0; step < HOT_UPDATES; step++) cache.renderShared(samples(5, [10, 11, 150]));
+    assert.ok(!cache.segments().stored?.includes(true), 'quiet lines turn cold');
+  });
+
+  it('sends no more than HOT_BYTES of hot lines as they are', () => {
+    // 3,000 series whose values all change: about 100 KB of hot lines.
+    const samples = (step: number): PromSample[] =>
+      Array.from({ length: 3000 }, (_v, i) => ({
+        name: 'every_line_changes',
+        help: 'All.',
+        type: 'gauge' as const,
+        value: step * 10_000 + i,
+        labels: { series: `s${String(i).padStart(4, '0')}` },
+      }));
+    const cache = new ExpositionCache();
+    for (let step = 0; step < 3; step++) {
+      const text = cache.renderShared(samples(step)).toString();
+      assert.equal(text, exposition(samples(step)));
+    }
+    const { bounds, stored = [] } = cache.segments();
+    const storedBytes = stored.reduce((sum, s, i) => sum + (s ? (bounds[i + 1] ?? 0) - (bounds[i] ?? 0) : 0), 0);
+    assert.ok(storedBytes > HOT_BYTES - 100 && storedBytes <= HOT_BYTES, `${storedBytes} bytes stored`);
   });
 
   it('starts a segment where the subsystem changes, once the segment holds a quarter of the size', () => {

@@ -440,6 +440,25 @@ const EMPTY = Buffer.alloc(0);
 export const SEGMENT_BYTES = 32 * 1024;
 
 /**
+ * A line is hot while it changed within this many updates: sent as it is rather than
+ * compressed again with the text around it (see ExpositionCache's cut). A counter of a
+ * server changes at every scrape; a line that changed once turns cold again after this
+ * many scrapes, and the text around it is cut and compressed again twice, once when it
+ * turns hot and once when it turns cold.
+ */
+export const HOT_UPDATES = 16;
+
+/**
+ * The most bytes of hot lines sent as they are in one answer; hot lines past it stay in
+ * cold segments, compressed whenever they change. An exporter's answer has about 2 KB of
+ * them; the cap bounds what a text whose lines all change (distributions) loses to it.
+ */
+export const HOT_BYTES = 8 * 1024;
+
+/** Where the updates since a line last changed stop being counted (a cold line). */
+const QUIET_CAP = 0xffff;
+
+/**
  * A metric name's namespace and subsystem, its first three words (`mysql_global_status` of
  * `mysql_global_status_uptime`); the whole name when it has fewer.
  */
@@ -506,16 +525,30 @@ export class ExpositionCache {
   #texts: string[] = [];
   #sizes: number[] = [];
   /**
-   * The segments (see TextSegments), cut at the first #update of a layout and kept while the
-   * layout lasts: the output position each begins at, each position's segment, and each
-   * segment's version, set to #version when one of its positions' text changes. #version
-   * grows by one at each #update, so no two states of a segment share a number.
+   * The segments (see TextSegments): the output position each begins at, each position's
+   * segment, each segment's version and whether it is sent as it is (a run of lines that
+   * changed lately, see #cut). Cut at the first #update of a layout, and again when a line
+   * turns hot or cold. A version names one state of one segment: #version grows by one for
+   * each segment whose bytes or bounds change, so no two segments, nor two states of one,
+   * share a number.
    */
   #segFirst: number[] = [];
   #segOf = new Uint32Array(0);
   #segVersions: number[] = [];
+  #segHot: boolean[] = [];
+  /**
+   * Per segment, the bytes of its first line's `# HELP`/`# TYPE` lines left to the segment
+   * before: a hot segment starts at its value line, and the heads, which never change within
+   * a layout, are compressed with the cold text before them.
+   */
+  #segSkip: number[] = [];
   #segBounds: number[] = [];
   #version = 0;
+  /**
+   * Per output position, the updates since its text last changed (QUIET_CAP at most, and
+   * from the start of a layout): a line is hot while under HOT_UPDATES.
+   */
+  #quiet = new Uint16Array(0);
 
   /** The text exposition of `samples`. Throws ExpositionError like exposition(). */
   render(samples: readonly PromSample[]): string {
@@ -550,9 +583,11 @@ export class ExpositionCache {
     const bounds = this.#segBounds;
     const first = this.#segFirst;
     bounds.length = 0;
-    for (let i = 0; i < first.length; i++) bounds.push(this.#starts[first[i] as number] as number);
+    const skip = this.#segSkip;
+    for (let i = 0; i < first.length; i++)
+      bounds.push((this.#starts[first[i] as number] as number) + (skip[i] as number));
     bounds.push(this.#total);
-    return { bounds, versions: this.#segVersions };
+    return { bounds, versions: this.#segVersions, stored: this.#segHot };
   }
 
   /** Bring every output position's text up to date with `samples`. */
@@ -581,40 +616,109 @@ export class ExpositionCache {
       lastValues[k] = v;
     }
     this.#write();
-    const version = ++this.#version;
-    if (this.#segFirst.length === 0) {
-      this.#cut(version);
+    // The first update of a layout writes every line: no line is hot yet.
+    if (this.#segFirst.length === 0 || this.#age(changed)) {
+      this.#cut(changed);
       return;
     }
     const segOf = this.#segOf;
     const versions = this.#segVersions;
-    for (let i = 0; i < changed.length; i++) versions[segOf[changed[i] as number] as number] = version;
+    let last = -1;
+    for (let i = 0; i < changed.length; i++) {
+      const seg = segOf[changed[i] as number] as number;
+      if (seg === last) continue;
+      versions[seg] = ++this.#version;
+      last = seg;
+    }
   }
 
   /**
-   * Cut the text into segments, all at `version`: one ends at the first line end at or past
-   * SEGMENT_BYTES, or before a family of another subsystem once it holds a quarter of that
-   * (the global status, whose counters change at every scrape, then shares no segment with
-   * the global variables, which rarely change).
+   * Count one more update for every line, none for the `changed` ones (in output order);
+   * whether a line turned hot or cold.
    */
-  #cut(version: number): void {
+  #age(changed: readonly number[]): boolean {
+    const quiet = this.#quiet;
+    let turned = false;
+    let c = 0;
+    for (let k = 0; k < quiet.length; k++) {
+      const was = (quiet[k] as number) < HOT_UPDATES;
+      if (changed[c] === k) {
+        quiet[k] = 0;
+        c++;
+      } else if ((quiet[k] as number) < QUIET_CAP) quiet[k] = (quiet[k] as number) + 1;
+      if (((quiet[k] as number) < HOT_UPDATES) !== was) turned = true;
+    }
+    return turned;
+  }
+
+  /**
+   * Cut the text into segments of whole lines. A run of hot lines (changed within the last
+   * HOT_UPDATES updates: the counters of a server) is a segment of its own, sent as it is,
+   * up to HOT_BYTES in all: compressing a few changed lines again at each answer costs more
+   * than the bytes they save, and the cold text around them then never changes. Cold runs
+   * are cut at the first line end at or past SEGMENT_BYTES, and before a family of another
+   * subsystem once a segment holds a quarter of that (the global status then shares no
+   * segment with the global variables). A segment with the same lines, kind and text as one
+   * before the cut keeps its version; every other one gets a new one. `changed`: the
+   * positions whose text this update changed, in output order.
+   */
+  #cut(changed: readonly number[]): void {
     const lens = this.#lens;
+    const quiet = this.#quiet;
     const segOf = this.#segOf;
+    const oldFirst = this.#segFirst;
+    const oldHot = this.#segHot;
+    const oldVersions = this.#segVersions;
+    const first: number[] = [];
+    const hots: boolean[] = [];
+    const skips: number[] = [];
+    let budget = HOT_BYTES;
     let size = 0;
     let group = '';
     for (let k = 0; k < lens.length; k++) {
+      const len = lens[k] as number;
+      const hot = (quiet[k] as number) < HOT_UPDATES && len <= budget;
+      if (hot) budget -= len;
       const family =
         this.#heads[k] === '' ? undefined : subsystem((this.#names[k] as readonly [string, string])[0]);
       const newGroup = family !== undefined && family !== group;
       if (family !== undefined) group = family;
-      if (k === 0 || size >= SEGMENT_BYTES || (newGroup && size >= SEGMENT_BYTES / 4)) {
-        this.#segFirst.push(k);
-        this.#segVersions.push(version);
+      const kindChanged = k > 0 && hot !== hots[hots.length - 1];
+      const full = !hot && (size >= SEGMENT_BYTES || (newGroup && size >= SEGMENT_BYTES / 4));
+      if (k === 0 || kindChanged || full) {
+        first.push(k);
+        hots.push(hot);
+        skips.push(hot && k > 0 ? Buffer.byteLength(this.#heads[k] as string) : 0);
         size = 0;
       }
-      segOf[k] = this.#segFirst.length - 1;
-      size += lens[k] as number;
+      segOf[k] = first.length - 1;
+      size += len;
     }
+    // Versions: kept for a segment with the same first and last line and kind as one before
+    // the cut, when none of its lines changed; new for the others.
+    const versions: number[] = [];
+    let o = 0;
+    let c = 0;
+    for (let i = 0; i < first.length; i++) {
+      const start = first[i] as number;
+      const end = first[i + 1] ?? lens.length;
+      while (o < oldFirst.length && (oldFirst[o] as number) < start) o++;
+      let dirty = false;
+      while (c < changed.length && (changed[c] as number) < end) {
+        dirty = true;
+        c++;
+      }
+      const same =
+        !dirty &&
+        oldFirst[o] === start &&
+        (oldFirst[o + 1] ?? lens.length) === end &&
+        oldHot[o] === hots[i];
+      versions.push(same ? (oldVersions[o] as number) : ++this.#version);
+    }
+    this.#segFirst = first;
+    this.#segHot = hots;
+    this.#segSkip = skips;
+    this.#segVersions = versions;
   }
 
   /** Write the texts of the #changed positions (in output order) into the kept text. */
@@ -706,5 +810,8 @@ export class ExpositionCache {
     this.#segFirst = [];
     this.#segOf = new Uint32Array(order.length);
     this.#segVersions = [];
+    this.#segHot = [];
+    this.#segSkip = [];
+    this.#quiet = new Uint16Array(order.length).fill(QUIET_CAP);
   }
 }

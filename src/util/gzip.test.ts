@@ -65,7 +65,7 @@ describe('SegmentedGzip', () => {
     const tail = Buffer.from('process_open_fds 12\n');
     const zipped = gz.gzip(
       text,
-      cut(text, 32_768, () => 1),
+      cut(text, 32_768, (i) => i + 1),
       tail,
     );
     const whole = Buffer.concat([text, tail]);
@@ -74,7 +74,7 @@ describe('SegmentedGzip', () => {
     assert.deepEqual(zipped.subarray(0, 10), gzipSync(text, { level: 1 }).subarray(0, 10), 'the same header');
     const plain = gz.gzip(
       text,
-      cut(text, 32_768, () => 1),
+      cut(text, 32_768, (i) => i + 1),
     );
     assert.deepEqual(gnuGunzip(plain), text);
     // Segments cost a little compression, not much.
@@ -128,5 +128,44 @@ describe('SegmentedGzip', () => {
     const end = segments.bounds[1] ?? 0;
     assert.deepEqual(mixed.subarray(0, end), other.subarray(0, end));
     assert.deepEqual(mixed.subarray(end), text.subarray(end));
+  });
+
+  it('finds a segment it compressed by its version when the segments before it change', () => {
+    const gz = new SegmentedGzip(zlibConstants.Z_BEST_SPEED);
+    const text = exposition(50_000);
+    const segments = cut(text, 16_384, (i) => i + 1);
+    gz.gzip(text, segments);
+    // A new segment before them, and other bytes under the old versions: the old segments'
+    // bytes come back, found by version at their new places.
+    const head = Buffer.from('# a new first segment\nnew 1\n');
+    const other = Buffer.from(text.toString().replace(/mysql/g, 'MYSQL'));
+    const moved = {
+      bounds: [0, ...segments.bounds.map((b) => b + head.length)],
+      versions: [99, ...segments.versions],
+    };
+    const zipped = gz.gzip(Buffer.concat([head, other]), moved);
+    assert.deepEqual(inflateRawSync(zipped.subarray(10, -8)), Buffer.concat([head, text]));
+  });
+
+  it('sends stored segments as they are, between compressed ones, for zlib and GNU gzip alike', () => {
+    const gz = new SegmentedGzip(zlibConstants.Z_BEST_SPEED);
+    let text = exposition(150_000);
+    for (let step = 0; step < 4; step++) {
+      // Every other segment stored, one of them longer than a stored block holds (65,535 bytes).
+      const segments = cut(text, step === 2 ? 70_000 : 8_192, (i) => step * 1000 + i);
+      const stored = segments.versions.map((_v, i) => i % 2 === (step % 2));
+      const zipped = gz.gzip(text, { ...segments, stored }, step === 3 ? Buffer.from('tail 1\n') : undefined);
+      const want = step === 3 ? Buffer.concat([text, Buffer.from('tail 1\n')]) : text;
+      assert.deepEqual(gunzipSync(zipped), want, `step ${step}`);
+      assert.deepEqual(gnuGunzip(zipped), want, `step ${step}`);
+      const storedBytes = stored.reduce(
+        (sum, s, i) => sum + (s ? (segments.bounds[i + 1] ?? 0) - (segments.bounds[i] ?? 0) : 0),
+        0,
+      );
+      assert.ok(zipped.length > storedBytes, `${zipped.length} bytes hold ${storedBytes} stored ones`);
+      text = Buffer.concat([text.subarray(0, 10_000), Buffer.from(`changed ${step}\n`), text.subarray(10_000)]);
+    }
+    const empty = { bounds: [0, 0], versions: [1], stored: [true] };
+    assert.deepEqual(gnuGunzip(gz.gzip(Buffer.alloc(0), empty)), Buffer.alloc(0));
   });
 });
