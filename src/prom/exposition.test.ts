@@ -404,6 +404,68 @@ describe('ExpositionCache', () => {
     assert.ok(stored > 0, `${stored} stored segments`);
   });
 
+  it('keeps "same version, same bytes" as lines turn hot and cold in families of one series', () => {
+    // 4,000 families of one series (each line with its heads), about 13 segments of text; up
+    // to 40 values change at each step, half of them among the first 40 lines.
+    const samples = (values: readonly number[]): PromSample[] =>
+      values.map((value, i) => ({
+        name: `status_${String(i).padStart(4, '0')}`,
+        help: 'Generic counter metric from SHOW GLOBAL STATUS.',
+        type: 'counter' as const,
+        value,
+      }));
+    const cache = new ExpositionCache();
+    const values = Array.from({ length: 4000 }, (_v, i) => i);
+    let seed = 7;
+    const next = (): number => (seed = (seed * 1103515245 + 12345) % 2147483648);
+    const seen = new Map<number, string>();
+    let stored = 0;
+    for (let step = 0; step < 300; step++) {
+      for (let n = next() % 40; n > 0; n--) {
+        // Half the changes among the first 40 lines, so those stay hot; the rest anywhere.
+        const i = next() % 2 === 0 ? next() % 40 : next() % values.length;
+        values[i] = (values[i] ?? 0) + 1 + (next() % 3 === 0 ? 1000 : 0);
+      }
+      const bytes = cache.renderShared(samples(values));
+      const { bounds, versions, stored: hot = [] } = cache.segments();
+      for (let i = 0; i < versions.length; i++) {
+        const t = bytes.toString('utf8', bounds[i], bounds[i + 1]);
+        if (hot[i] === true) stored++;
+        const v = versions[i] ?? -1;
+        const was = seen.get(v);
+        if (was === undefined) seen.set(v, t);
+        else assert.equal(t, was, `step ${step}, segment ${i}: same version, same bytes`);
+      }
+    }
+    assert.ok(stored > 300, `${stored} stored segments`);
+  });
+
+  it('gives the segment before a new version when the line it was cut before turns hot', () => {
+    // The first line of the second segment turns hot: its heads join the first segment.
+    const samples = (hot: number, value: number): PromSample[] =>
+      Array.from({ length: 1000 }, (_v, i) => ({
+        name: `status_${String(i).padStart(4, '0')}`,
+        help: 'Generic counter metric from SHOW GLOBAL STATUS.',
+        type: 'counter' as const,
+        value: i === hot ? value : i,
+      }));
+    const cache = new ExpositionCache();
+    const first = cache.renderShared(samples(-1, 0)).toString();
+    const before = cache.segments();
+    const startsAt = (bound: number): number =>
+      Number(/^# HELP status_(\d+)/.exec(Buffer.from(first).subarray(bound).toString())?.[1]);
+    const k = startsAt(before.bounds[1] ?? 0);
+    const firstVersion = before.versions[0];
+    const firstText = Buffer.from(first).subarray(0, before.bounds[1]).toString();
+    const bytes = cache.renderShared(samples(k, -5));
+    const after = cache.segments();
+    assert.equal(after.stored?.[1], true, `line ${k} is a stored segment`);
+    const text = bytes.toString('utf8', 0, after.bounds[1]);
+    assert.ok(text.endsWith(`# TYPE status_${String(k).padStart(4, '0')} counter\n`));
+    assert.notEqual(text, firstText);
+    assert.notEqual(after.versions[0], firstVersion);
+  });
+
   it('gives a segment a new version when one of its lines changes, and leaves the others', () => {
     const samples = (changed: number): PromSample[] =>
       Array.from({ length: 2000 }, (_v, i) => ({
@@ -447,7 +509,9 @@ describe('ExpositionCache', () => {
         value: moving.includes(i) ? 1000 + step : i,
       }));
     const cache = new ExpositionCache();
-    const segmentTexts = (text: string): { texts: string[]; stored: readonly boolean[]; versions: number[] } => {
+    const segmentTexts = (
+      text: string,
+    ): { texts: string[]; stored: readonly boolean[]; versions: number[] } => {
       const { bounds, versions, stored = [] } = cache.segments();
       const bytes = Buffer.from(text);
       return {
@@ -460,7 +524,9 @@ describe('ExpositionCache', () => {
     assert.ok(!cache.segments().stored?.includes(true), 'no line is hot at the first render');
     let cold: number[] | undefined;
     for (let step = 1; step < 6; step++) {
-      const { texts, stored, versions } = segmentTexts(cache.renderShared(samples(step, [10, 11, 150])).toString());
+      const { texts, stored, versions } = segmentTexts(
+        cache.renderShared(samples(step, [10, 11, 150])).toString(),
+      );
       const hot = texts.filter((_t, i) => stored[i] === true);
       // Lines 10 and 11 are next to each other: one run. Their heads stay in the text before.
       assert.deepEqual(hot, [
@@ -468,7 +534,11 @@ describe('ExpositionCache', () => {
         `status_150 ${1000 + step}\n`,
       ]);
       const before = texts[stored.indexOf(true) - 1] ?? '';
-      assert.ok(before.endsWith('# HELP status_010 Generic counter metric from SHOW GLOBAL STATUS.\n# TYPE status_010 counter\n'));
+      assert.ok(
+        before.endsWith(
+          '# HELP status_010 Generic counter metric from SHOW GLOBAL STATUS.\n# TYPE status_010 counter\n',
+        ),
+      );
       // The cold segments keep their versions from one update to the next once cut.
       const now = versions.filter((_v, i) => stored[i] !== true);
       if (step > 1) assert.deepEqual(now, cold);
@@ -495,7 +565,10 @@ describe('ExpositionCache', () => {
       assert.equal(text, exposition(samples(step)));
     }
     const { bounds, stored = [] } = cache.segments();
-    const storedBytes = stored.reduce((sum, s, i) => sum + (s ? (bounds[i + 1] ?? 0) - (bounds[i] ?? 0) : 0), 0);
+    const storedBytes = stored.reduce(
+      (sum, s, i) => sum + (s ? (bounds[i + 1] ?? 0) - (bounds[i] ?? 0) : 0),
+      0,
+    );
     assert.ok(storedBytes > HOT_BYTES - 100 && storedBytes <= HOT_BYTES, `${storedBytes} bytes stored`);
   });
 

@@ -646,7 +646,7 @@ export class ExpositionCache {
         quiet[k] = 0;
         c++;
       } else if ((quiet[k] as number) < QUIET_CAP) quiet[k] = (quiet[k] as number) + 1;
-      if (((quiet[k] as number) < HOT_UPDATES) !== was) turned = true;
+      if ((quiet[k] as number) < HOT_UPDATES !== was) turned = true;
     }
     return turned;
   }
@@ -669,6 +669,7 @@ export class ExpositionCache {
     const oldFirst = this.#segFirst;
     const oldHot = this.#segHot;
     const oldVersions = this.#segVersions;
+    const oldSkip = this.#segSkip;
     const first: number[] = [];
     const hots: boolean[] = [];
     const skips: number[] = [];
@@ -694,8 +695,9 @@ export class ExpositionCache {
       segOf[k] = first.length - 1;
       size += len;
     }
-    // Versions: kept for a segment with the same first and last line and kind as one before
-    // the cut, when none of its lines changed; new for the others.
+    // Versions: kept for a segment with the same lines, kind and end as one before the cut
+    // (the heads of the segment after it, when that one is hot, are its last bytes), when
+    // none of its lines changed; new for the others.
     const versions: number[] = [];
     let o = 0;
     let c = 0;
@@ -712,7 +714,8 @@ export class ExpositionCache {
         !dirty &&
         oldFirst[o] === start &&
         (oldFirst[o + 1] ?? lens.length) === end &&
-        oldHot[o] === hots[i];
+        oldHot[o] === hots[i] &&
+        (oldSkip[o + 1] ?? 0) === (skips[i + 1] ?? 0);
       versions.push(same ? (oldVersions[o] as number) : ++this.#version);
     }
     this.#segFirst = first;

@@ -153,7 +153,7 @@ describe('SegmentedGzip', () => {
     for (let step = 0; step < 4; step++) {
       // Every other segment stored, one of them longer than a stored block holds (65,535 bytes).
       const segments = cut(text, step === 2 ? 70_000 : 8_192, (i) => step * 1000 + i);
-      const stored = segments.versions.map((_v, i) => i % 2 === (step % 2));
+      const stored = segments.versions.map((_v, i) => i % 2 === step % 2);
       const zipped = gz.gzip(text, { ...segments, stored }, step === 3 ? Buffer.from('tail 1\n') : undefined);
       const want = step === 3 ? Buffer.concat([text, Buffer.from('tail 1\n')]) : text;
       assert.deepEqual(gunzipSync(zipped), want, `step ${step}`);
@@ -163,7 +163,11 @@ describe('SegmentedGzip', () => {
         0,
       );
       assert.ok(zipped.length > storedBytes, `${zipped.length} bytes hold ${storedBytes} stored ones`);
-      text = Buffer.concat([text.subarray(0, 10_000), Buffer.from(`changed ${step}\n`), text.subarray(10_000)]);
+      text = Buffer.concat([
+        text.subarray(0, 10_000),
+        Buffer.from(`changed ${step}\n`),
+        text.subarray(10_000),
+      ]);
     }
     const empty = { bounds: [0, 0], versions: [1], stored: [true] };
     assert.deepEqual(gnuGunzip(gz.gzip(Buffer.alloc(0), empty)), Buffer.alloc(0));
