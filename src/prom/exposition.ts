@@ -450,7 +450,7 @@ export const HOT_UPDATES = 16;
 
 /**
  * The most bytes of hot lines sent as they are in one answer; hot lines past it stay in
- * cold segments, compressed whenever they change. An exporter's answer has about 2 KB of
+ * cold segments, compressed whenever they change. An exporter's answer sends about 3 KB of
  * them; the cap bounds what a text whose lines all change (distributions) loses to it.
  */
 export const HOT_BYTES = 8 * 1024;
