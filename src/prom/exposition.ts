@@ -549,6 +549,8 @@ export class ExpositionCache {
    * from the start of a layout): a line is hot while under HOT_UPDATES.
    */
   #quiet = new Uint16Array(0);
+  /** See #subsystemStarts (empty until the layout's first cut). */
+  #groupStarts = new Uint8Array(0);
 
   /** The text exposition of `samples`. Throws ExpositionError like exposition(). */
   render(samples: readonly PromSample[]): string {
@@ -673,19 +675,15 @@ export class ExpositionCache {
     const first: number[] = [];
     const hots: boolean[] = [];
     const skips: number[] = [];
+    const newGroup = this.#subsystemStarts();
     let budget = HOT_BYTES;
     let size = 0;
-    let group = '';
     for (let k = 0; k < lens.length; k++) {
       const len = lens[k] as number;
       const hot = (quiet[k] as number) < HOT_UPDATES && len <= budget;
       if (hot) budget -= len;
-      const family =
-        this.#heads[k] === '' ? undefined : subsystem((this.#names[k] as readonly [string, string])[0]);
-      const newGroup = family !== undefined && family !== group;
-      if (family !== undefined) group = family;
       const kindChanged = k > 0 && hot !== hots[hots.length - 1];
-      const full = !hot && (size >= SEGMENT_BYTES || (newGroup && size >= SEGMENT_BYTES / 4));
+      const full = !hot && (size >= SEGMENT_BYTES || (newGroup[k] === 1 && size >= SEGMENT_BYTES / 4));
       if (k === 0 || kindChanged || full) {
         first.push(k);
         hots.push(hot);
@@ -722,6 +720,24 @@ export class ExpositionCache {
     this.#segHot = hots;
     this.#segSkip = skips;
     this.#segVersions = versions;
+  }
+
+  /**
+   * Per output position, 1 where a family of another subsystem than the one before begins
+   * (worked out once per layout: the layout's families do not change).
+   */
+  #subsystemStarts(): Uint8Array {
+    if (this.#groupStarts.length === this.#lens.length) return this.#groupStarts;
+    const starts = new Uint8Array(this.#lens.length);
+    let group = '';
+    for (let k = 0; k < starts.length; k++) {
+      if (this.#heads[k] === '') continue;
+      const family = subsystem((this.#names[k] as readonly [string, string])[0]);
+      if (family !== group) starts[k] = 1;
+      group = family;
+    }
+    this.#groupStarts = starts;
+    return starts;
   }
 
   /** Write the texts of the #changed positions (in output order) into the kept text. */
@@ -816,5 +832,6 @@ export class ExpositionCache {
     this.#segHot = [];
     this.#segSkip = [];
     this.#quiet = new Uint16Array(order.length).fill(QUIET_CAP);
+    this.#groupStarts = new Uint8Array(0);
   }
 }
