@@ -376,6 +376,9 @@ describe('ExpositionCache', () => {
           const i = next() % values.length;
           values[i] = next() % 3 === 0 ? (values[i] ?? 0) * 10 : (values[i] ?? 0) + 1;
         }
+      // Two counters move at every step: they turn hot.
+      values[7] = (values[7] ?? 0) + 1;
+      values[2222] = (values[2222] ?? 0) + 3;
       const samples = series(values, step % 25 === 24 ? 'Other help.' : 'Help.');
       const text = cache.renderShared(samples).toString();
       assert.equal(text, exposition(samples), `step ${step}`);
@@ -457,7 +460,9 @@ describe('ExpositionCache', () => {
     const k = startsAt(before.bounds[1] ?? 0);
     const firstVersion = before.versions[0];
     const firstText = Buffer.from(first).subarray(0, before.bounds[1]).toString();
-    const bytes = cache.renderShared(samples(k, -5));
+    cache.renderShared(samples(k, -5)); // changed once: still cold
+    assert.deepEqual(cache.segments().versions.slice(0, 1), [firstVersion]);
+    const bytes = cache.renderShared(samples(k, -6)); // again: hot
     const after = cache.segments();
     assert.equal(after.stored?.[1], true, `line ${k} is a stored segment`);
     const text = bytes.toString('utf8', 0, after.bounds[1]);
@@ -467,12 +472,12 @@ describe('ExpositionCache', () => {
   });
 
   it('gives a segment a new version when one of its lines changes, and leaves the others', () => {
-    const samples = (changed: number): PromSample[] =>
+    const samples = (changed: number, value = -1): PromSample[] =>
       Array.from({ length: 2000 }, (_v, i) => ({
         name: 'one_family',
         help: 'One.',
         type: 'gauge' as const,
-        value: i === changed ? -1 : i,
+        value: i === changed ? value : i,
         labels: { series: `s${String(i).padStart(4, '0')}` },
       }));
     const cache = new ExpositionCache();
@@ -485,18 +490,21 @@ describe('ExpositionCache', () => {
       const size = (bounds[i + 1] ?? 0) - (bounds[i] ?? 0);
       assert.ok(size >= SEGMENT_BYTES && size < SEGMENT_BYTES + 40, `segment ${i}: ${size} bytes`);
     }
-    // The last line changes: it goes as it is, a segment of its own after the rest of the
-    // last segment, which is cut again; the segments before keep their versions.
-    const text = cache.renderShared(samples(1999)).toString();
-    const second = cache.segments();
-    const versions = [...second.versions];
+    cache.renderShared(samples(1999)); // the last line: the last segment only
+    const second = [...cache.segments().versions];
+    assert.deepEqual(second.slice(0, -1), first.slice(0, -1));
+    assert.notEqual(second.at(-1), first.at(-1));
+    cache.renderShared(samples(1999)); // nothing changed
+    assert.deepEqual(cache.segments().versions, second);
+    // It changes again: hot now, it goes as it is, a segment of its own after the rest of
+    // the last segment, which is cut again; the segments before keep their versions.
+    const hot = cache.renderShared(samples(1999, -2)).toString();
+    const third = cache.segments();
+    const versions = [...third.versions];
     assert.deepEqual(versions.slice(0, first.length - 1), first.slice(0, -1));
     assert.equal(versions.length, first.length + 1);
-    assert.ok(!first.includes(versions.at(-1) ?? -1) && !first.includes(versions.at(-2) ?? -1));
-    assert.deepEqual(second.stored, [...first.map(() => false), true]);
-    assert.equal(text.slice(second.bounds.at(-2)), 'one_family{series="s1999"} -1\n');
-    cache.renderShared(samples(1999)); // nothing changed
-    assert.deepEqual(cache.segments().versions, versions);
+    assert.deepEqual(third.stored, [...first.map(() => false), true]);
+    assert.equal(hot.slice(third.bounds.at(-2)), 'one_family{series="s1999"} -2\n');
   });
 
   it('sends the lines that changed lately as they are, their heads with the text before, until they cool', () => {
@@ -522,8 +530,10 @@ describe('ExpositionCache', () => {
     };
     cache.renderShared(samples(0, [10, 11, 150]));
     assert.ok(!cache.segments().stored?.includes(true), 'no line is hot at the first render');
+    cache.renderShared(samples(1, [10, 11, 150]));
+    assert.ok(!cache.segments().stored?.includes(true), 'a line that changed once is not hot');
     let cold: number[] | undefined;
-    for (let step = 1; step < 6; step++) {
+    for (let step = 2; step < 7; step++) {
       const { texts, stored, versions } = segmentTexts(
         cache.renderShared(samples(step, [10, 11, 150])).toString(),
       );
@@ -541,11 +551,11 @@ describe('ExpositionCache', () => {
       );
       // The cold segments keep their versions from one update to the next once cut.
       const now = versions.filter((_v, i) => stored[i] !== true);
-      if (step > 1) assert.deepEqual(now, cold);
+      if (step > 2) assert.deepEqual(now, cold);
       cold = now;
     }
     // Quiet for HOT_UPDATES updates: the lines turn cold again, and compressed with the rest.
-    for (let step = 0; step < HOT_UPDATES; step++) cache.renderShared(samples(5, [10, 11, 150]));
+    for (let step = 0; step < HOT_UPDATES; step++) cache.renderShared(samples(6, [10, 11, 150]));
     assert.ok(!cache.segments().stored?.includes(true), 'quiet lines turn cold');
   });
 

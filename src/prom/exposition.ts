@@ -440,11 +440,11 @@ const EMPTY = Buffer.alloc(0);
 export const SEGMENT_BYTES = 32 * 1024;
 
 /**
- * A line is hot while it changed within this many updates: sent as it is rather than
- * compressed again with the text around it (see ExpositionCache's cut). A counter of a
- * server changes at every scrape; a line that changed once turns cold again after this
- * many scrapes, and the text around it is cut and compressed again twice, once when it
- * turns hot and once when it turns cold.
+ * A line turns hot when it changes twice within this many updates, and cold again after
+ * this many updates without a change; a hot line is sent as it is rather than compressed
+ * again with the text around it (see ExpositionCache's cut). A counter of a server changes
+ * at every scrape; a line that changes once is compressed again with its segment, as any
+ * line, without cutting the text anew.
  */
 export const HOT_UPDATES = 16;
 
@@ -546,11 +546,12 @@ export class ExpositionCache {
   #version = 0;
   /**
    * Per output position, the updates since its text last changed (QUIET_CAP at most, and
-   * from the start of a layout): a line is hot while under HOT_UPDATES.
+   * from the start of a layout), and whether it is hot (see HOT_UPDATES).
    */
   #quiet = new Uint16Array(0);
-  /** See #subsystemStarts (empty until the layout's first cut). */
-  #groupStarts = new Uint8Array(0);
+  #hot = new Uint8Array(0);
+  /** See #coldCuts (empty until the layout's first cut). */
+  #coldStarts = new Uint8Array(0);
 
   /** The text exposition of `samples`. Throws ExpositionError like exposition(). */
   render(samples: readonly PromSample[]): string {
@@ -635,38 +636,44 @@ export class ExpositionCache {
   }
 
   /**
-   * Count one more update for every line, none for the `changed` ones (in output order);
-   * whether a line turned hot or cold.
+   * Count one more update for every line, none for the `changed` ones (in output order): a
+   * line that changes again within HOT_UPDATES updates turns hot, one quiet for that many
+   * turns cold. Whether a line turned either way.
    */
   #age(changed: readonly number[]): boolean {
     const quiet = this.#quiet;
+    const hot = this.#hot;
     let turned = false;
     let c = 0;
     for (let k = 0; k < quiet.length; k++) {
-      const was = (quiet[k] as number) < HOT_UPDATES;
+      const was = hot[k] as number;
+      const q = quiet[k] as number;
       if (changed[c] === k) {
+        if (q < HOT_UPDATES) hot[k] = 1;
         quiet[k] = 0;
         c++;
-      } else if ((quiet[k] as number) < QUIET_CAP) quiet[k] = (quiet[k] as number) + 1;
-      if ((quiet[k] as number) < HOT_UPDATES !== was) turned = true;
+      } else {
+        if (q < QUIET_CAP) quiet[k] = q + 1;
+        if (q + 1 >= HOT_UPDATES) hot[k] = 0;
+      }
+      if (hot[k] !== was) turned = true;
     }
     return turned;
   }
 
   /**
-   * Cut the text into segments of whole lines. A run of hot lines (changed within the last
-   * HOT_UPDATES updates: the counters of a server) is a segment of its own, sent as it is,
-   * up to HOT_BYTES in all: compressing a few changed lines again at each answer costs more
-   * than the bytes they save, and the cold text around them then never changes. Cold runs
-   * are cut at the first line end at or past SEGMENT_BYTES, and before a family of another
-   * subsystem once a segment holds a quarter of that (the global status then shares no
-   * segment with the global variables). A segment with the same lines, kind and text as one
-   * before the cut keeps its version; every other one gets a new one. `changed`: the
-   * positions whose text this update changed, in output order.
+   * Cut the text into segments of whole lines. A run of hot lines (see HOT_UPDATES: the
+   * counters of a server) is a segment of its own, sent as it is, up to HOT_BYTES in all:
+   * compressing a few changed lines again at each answer costs more than the bytes they
+   * save, and the cold text around them then never changes. Cold runs are cut where the
+   * layout's first cut put its cuts (#coldCuts), so a line turning hot or cold cuts only the
+   * segment it is in. A segment with the same lines, kind and text as one before the cut
+   * keeps its version; every other one gets a new one. `changed`: the positions whose text
+   * this update changed, in output order.
    */
   #cut(changed: readonly number[]): void {
     const lens = this.#lens;
-    const quiet = this.#quiet;
+    const isHot = this.#hot;
     const segOf = this.#segOf;
     const oldFirst = this.#segFirst;
     const oldHot = this.#segHot;
@@ -675,23 +682,19 @@ export class ExpositionCache {
     const first: number[] = [];
     const hots: boolean[] = [];
     const skips: number[] = [];
-    const newGroup = this.#subsystemStarts();
+    const coldStart = this.#coldCuts();
     let budget = HOT_BYTES;
-    let size = 0;
     for (let k = 0; k < lens.length; k++) {
       const len = lens[k] as number;
-      const hot = (quiet[k] as number) < HOT_UPDATES && len <= budget;
+      const hot = isHot[k] === 1 && len <= budget;
       if (hot) budget -= len;
       const kindChanged = k > 0 && hot !== hots[hots.length - 1];
-      const full = !hot && (size >= SEGMENT_BYTES || (newGroup[k] === 1 && size >= SEGMENT_BYTES / 4));
-      if (k === 0 || kindChanged || full) {
+      if (k === 0 || kindChanged || (!hot && coldStart[k] === 1)) {
         first.push(k);
         hots.push(hot);
         skips.push(hot && k > 0 ? Buffer.byteLength(this.#heads[k] as string) : 0);
-        size = 0;
       }
       segOf[k] = first.length - 1;
-      size += len;
     }
     // Versions: kept for a segment with the same lines, kind and end as one before the cut
     // (the heads of the segment after it, when that one is hot, are its last bytes), when
@@ -723,20 +726,32 @@ export class ExpositionCache {
   }
 
   /**
-   * Per output position, 1 where a family of another subsystem than the one before begins
-   * (worked out once per layout: the layout's families do not change).
+   * Per output position, 1 where a cold segment begins: at the first line end at or past
+   * SEGMENT_BYTES, and before a family of another subsystem once a segment holds a quarter
+   * of that (the global status then shares no segment with the global variables). Worked out
+   * once per layout, from the line sizes of its first update, so these cuts stay where they
+   * are as lines turn hot and cold (and gain digits).
    */
-  #subsystemStarts(): Uint8Array {
-    if (this.#groupStarts.length === this.#lens.length) return this.#groupStarts;
-    const starts = new Uint8Array(this.#lens.length);
+  #coldCuts(): Uint8Array {
+    const lens = this.#lens;
+    if (this.#coldStarts.length === lens.length) return this.#coldStarts;
+    const starts = new Uint8Array(lens.length);
     let group = '';
+    let size = 0;
     for (let k = 0; k < starts.length; k++) {
-      if (this.#heads[k] === '') continue;
-      const family = subsystem((this.#names[k] as readonly [string, string])[0]);
-      if (family !== group) starts[k] = 1;
-      group = family;
+      let newGroup = false;
+      if (this.#heads[k] !== '') {
+        const family = subsystem((this.#names[k] as readonly [string, string])[0]);
+        newGroup = family !== group;
+        group = family;
+      }
+      if (k === 0 || size >= SEGMENT_BYTES || (newGroup && size >= SEGMENT_BYTES / 4)) {
+        starts[k] = 1;
+        size = 0;
+      }
+      size += lens[k] as number;
     }
-    this.#groupStarts = starts;
+    this.#coldStarts = starts;
     return starts;
   }
 
@@ -832,6 +847,7 @@ export class ExpositionCache {
     this.#segHot = [];
     this.#segSkip = [];
     this.#quiet = new Uint16Array(order.length).fill(QUIET_CAP);
-    this.#groupStarts = new Uint8Array(0);
+    this.#hot = new Uint8Array(order.length);
+    this.#coldStarts = new Uint8Array(0);
   }
 }
