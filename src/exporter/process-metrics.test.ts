@@ -1,6 +1,7 @@
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import {
+  ADDRESS_LIMIT_TTL_MS,
   addBuildInfo,
   addressSpaceLimit,
   commandLineSelfMetrics,
@@ -40,5 +41,29 @@ describe('process metrics', () => {
     const r = processRegistry();
     addBuildInfo(r, '1.0.0');
     assert.match(await r.metrics(), /version="1\.0\.0"/);
+  });
+
+  it('reads the address space limit again only once ADDRESS_LIMIT_TTL_MS has passed', async () => {
+    let reads = 0;
+    let clock = 1_000_000;
+    const r = processRegistry({
+      readLimit: () => {
+        reads++;
+        return 1000 * reads;
+      },
+      now: () => clock,
+    });
+    const served = async (): Promise<string | undefined> =>
+      /^process_virtual_memory_max_bytes (\d+)$/m.exec(await r.metrics())?.[1];
+    assert.equal(await served(), '1000');
+    clock += ADDRESS_LIMIT_TTL_MS - 1;
+    assert.equal(await served(), '1000');
+    assert.equal(reads, 1);
+    clock += 1;
+    assert.equal(await served(), '2000');
+    assert.equal(reads, 2);
+    // No limit to read (no /proc): the family is left out.
+    const none = processRegistry({ readLimit: () => undefined });
+    assert.doesNotMatch(await none.metrics(), /process_virtual_memory_max_bytes/);
   });
 });
