@@ -4,7 +4,7 @@
  *
  *   node dist/bench/exporter.js [--collectors default|three] [--scrapes 300] [--concurrency 4]
  *                               [--warmup 10] [--gzip] [--settle 0] [--compare <exporter.js>]
- *                               [--load <n>]
+ *                               [--load <n>] [--process-families]
  *
  * Both exporters collect the same thing. `--collectors default` (the default):
  * mysqld_exporter's default collectors (global_status, global_variables, slave_status,
@@ -26,7 +26,10 @@
  * `--compare <path>`: another build's `dist/bench/exporter.js` (e.g. main's, built in a
  * temporary directory) serves as a second sonde, scraped in the same rounds of phases 1 and
  * 2, so a change is measured before and after under the same load. `--load <n>`: n busy
- * processes spin for the whole run, a loaded machine on purpose.
+ * processes spin for the whole run, a loaded machine on purpose. `--process-families`: sonde's
+ * answers carry the process families its mysqld_exporter command line appends (`process_*`,
+ * `nodejs_*`, `mysqld_exporter_build_info`, as mysqld_exporter's carry its `go_*` and
+ * `process_*`); without it, the monitor's exporter endpoint as a config file runs it.
  *
  * A scrape's latency runs from the request to the answer's last byte, gunzipped when it came
  * gzipped, as Prometheus times a scrape (its scrape duration ends with the body read and
@@ -46,6 +49,7 @@ import { builtinCollectors } from '../src/collectors/builtin.js';
 import { NO_EVENTS } from '../src/core/events.js';
 import type { Db } from '../src/core/db.js';
 import type { Plan } from '../src/core/plan.js';
+import { commandLineSelfMetrics } from '../src/exporter/process-metrics.js';
 import { createScrapeReader } from '../src/exporter/scrape-reader.js';
 import { startExporter } from '../src/exporter/server.js';
 import { defaultPlan } from '../src/plan/defaults.js';
@@ -63,6 +67,9 @@ function arg(name: string, def: string): string {
 
 /** `--collectors`: `default` (mysqld_exporter's default set) or `three`. */
 const SET = arg('collectors', 'default') === 'three' ? 'three' : 'default';
+
+/** `--process-families`: the child appends the command line's process families. */
+const PROCESS_FAMILIES = process.argv.includes('--process-families');
 
 /** The exporter plan of the set: default-exporter, or mysqld_exporter's defaults that sonde serves. */
 function benchPlan(): Plan {
@@ -106,6 +113,7 @@ async function child(socket: string): Promise<void> {
   const db = rootDb(socket);
   const plan = benchPlan();
   const source = createScrapeReader({ monitorId: 'bench', db, plan, collectors: builtinCollectors() });
+  const self = PROCESS_FAMILIES ? commandLineSelfMetrics('bench') : undefined;
   const handle = await startExporter({
     monitorId: 'bench',
     listen: '127.0.0.1:0',
@@ -113,6 +121,7 @@ async function child(socket: string): Promise<void> {
     source,
     status: { set: () => undefined, delete: () => undefined },
     events: NO_EVENTS,
+    ...(self === undefined ? {} : { selfMetrics: () => self.text() }),
   });
   process.stdout.write(`${handle.address}\n`);
   process.once('SIGTERM', () => {
@@ -212,7 +221,15 @@ function startChild(
   // installed exporter does; BENCH_CHILD_NODE_ARGS adds flags for it alone (e.g. `--cpu-prof`).
   const extra = (process.env.BENCH_CHILD_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
   const nodeArgs = [...binNodeFlags(), ...extra];
-  const proc = spawn(process.execPath, [...nodeArgs, script, '--child', socket, '--collectors', SET], {
+  const childArgs = [
+    script,
+    '--child',
+    socket,
+    '--collectors',
+    SET,
+    ...(PROCESS_FAMILIES ? ['--process-families'] : []),
+  ];
+  const proc = spawn(process.execPath, [...nodeArgs, ...childArgs], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   process.on('exit', () => proc.kill('SIGKILL'));
