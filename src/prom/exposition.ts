@@ -455,9 +455,6 @@ export const HOT_UPDATES = 16;
  */
 export const HOT_BYTES = 8 * 1024;
 
-/** Where the updates since a line last changed stop being counted (a cold line). */
-const QUIET_CAP = 0xffff;
-
 /**
  * A metric name's namespace and subsystem, its first three words (`mysql_global_status` of
  * `mysql_global_status_uptime`); the whole name when it has fewer.
@@ -545,10 +542,10 @@ export class ExpositionCache {
   #segBounds: number[] = [];
   #version = 0;
   /**
-   * Per output position, the updates since its text last changed (QUIET_CAP at most, and
-   * from the start of a layout), and whether it is hot (see HOT_UPDATES).
+   * Per output position, the updates since its text last changed (counted up to
+   * HOT_UPDATES, from the start of a layout), and whether it is hot (see HOT_UPDATES).
    */
-  #quiet = new Uint16Array(0);
+  #quiet = new Uint8Array(0);
   #hot = new Uint8Array(0);
   /** See #coldCuts (empty until the layout's first cut). */
   #coldStarts = new Uint8Array(0);
@@ -652,9 +649,9 @@ export class ExpositionCache {
         if (q < HOT_UPDATES) hot[k] = 1;
         quiet[k] = 0;
         c++;
-      } else {
-        if (q < QUIET_CAP) quiet[k] = q + 1;
-        if (q + 1 >= HOT_UPDATES) hot[k] = 0;
+      } else if (q < HOT_UPDATES) {
+        quiet[k] = q + 1;
+        if (q + 1 === HOT_UPDATES) hot[k] = 0;
       }
       if (hot[k] !== was) turned = true;
     }
@@ -846,7 +843,7 @@ export class ExpositionCache {
     this.#segVersions = [];
     this.#segHot = [];
     this.#segSkip = [];
-    this.#quiet = new Uint16Array(order.length).fill(QUIET_CAP);
+    this.#quiet = new Uint8Array(order.length).fill(HOT_UPDATES);
     this.#hot = new Uint8Array(order.length);
     this.#coldStarts = new Uint8Array(0);
   }

@@ -82,8 +82,9 @@ function pushStored(parts: Buffer[], bytes: Buffer): void {
  * then the CRC-32 and length of the whole text (RFC 1952) make it a gzip member any gunzip
  * reads. A segment cannot refer to text before it, and stored bytes are not compressed, so
  * the answer is larger than one gzipSync call makes (about a sixth for an exporter's answer:
- * 22.6 against 19.6 KB), for a fifth of the CPU or less: a deflate call costs about 25 µs before its
- * first byte, so a few changed lines are cheaper sent as they are than compressed again.
+ * 22.6 against 19.6 KB), for a fifth of the CPU or less: a deflate call costs about 25 µs
+ * before its first byte, so a few changed lines are cheaper sent as they are than
+ * compressed again.
  * Node has no API for this framing: `gzipSync` always starts a new stream, and a zlib stream
  * object cannot be driven synchronously.
  *
