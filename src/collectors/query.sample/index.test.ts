@@ -29,6 +29,21 @@ void describe('query.sample bookmark', () => {
     );
     assert.equal(b.at, 170n);
   });
+
+  void it('counts a restart when the uptime went back or lagged the agent clock, not when end times pass it', () => {
+    const b = new Bookmark();
+    assert.equal(b.restarted(0, 0), false, 'the first read has nothing to compare');
+    // A young server whose statement clock ran ahead of its uptime: no restart.
+    b.reset(1_900_000_000_000n);
+    assert.equal(b.restarted(1, 1_000), false);
+    assert.equal(b.restarted(NaN, 2_000), false, 'an unreadable uptime decides nothing');
+    assert.equal(b.restarted(2, 2_000), false);
+    assert.equal(b.restarted(12, 12_500), false, 'uptime in whole seconds, a little behind');
+    assert.equal(b.restarted(3, 13_000), true, 'uptime went back');
+    assert.equal(b.restarted(4, 14_000), false);
+    // Collections failed for a minute; the server came back 30 s ago: uptime grew by 26 s only.
+    assert.equal(b.restarted(30, 74_000), true, 'a restart slept through');
+  });
 });
 
 void describe('query.sample on MySQL 8, from recorded result sets', () => {

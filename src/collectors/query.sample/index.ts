@@ -7,7 +7,8 @@
  * clock for every thread) and the (thread, event id) pairs that ended exactly at the
  * bookmark makes each statement go out once and none be skipped between intervals, as long
  * as the history table does not wrap within an interval. The first read only sets the
- * bookmark; a server restart (uptime below the bookmark) starts it again from zero. At most
+ * bookmark; a server restart (its uptime went back, or grew less than the agent's own clock
+ * did) starts it again from zero. At most
  * `max-per-digest` samples per digest per hour go out (the others are counted in
  * `capped`). The SQL text and the error message go through the obfuscator; sonde's own
  * statements are left out. Where the server records waits (the events_waits_history_long
@@ -133,6 +134,9 @@ class HourlyCap {
   }
 }
 
+/** Seconds the server's uptime may lag the agent's clock between reads before it counts as a restart. */
+const RESTART_SLACK_S = 5;
+
 /** The bookmark: the last end time read, and the statements that ended exactly then. */
 export class Bookmark {
   at: bigint | undefined;
@@ -159,6 +163,26 @@ export class Bookmark {
   reset(at: bigint): void {
     this.at = at;
     this.#atKeys = new Set();
+  }
+
+  #uptime: number | undefined;
+  #seenAtMs = 0;
+
+  /**
+   * Whether the server restarted since the last call: its uptime (whole seconds, from the
+   * server's clock) went back, or grew more than RESTART_SLACK_S less than the agent's
+   * monotonic clock did (a restart slept through, while collections failed). The end times
+   * cannot tell: performance_schema's clock starts before the server's uptime does, by up
+   * to a second or more on a loaded host, so a statement's end time can pass the uptime
+   * plus one second without any restart. An unreadable uptime decides nothing.
+   */
+  restarted(uptime: number, monoMs: number): boolean {
+    if (!Number.isFinite(uptime)) return false;
+    const last = this.#uptime;
+    const grewS = (monoMs - this.#seenAtMs) / 1000;
+    this.#uptime = uptime;
+    this.#seenAtMs = monoMs;
+    return last !== undefined && (uptime < last || uptime + RESTART_SLACK_S < last + grewS);
   }
 }
 
@@ -280,11 +304,12 @@ export class QuerySampleCollector implements Collector {
     if (mark === undefined) {
       mark = new Bookmark();
       mark.reset(bigOf(field((await q(maxEndSql(this.#table)))[0] ?? {}, 'M')) ?? 0n);
+      mark.restarted(uptime, performance.now());
       this.#bookmarks.set(level, mark);
       return { values: this.#values(0, 0) };
     }
-    if (Number.isFinite(uptime) && BigInt(Math.floor(uptime) + 1) * 1_000_000_000_000n < (mark.at ?? 0n))
-      mark.reset(0n); // the server restarted: its clock started again
+    // The server restarted: its statement clock started again from zero.
+    if (mark.restarted(uptime, performance.now())) mark.reset(0n);
     const rows = mark.take(
       await q(sampleSql(this.#table, mark.at ?? 0n, state.thresholdPs, state.perInterval)),
     );
