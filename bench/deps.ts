@@ -30,7 +30,6 @@ const DEPS: { spec: string; start: boolean }[] = [
   { spec: 'mysql2/promise', start: true },
   { spec: '@noble/hashes/legacy.js', start: true },
   { spec: 'pino', start: false },
-  { spec: 'prom-client', start: false },
   { spec: 'protobufjs', start: false },
   { spec: 'snappyjs', start: false },
   { spec: 'bcryptjs', start: false },

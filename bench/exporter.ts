@@ -121,7 +121,7 @@ async function child(socket: string): Promise<void> {
     source,
     status: { set: () => undefined, delete: () => undefined },
     events: NO_EVENTS,
-    ...(self === undefined ? {} : { selfMetrics: () => self.text() }),
+    ...(self === undefined ? {} : { selfMetrics: () => self.samples() }),
   });
   process.stdout.write(`${handle.address}\n`);
   process.once('SIGTERM', () => {

@@ -338,7 +338,7 @@ export function monitorDeps(b: Boot): MonitorDeps {
         const self = (b.selfMetrics ??= commandLineSelfMetrics(VERSION));
         return startExporter({
           ...args,
-          selfMetrics: () => self.text(),
+          selfMetrics: () => self.samples(),
           ...(reload === undefined
             ? {}
             : {

@@ -7,8 +7,8 @@
  *   exposition, self-metrics, `collect[]`, the scrape-timeout header). The target and the
  *   auth module are resolved from the config (ProbeTargets) before anything connects: a
  *   request naming nothing configured gets a 4xx and a one-line reason.
- * - `GET /metrics`: the agent's own metrics: prom-client's process and Node.js metrics, and
- *   each monitor's collection counts (`sonde_collections_total`,
+ * - `GET /metrics`: the agent's own metrics: the process and Node.js families
+ *   (process-metrics.ts), and each monitor's collection counts (`sonde_collections_total`,
  *   `sonde_collection_errors_total`), read from the engines' tallies when scraped.
  * - `GET /targets`: the monitors for Prometheus' `http_sd_configs`: one entry per monitor,
  *   its id as the target, its tags as labels (names made valid, labelName) and its address
@@ -16,14 +16,14 @@
  * - `/`: a landing page; anything else 404.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { Counter, type Registry } from 'prom-client';
 import { errorMessage } from '../core/errors.js';
 import type { Events } from '../core/events.js';
 import type { MonitorTallies, ProbeTargets } from '../core/probe.js';
 import { refuseMethod, send, sendText } from '../http/answer.js';
 import { loadWebConfig } from '../http/web-config.js';
 import { startWebListeners } from '../http/listener.js';
-import { processRegistry } from './process-metrics.js';
+import { exposition, TEXT_CONTENT_TYPE, type PromSample } from '../prom/exposition.js';
+import { ProcessFamilies } from './process-metrics.js';
 import { EXPORTER_KEEP_ALIVE_MS, ScrapeHandler } from './server.js';
 
 /** The label of a `/targets` entry holding the monitor's address. */
@@ -65,43 +65,40 @@ export function targetsJson(targets: ProbeTargets): string {
   );
 }
 
-/** The counters of `/metrics` read from the tallies each time they are scraped. */
-function tallyCounters(registry: Registry, tallies: () => MonitorTallies[]): void {
-  const counter = (
-    name: string,
-    help: string,
-    pick: (t: { collections: number; errors: number }) => number,
-  ) =>
-    new Counter({
-      name,
-      help,
-      labelNames: ['monitor', 'reader'] as const,
-      registers: [registry],
-      collect() {
-        this.reset();
-        for (const t of tallies()) {
-          this.inc({ monitor: t.monitor, reader: 'level' }, pick(t.level));
-          this.inc({ monitor: t.monitor, reader: 'scrape' }, pick(t.scrape));
-        }
-      },
-    });
-  counter(
-    'sonde_collections_total',
-    'Domain collections finished, per monitor and reader (level: the sinks; scrape: exporter and probes).',
-    (t) => t.collections,
-  );
-  counter(
-    'sonde_collection_errors_total',
-    'Domain collections that failed, per monitor and reader (level: the sinks; scrape: exporter and probes).',
-    (t) => t.errors,
-  );
+/** The counters of `/metrics`, read from the tallies each time they are scraped. */
+function tallySamples(tallies: readonly MonitorTallies[], out: PromSample[]): void {
+  const counters = [
+    {
+      name: 'sonde_collections_total',
+      help: 'Domain collections finished, per monitor and reader (level: the sinks; scrape: exporter and probes).',
+      pick: (t: { collections: number; errors: number }) => t.collections,
+    },
+    {
+      name: 'sonde_collection_errors_total',
+      help: 'Domain collections that failed, per monitor and reader (level: the sinks; scrape: exporter and probes).',
+      pick: (t: { collections: number; errors: number }) => t.errors,
+    },
+  ];
+  for (const { name, help, pick } of counters)
+    for (const t of tallies)
+      for (const reader of ['level', 'scrape'] as const)
+        out.push({
+          name,
+          help,
+          type: 'counter',
+          labels: { monitor: t.monitor, reader },
+          value: pick(t[reader]),
+        });
 }
 
-/** The registry behind `/metrics`: prom-client's default metrics and the tallies. */
-export function agentRegistry(targets: ProbeTargets): Registry {
-  const registry = processRegistry();
-  tallyCounters(registry, () => targets.tallies());
-  return registry;
+/** The text behind `/metrics`: the process families and the tallies, read when called. */
+export function agentMetrics(targets: ProbeTargets): () => string {
+  const families = new ProcessFamilies();
+  return () => {
+    const samples = families.samples();
+    tallySamples(targets.tallies(), samples);
+    return exposition(samples);
+  };
 }
 
 /** The probe listener's paths, all GET (and HEAD); exported for the documentation test. */
@@ -198,7 +195,7 @@ export interface ProbeHandle {
 function router(args: StartProbeArgs): (req: IncomingMessage, res: ServerResponse) => void {
   const { events } = args;
   const prober = new Prober(args.targets, events);
-  const registry = agentRegistry(args.targets);
+  const metrics = agentMetrics(args.targets);
   const failed = (req: IncomingMessage, res: ServerResponse, what: string, err: unknown): void => {
     events.debug(`probe listener: ${what} failed: ${errorMessage(err)}`);
     if (!res.headersSent)
@@ -219,10 +216,11 @@ function router(args: StartProbeArgs): (req: IncomingMessage, res: ServerRespons
         prober.handle(req, res, url).catch((err: unknown) => failed(req, res, 'probe', err));
         return;
       case PROBE_PATHS.metrics:
-        registry.metrics().then(
-          (text) => send(res, req, 200, registry.contentType, text),
-          (err: unknown) => failed(req, res, 'metrics', err),
-        );
+        try {
+          send(res, req, 200, TEXT_CONTENT_TYPE, metrics());
+        } catch (err) {
+          failed(req, res, 'metrics', err);
+        }
         return;
       case PROBE_PATHS.targets:
         return send(res, req, 200, 'application/json', targetsJson(args.targets));

@@ -147,10 +147,10 @@ export interface StartExporterArgs {
   /** The targets probeTarget may be asked for (`--probe.allowed-targets`); undefined: any. */
   allowedTargets?: (target: string) => boolean;
   /**
-   * Text appended to every scrape of the telemetry path (mysqld_exporter's command line: the
-   * process families and `mysqld_exporter_build_info`); a failure leaves it out.
+   * Samples added to every scrape of the telemetry path (mysqld_exporter's command line: the
+   * process families and `mysqld_exporter_build_info`); a failure leaves them out.
    */
-  selfMetrics?: () => Promise<string>;
+  selfMetrics?: () => PromSample[];
   /**
    * `exporter.token-file`: every path then needs `Authorization: Bearer <token>`. A missing
    * or empty file fails the start with an error naming the key and the file.
@@ -284,8 +284,8 @@ export interface ScrapeHandlerArgs {
   events: Events;
   /** Seconds taken off `X-Prometheus-Scrape-Timeout-Seconds` (`timeout-offset`); 0.25 when unset. */
   timeoutOffsetS?: number;
-  /** Exposition text appended to each answer (process families); a failure leaves it out. */
-  selfMetrics?: () => Promise<string>;
+  /** Samples added to each answer (process families); a failure leaves them out. */
+  selfMetrics?: () => PromSample[];
 }
 
 /**
@@ -339,8 +339,7 @@ export class ScrapeHandler {
     }
     if (!result.up)
       this.#args.events.debug(`exporter ${this.#args.monitorId}: MySQL is down: ${result.error}`);
-    const extra = await this.#selfText();
-    this.#answer(req, res, this.#samples(result, text ?? {}), extra);
+    this.#answer(req, res, this.#samples(result, text ?? {}));
   }
 
   /** Self-metrics, translated values and the info families of the text values. */
@@ -353,18 +352,18 @@ export class ScrapeHandler {
       if (ok.has('var.global')) samples.push(...variablesInfoSamples(text));
       if (ok.has('status.global')) samples.push(...statusInfoSamples(text));
     }
+    this.#addSelf(samples);
     return samples;
   }
 
-  /** The appended text (process families), '' without or when it cannot be had. */
-  async #selfText(): Promise<string> {
+  /** The added samples (process families), left out when they cannot be had. */
+  #addSelf(samples: PromSample[]): void {
     const self = this.#args.selfMetrics;
-    if (self === undefined) return '';
+    if (self === undefined) return;
     try {
-      return await self();
+      for (const s of self()) samples.push(s);
     } catch (err) {
       this.#args.events.debug(`exporter ${this.#args.monitorId}: process metrics: ${errorMessage(err)}`);
-      return '';
     }
   }
 
@@ -400,16 +399,14 @@ export class ScrapeHandler {
   }
 
   /** Render and send: 200 (gzip when accepted), or 500 when the samples cannot be exposed. */
-  #answer(req: IncomingMessage, res: ServerResponse, samples: PromSample[], extra = ''): void {
+  #answer(req: IncomingMessage, res: ServerResponse, samples: PromSample[]): void {
     const gzip = /\bgzip\b/i.test(req.headers['accept-encoding'] ?? '');
     let body: Buffer;
     try {
-      // Read at once (gzip, or copied with the appended text): the cache's shared buffer will do.
-      body = this.#render(samples, gzip || extra !== '');
-      const tail = extra === '' ? undefined : Buffer.from(extra);
+      // Read at once when gzipped: the cache's shared buffer will do.
+      body = this.#render(samples, gzip);
       // gzip compresses again only the parts of the text that changed since the last answer.
-      if (gzip) body = this.#gzip.gzip(body, this.#expo.segments(), tail);
-      else if (tail !== undefined) body = Buffer.concat([body, tail]);
+      if (gzip) body = this.#gzip.gzip(body, this.#expo.segments());
     } catch (err) {
       if (!(err instanceof ExpositionError)) throw err;
       this.#args.events.debug(`exporter ${this.#args.monitorId}: cannot expose metrics: ${err.message}`);
@@ -465,7 +462,7 @@ async function probeScrape(
   res: ServerResponse,
   url: URL,
   section: string,
-  selfMetrics?: () => Promise<string>,
+  selfMetrics?: () => PromSample[],
 ): Promise<void> {
   const refuse = (code: number, text: string) =>
     sendText(res, req, code, text, { 'X-Content-Type-Options': 'nosniff' });

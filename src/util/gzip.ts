@@ -102,11 +102,10 @@ export class SegmentedGzip {
     this.#header = gzipHeader(level);
   }
 
-  /** gzip of `text` followed by `tail` (compressed at every call), using `segments` of `text`. */
-  gzip(text: Buffer, segments: TextSegments, tail?: Buffer): Buffer {
+  /** gzip of `text`, using its `segments`. */
+  gzip(text: Buffer, segments: TextSegments): Buffer {
     const { bounds, versions, stored } = segments;
-    if (crc32 === undefined)
-      return gzipPayload(tail === undefined ? text : Buffer.concat([text, tail]), this.#level);
+    if (crc32 === undefined) return gzipPayload(text, this.#level);
     const kept = this.#pieces;
     const pieces = new Map<number, Buffer>();
     const parts = [this.#header];
@@ -122,16 +121,9 @@ export class SegmentedGzip {
     }
     this.#pieces = pieces;
     const end = bounds[versions.length] ?? 0;
-    let crc = crc32(text.subarray(0, end));
-    let size = end;
-    if (tail !== undefined && tail.length > 0) {
-      parts.push(this.#deflate(tail));
-      crc = crc32(tail, crc);
-      size += tail.length;
-    }
     const trailer = Buffer.allocUnsafe(8);
-    trailer.writeUInt32LE(crc, 0);
-    trailer.writeUInt32LE(size % 2 ** 32, 4);
+    trailer.writeUInt32LE(crc32(text.subarray(0, end)), 0);
+    trailer.writeUInt32LE(end % 2 ** 32, 4);
     parts.push(LAST_BLOCK, trailer);
     return Buffer.concat(parts);
   }
