@@ -22,7 +22,7 @@
  * serves them. `nodejs_eventloop_lag_seconds` (the delay of one callback queued at each
  * scrape) is always served.
  */
-import { readFileSync, readdirSync } from 'node:fs';
+import { closeSync, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
 import {
   PerformanceObserver,
   constants,
@@ -301,7 +301,7 @@ export class ProcessFamilies {
 
   #status(): { rss?: number; size?: number; data?: number } {
     try {
-      return statusSizes(readFileSync('/proc/self/status', 'latin1'));
+      return statusSizes(readProcFile('/proc/self/status'));
     } catch {
       return {};
     }
@@ -415,11 +415,34 @@ export class ProcessFamilies {
   }
 }
 
-/** Open descriptors: the entries of /proc/self/fd less the one reading it; undefined elsewhere. */
+/** One buffer for the small files of /proc read at each scrape. */
+const PROC_BUFFER = Buffer.alloc(8192);
+
+/**
+ * A file of /proc in one read into PROC_BUFFER (half the CPU of readFileSync, which asks
+ * the size first and gets 0 from /proc); a file that fills the buffer is read whole again.
+ */
+function readProcFile(path: string): string {
+  const fd = openSync(path, 'r');
+  let n: number;
+  try {
+    n = readSync(fd, PROC_BUFFER, 0, PROC_BUFFER.length, 0);
+  } finally {
+    closeSync(fd);
+  }
+  return n < PROC_BUFFER.length ? PROC_BUFFER.toString('latin1', 0, n) : readFileSync(path, 'latin1');
+}
+
+/**
+ * Open descriptors; undefined off Linux. Linux 6.2 and later give their number as the size
+ * of /proc/self/fd (a stat, 7 µs); older kernels say 0 there, and the entries are counted,
+ * less the one the listing holds (17 µs).
+ */
 function openFds(): number | undefined {
   if (process.platform !== 'linux') return undefined;
   try {
-    return readdirSync('/proc/self/fd').length - 1;
+    const size = statSync('/proc/self/fd').size;
+    return size > 0 ? size : readdirSync('/proc/self/fd').length - 1;
   } catch {
     return undefined;
   }
