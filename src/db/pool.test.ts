@@ -455,6 +455,40 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
     });
   });
 
+  void it('closes the extra connections a second after statements ran in parallel, keeps one, and sets no timer while idle', async () => {
+    const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+    const idleTimers = timers();
+    const d = track(createDb(specFor(server, 'mon', 'mon-secret-pw')));
+    await d.query('SELECT 1');
+    assert.equal(timers(), idleTimers, 'a pool with one idle connection sets no timer');
+    const connections = async (): Promise<number> =>
+      Number(
+        (await server.query("SELECT COUNT(*) AS n FROM information_schema.processlist WHERE user = 'mon'"))[0]
+          ?.n,
+      );
+    const aborted = async (): Promise<number> =>
+      Number((await server.query("SHOW GLOBAL STATUS LIKE 'Aborted_clients'"))[0]?.Value);
+    const abortedBefore = await aborted();
+    const [c1, c2, c3] = await Promise.all([
+      d.query('SELECT SLEEP(0.2) AS a'),
+      d.query('SELECT SLEEP(0.2) AS b'),
+      d.query('SELECT SLEEP(0.2) AS c'),
+    ]);
+    assert.deepEqual(
+      [c1, c2, c3].map((r) => r.length),
+      [1, 1, 1],
+    );
+    const during = await connections();
+    assert.ok(during >= 3, `${during} connections after three statements at once`);
+    const start = Date.now();
+    while ((await connections()) > 1 && Date.now() - start < 5000) await sleep(50);
+    assert.equal(await connections(), 1, 'one connection kept');
+    assert.equal(await aborted(), abortedBefore, 'closed with COM_QUIT, not dropped');
+    assert.equal(timers(), idleTimers, 'no timer left once only one connection is idle');
+    // The kept connection still serves.
+    assert.deepEqual(await d.query('SELECT 2 AS v'), [{ v: '2' }]);
+  });
+
   void it('rejects after close()', async () => {
     const d = createDb(specFor(server, 'mon', 'mon-secret-pw'));
     await d.query('SELECT 1');

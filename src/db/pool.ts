@@ -38,6 +38,7 @@ import {
   type PoolConnection,
 } from 'mysql2/promise';
 import type { Connection as CoreConnection } from 'mysql2';
+import { IdleConnections } from './idle.js';
 import type {
   BatchResultHandler,
   ConnectionSpec,
@@ -61,11 +62,6 @@ import type { TLSSocket } from 'node:tls';
  * rest. One more connection is reserved for ping() (liveness), opened when it is needed.
  */
 export const POOL_SIZE = 3;
-/**
- * How long the one idle connection may stay idle before the pool closes it: as long as the
- * server keeps it (its wait_timeout), so a monitor does not reconnect between collections.
- */
-const KEEP_IDLE_MS = 7 * 24 * 3600 * 1000;
 /** Seconds; set on every new session so DDL locks cannot stall monitoring for long. */
 const SESSION_LOCK_WAIT_TIMEOUT_S = 5;
 /** The session variables every statement runs with unless it asks otherwise (SQL text). */
@@ -347,6 +343,8 @@ interface Generation {
   batch?: Pool;
   /** Connections checked out of this pool right now. */
   active: number;
+  /** The statements' connections idle in `pool`, all but one closed soon after use. */
+  idle: IdleConnections;
   /** Replaced by a newer generation: end the pool once nothing is checked out. */
   retired: boolean;
 }
@@ -427,15 +425,15 @@ class MysqlDb implements PooledDb {
       // The statements' slots and the liveness slot.
       connectionLimit: POOL_SIZE + 1,
       // One connection stays open between collections. The others are opened only while
-      // statements run in parallel, and mysql2 closes them within a second of going idle
-      // (with COM_QUIT: gracefulEnd, so the server does not count aborted clients).
-      maxIdle: 1,
-      idleTimeout: KEEP_IDLE_MS,
+      // statements run in parallel, and closed within a second of going idle (with
+      // COM_QUIT: gracefulEnd, so the server does not count aborted clients) by
+      // IdleConnections, not by mysql2, whose check would wake the process every second.
+      maxIdle: POOL_SIZE + 1,
       gracefulEnd: true,
       waitForConnections: true,
       queueLimit: 0,
     });
-    return { spec, pool, asText: own, active: 0, retired: false };
+    return { spec, pool, asText: own, active: 0, retired: false, idle: new IdleConnections() };
   }
 
   /**
@@ -451,7 +449,6 @@ class MysqlDb implements PooledDb {
       multipleStatements: true,
       connectionLimit: 1,
       maxIdle: 1,
-      idleTimeout: KEEP_IDLE_MS,
       gracefulEnd: true,
       waitForConnections: true,
       queueLimit: 0,
@@ -547,6 +544,7 @@ class MysqlDb implements PooledDb {
     }
     gen.active++;
     const core = conn.connection as object;
+    if (!batch) gen.idle.taken(conn.connection);
     if (!this.#prepared.has(core)) {
       this.#opts.onConnect?.(Date.now() - t0);
       try {
@@ -611,7 +609,10 @@ class MysqlDb implements PooledDb {
   #release(conn: PoolConnection, gen: Generation, destroy: boolean, slot?: () => void): void {
     gen.active--;
     if (destroy) conn.destroy();
-    else conn.release();
+    else {
+      conn.release();
+      gen.idle.released(conn.connection);
+    }
     slot?.();
     this.#maybeEndRetired(gen);
   }
@@ -1105,6 +1106,7 @@ function readAsText(q: object, hook: boolean): void {
 
 /** End a generation's pools (errors ignored: the connections are being let go). */
 async function endPools(gen: Generation): Promise<void> {
+  gen.idle.close();
   await Promise.all([gen.pool.end().catch(() => undefined), gen.batch?.end().catch(() => undefined)]);
 }
 
