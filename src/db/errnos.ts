@@ -5,6 +5,8 @@
 
 /** ER_ACCESS_DENIED_ERROR: wrong user or password. */
 export const ER_ACCESS_DENIED = 1045;
+/** ER_PARSE_ERROR: "You have an error in your SQL syntax" (a statement this server does not know). */
+export const ER_PARSE_ERROR = 1064;
 /** ER_UNKNOWN_TABLE: unknown table in information_schema (e.g. a plugin table not loaded). */
 export const ER_UNKNOWN_TABLE = 1109;
 /** ER_NO_SUCH_TABLE: the table does not exist. */

@@ -458,13 +458,16 @@ void describe('createDb (mysql2 pool) against a real MariaDB', () => {
   void it('closes the extra connections a second after statements ran in parallel, keeps one, and sets no timer while idle', async () => {
     const timers = (): number => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
     const idleTimers = timers();
-    const d = track(createDb(specFor(server, 'mon', 'mon-secret-pw')));
+    // A user of its own: the other tests' pools each keep an idle connection as 'mon'.
+    await server.createUser('idler', 'idler-secret-pw', []);
+    const d = track(createDb(specFor(server, 'idler', 'idler-secret-pw')));
     await d.query('SELECT 1');
     assert.equal(timers(), idleTimers, 'a pool with one idle connection sets no timer');
     const connections = async (): Promise<number> =>
       Number(
-        (await server.query("SELECT COUNT(*) AS n FROM information_schema.processlist WHERE user = 'mon'"))[0]
-          ?.n,
+        (
+          await server.query("SELECT COUNT(*) AS n FROM information_schema.processlist WHERE user = 'idler'")
+        )[0]?.n,
       );
     const aborted = async (): Promise<number> =>
       Number((await server.query("SHOW GLOBAL STATUS LIKE 'Aborted_clients'"))[0]?.Value);

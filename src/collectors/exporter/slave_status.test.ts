@@ -359,7 +359,23 @@ void describe('exporter.slave_status statement order', () => {
     );
   });
 
-  void it('every statement failing: the last error (errno kept), no values', async () => {
+  void it('MariaDB without SLAVE MONITOR: the refusal is told, not the syntax error of the last variant', async () => {
+    const db = new FakeDb('10.11.6-MariaDB-0+deb12u1', (sql) => {
+      if (/NONBLOCKING|NOLOCK/.test(sql)) throw parseError(sql);
+      throw Object.assign(
+        new Error(
+          'Access denied; you need (at least one of) the SUPER, SLAVE MONITOR privilege(s) for this operation',
+        ),
+        { errno: 1227 },
+      );
+    });
+    const { res }: { res: CollectResult } = await collect(db);
+    assert.equal(res.error?.errno, 1227);
+    assert.match(res.error?.message ?? '', /SLAVE MONITOR/);
+    assert.equal(db.queries.length, STATEMENTS.length, 'every statement was tried');
+  });
+
+  void it('every statement failing: the first error that is not a syntax error (errno kept), no values', async () => {
     const db = new FakeDb('8.4.2', (sql) => {
       throw Object.assign(new Error(`denied: ${sql}`), {
         errno: sql.endsWith('REPLICA STATUS NOLOCK') ? 1227 : 1064,

@@ -11,11 +11,15 @@
  * Statements are tried in upstream's order: `SHOW ALL SLAVES STATUS` (MariaDB: every
  * connection), then `SHOW SLAVE STATUS` and `SHOW REPLICA STATUS`, each failing one retried
  * with the lock-free suffixes ` NONBLOCKING` and ` NOLOCK` (Percona, older MySQL). The first
- * statement that works is remembered until the next preparation.
+ * statement that works is remembered until the next preparation. When none works, the error
+ * told is the first that is not a syntax error: on MariaDB 10.5 and later without the SLAVE
+ * MONITOR privilege every plain statement is refused (1227) and every suffixed one is a
+ * syntax error (1064), and the last of those would hide the missing privilege.
  */
 import type { CollectorRegistration } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
+import { ER_PARSE_ERROR } from '../../db/errnos.js';
 import { UpstreamCollector, family, parseStatus, sample, upstreamHelp, type Family } from './common.js';
 
 export const DOMAIN = 'exporter.slave_status';
@@ -94,6 +98,7 @@ export class SlaveStatusCollector extends UpstreamCollector {
   async #rows(signal: AbortSignal): Promise<Row[]> {
     if (this.#statement !== undefined) return this.db.query(this.#statement, [], { signal });
     let last: unknown;
+    let told: unknown;
     for (const sql of STATEMENTS) {
       signal.throwIfAborted();
       try {
@@ -102,9 +107,10 @@ export class SlaveStatusCollector extends UpstreamCollector {
         return rows;
       } catch (err) {
         last = err;
+        if (told === undefined && (err as { errno?: unknown }).errno !== ER_PARSE_ERROR) told = err;
       }
     }
-    throw last;
+    throw told ?? last;
   }
 }
 
