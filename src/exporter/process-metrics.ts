@@ -37,13 +37,23 @@ import { readRegularTextSync } from '../util/read-file.js';
 /** Go's value of an unlimited address space: the largest 64-bit unsigned number. */
 const UNLIMITED = 2 ** 64;
 
-/** One soft limit of /proc/self/limits: a number, Infinity for unlimited, undefined if absent. */
+/** One soft limit of /proc/self/limits, unlimited as Go reads it (2^64); undefined if absent. */
 function softLimit(limits: string, name: string): number | undefined {
   const m = new RegExp(`^${name}\\s+(\\S+)`, 'm').exec(limits);
   if (m === null) return undefined;
-  if (m[1] === 'unlimited') return Infinity;
+  if (m[1] === 'unlimited') return UNLIMITED;
   const n = Number(m[1]);
   return Number.isFinite(n) ? n : undefined;
+}
+
+/** The two limits the families serve. */
+interface Limits {
+  files: number | undefined;
+  address: number | undefined;
+}
+
+function parseLimits(limits: string): Limits {
+  return { files: softLimit(limits, 'Max open files'), address: softLimit(limits, 'Max address space') };
 }
 
 /** /proc/self/limits, or undefined where there is no such file. */
@@ -60,9 +70,7 @@ function readLimits(): string | undefined {
  * process collector reads it (unlimited is 2^64); undefined where there is no such file.
  */
 export function addressSpaceLimit(limits: string | undefined = readLimits()): number | undefined {
-  if (limits === undefined) return undefined;
-  const v = softLimit(limits, 'Max address space');
-  return v === Infinity ? UNLIMITED : v;
+  return limits === undefined ? undefined : parseLimits(limits).address;
 }
 
 /**
@@ -161,23 +169,24 @@ const VERSION_LABELS: Readonly<Record<string, string>> = (() => {
   return { version: process.version, major, minor, patch };
 })();
 
-/** The three sizes of /proc/self/status prom-client reads (kB there), in bytes. */
-function statusSizes(status: string): { rss?: number; size?: number; data?: number } {
+/** The three sizes prom-client reads from /proc/self/status (kB there), in bytes. */
+interface Sizes {
+  rss: number | undefined;
+  size: number | undefined;
+  data: number | undefined;
+}
+
+function statusSizes(status: string): Sizes {
   const kb = (key: string): number | undefined => {
     const at = status.indexOf(`\n${key}:`);
     if (at < 0) return undefined;
     const n = Number.parseInt(status.slice(at + key.length + 2, status.indexOf('\n', at + 1)), 10);
     return Number.isFinite(n) ? n * 1024 : undefined;
   };
-  const out: { rss?: number; size?: number; data?: number } = {};
-  const rss = kb('VmRSS');
-  const size = kb('VmSize');
-  const data = kb('VmData');
-  if (rss !== undefined) out.rss = rss;
-  if (size !== undefined) out.size = size;
-  if (data !== undefined) out.data = data;
-  return out;
+  return { rss: kb('VmRSS'), size: kb('VmSize'), data: kb('VmData') };
 }
+
+const NO_SIZES: Sizes = { rss: undefined, size: undefined, data: undefined };
 
 /** Counts per type name (a handle's or request's class, a resource's name). */
 function countByName(names: Iterable<string>): Map<string, number> {
@@ -223,14 +232,14 @@ export class ProcessFamilies {
   readonly #readLimits: () => string | undefined;
   readonly #now: () => number;
   readonly #stats: boolean;
-  #limits: string | undefined;
+  #limits: Limits | undefined;
   #limitsAt: number;
 
   constructor(opts: ProcessFamiliesOptions = {}) {
     this.#readLimits = opts.readLimits ?? readLimits;
     this.#now = opts.now ?? Date.now;
     this.#stats = opts.eventLoopStats ?? eventLoopStatsWanted();
-    this.#limits = this.#readLimits();
+    this.#limits = this.#parsedLimits();
     this.#limitsAt = this.#now();
     gcDurations ??= new GcDurations();
     if (this.#stats && eventLoopDelay === undefined) {
@@ -277,40 +286,40 @@ export class ProcessFamilies {
       'gauge',
       START_SECONDS,
     );
-    const sizes = process.platform === 'linux' ? this.#status() : { rss: process.memoryUsage.rss() };
+    const sizes =
+      process.platform === 'linux' ? this.#status() : { ...NO_SIZES, rss: process.memoryUsage.rss() };
     add('process_resident_memory_bytes', 'Resident memory size in bytes.', 'gauge', sizes.rss);
     add('process_virtual_memory_bytes', 'Virtual memory size in bytes.', 'gauge', sizes.size);
     add('process_heap_bytes', 'Process heap size in bytes.', 'gauge', sizes.data);
     add('process_open_fds', 'Number of open file descriptors.', 'gauge', openFds());
     const limits = this.#currentLimits();
-    if (limits === undefined) return;
-    const files = softLimit(limits, 'Max open files');
-    add(
-      'process_max_fds',
-      'Maximum number of open file descriptors.',
-      'gauge',
-      files === Infinity ? UNLIMITED : files,
-    );
+    add('process_max_fds', 'Maximum number of open file descriptors.', 'gauge', limits?.files);
     add(
       'process_virtual_memory_max_bytes',
       'Maximum amount of virtual memory available in bytes.',
       'gauge',
-      addressSpaceLimit(limits),
+      limits?.address,
     );
   }
 
-  #status(): { rss?: number; size?: number; data?: number } {
+  #status(): Sizes {
     try {
       return statusSizes(readProcFile('/proc/self/status'));
     } catch {
-      return {};
+      return NO_SIZES;
     }
   }
 
-  /** /proc/self/limits, read again once ADDRESS_LIMIT_TTL_MS has passed since the last reading. */
-  #currentLimits(): string | undefined {
+  /** /proc/self/limits read and parsed, undefined where there is no such file. */
+  #parsedLimits(): Limits | undefined {
+    const text = this.#readLimits();
+    return text === undefined ? undefined : parseLimits(text);
+  }
+
+  /** The limits, read again once ADDRESS_LIMIT_TTL_MS has passed since the last reading. */
+  #currentLimits(): Limits | undefined {
     if (this.#now() - this.#limitsAt >= ADDRESS_LIMIT_TTL_MS) {
-      this.#limits = this.#readLimits();
+      this.#limits = this.#parsedLimits();
       this.#limitsAt = this.#now();
     }
     return this.#limits;
