@@ -1,9 +1,10 @@
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import type { CollectResult } from '../../core/collector.js';
 import type { Row } from '../../core/db.js';
 import type { MetricValue } from '../../core/metrics.js';
 import { FakeDb, NO_SIGNAL, planOf } from '../kit/test-helpers.js';
+import { connectAs, startMariaDB, type MariaDB } from '../../../test/helpers/mariadb.js';
 import { collectOnce, render } from './recorded.fixture.js';
 import { DOMAIN, STATEMENTS, registration, slaveStatusSamples } from './slave_status.js';
 
@@ -405,5 +406,44 @@ void describe('exporter.slave_status statement order', () => {
       c.prepare(planOf({ l: { [DOMAIN]: { options: { nonblocking: 'true' } } } }), NO_SIGNAL),
       /unknown option nonblocking; the domain has no options/,
     );
+  });
+});
+
+void describe('exporter.slave_status against a real MariaDB', () => {
+  let server: MariaDB;
+  before(async () => {
+    server = await startMariaDB();
+    // mysqld_exporter's README grant; on MariaDB 10.5+ REPLICATION CLIENT is BINLOG MONITOR.
+    await server.createUser('readme', 'readme-pw-1', ['PROCESS, REPLICATION CLIENT, SELECT ON *.*']);
+    await server.createUser('monitor', 'monitor-pw-1', [
+      'PROCESS, BINLOG MONITOR, SLAVE MONITOR, SELECT ON *.*',
+    ]);
+  });
+  after(async () => {
+    await server.stop();
+  });
+
+  const collectAs = async (user: string, password: string): Promise<CollectResult> => {
+    const db = connectAs(server, user, password);
+    try {
+      const c = registration.create({ monitorId: 'm', db });
+      await c.prepare(planOf({ l: { [DOMAIN]: {} } }), NO_SIGNAL);
+      return await c.collect('l', NO_SIGNAL);
+    } finally {
+      await db.close();
+    }
+  };
+
+  void it("without SLAVE MONITOR: the server's refusal naming the privilege, not a syntax error", async () => {
+    const res = await collectAs('readme', 'readme-pw-1');
+    assert.equal(res.error?.errno, 1227, JSON.stringify(res.error));
+    assert.match(res.error?.message ?? '', /SLAVE MONITOR/);
+    assert.deepEqual(res.values, []);
+  });
+
+  void it('with SLAVE MONITOR, not a replica: no error, no samples', async () => {
+    const res = await collectAs('monitor', 'monitor-pw-1');
+    assert.equal(res.error, undefined);
+    assert.deepEqual(res.values, []);
   });
 });
