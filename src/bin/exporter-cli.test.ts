@@ -244,6 +244,10 @@ describe('exporterSetup', () => {
       exporterSetup(run(['--mysqld.username=u']), { ...env, SONDE_LOG_LEVEL: 'loud' }, dir),
       { message: 'invalid value "loud" for SONDE_LOG_LEVEL; valid values: debug, info, warn, error' },
     );
+    await assert.rejects(
+      exporterSetup(run(['--mysqld.username=u']), { ...env, SONDE_EVENT_LOOP_STATS: 'maybe' }, dir),
+      { message: 'invalid value "maybe" for SONDE_EVENT_LOOP_STATS; valid values: on, off' },
+    );
   });
 
   it('reads .my.cnf of the working directory by default, as mysqld_exporter does; not ~/.my.cnf', async () => {

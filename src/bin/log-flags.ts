@@ -3,6 +3,7 @@
  * the values each accepts and the error that names a bad one. The environment
  * (`SONDE_LOG_LEVEL`, `SONDE_LOG_FORMAT`) fills what the command line leaves unset.
  */
+import { envSwitchError } from '../util/env-switch.js';
 import {
   LOG_LEVELS,
   parseLogFormat,
@@ -30,8 +31,14 @@ export function readLogFormat(text: string, what: string): LogFormat {
   return format;
 }
 
-/** `SONDE_LOG_LEVEL` and `SONDE_LOG_FORMAT` (empty = unset); throws naming the variable. */
+/**
+ * `SONDE_LOG_LEVEL` and `SONDE_LOG_FORMAT` (empty = unset); throws naming the variable. The
+ * one switch read later (SONDE_EVENT_LOOP_STATS, by the process families) is checked here
+ * too, so a bad value fails the boot of either command line.
+ */
 export function logEnv(env: NodeJS.ProcessEnv): { level?: LogLevel; format?: LogFormat } {
+  const bad = envSwitchError(env, 'SONDE_EVENT_LOOP_STATS');
+  if (bad !== undefined) throw new Error(bad);
   const level = env.SONDE_LOG_LEVEL ?? '';
   const format = env.SONDE_LOG_FORMAT ?? '';
   return {

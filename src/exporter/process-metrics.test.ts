@@ -147,6 +147,8 @@ describe('process metrics', () => {
     assert.equal(eventLoopStatsWanted({ SONDE_EVENT_LOOP_STATS: 'on' }), true);
     assert.equal(eventLoopStatsWanted({ SONDE_EVENT_LOOP_STATS: 'TRUE' }), true);
     assert.equal(eventLoopStatsWanted({ SONDE_EVENT_LOOP_STATS: 'off' }), false);
+    // Refused at boot by the command line (see util/env-switch.ts); read as off here.
+    assert.equal(eventLoopStatsWanted({ SONDE_EVENT_LOOP_STATS: 'maybe' }), false);
   });
 
   it('counts garbage collections per kind in cumulative buckets', async () => {

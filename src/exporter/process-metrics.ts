@@ -32,6 +32,7 @@ import {
 import { getHeapSpaceStatistics, getHeapStatistics } from 'node:v8';
 import type { Distribution } from '../core/metrics.js';
 import type { PromSample, PromType } from '../prom/exposition.js';
+import { envSwitch } from '../util/env-switch.js';
 import { readRegularTextSync } from '../util/read-file.js';
 
 /** Go's value of an unlimited address space: the largest 64-bit unsigned number. */
@@ -210,9 +211,15 @@ function classNames(list: unknown[]): string[] {
   return names;
 }
 
-/** Whether SONDE_EVENT_LOOP_STATS asks for the event-loop delay statistics. */
+/** The variable that asks for the event-loop delay statistics. */
+export const EVENT_LOOP_STATS_ENV = 'SONDE_EVENT_LOOP_STATS';
+
+/**
+ * Whether SONDE_EVENT_LOOP_STATS asks for the event-loop delay statistics (a value that is
+ * neither on nor off is refused at boot by the command line; here it reads as off).
+ */
 export function eventLoopStatsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return /^(on|1|true|yes)$/i.test(env.SONDE_EVENT_LOOP_STATS ?? '');
+  return envSwitch(env, EVENT_LOOP_STATS_ENV) === true;
 }
 
 /** A sample list builder: one family's HELP and TYPE given once. */

@@ -87,6 +87,12 @@ describe('sonde CLI', () => {
     const env = await runSonde([], { env: { SONDE_LOG_LEVEL: 'verbose' } });
     assert.equal(env.code, 1);
     assert.match(oneLine(env.stderr), /invalid value "verbose" for SONDE_LOG_LEVEL; /);
+    const stats = await runSonde([], { env: { SONDE_EVENT_LOOP_STATS: 'sometimes' } });
+    assert.equal(stats.code, 1);
+    assert.equal(
+      oneLine(stats.stderr),
+      'Error parsing command line: invalid value "sometimes" for SONDE_EVENT_LOOP_STATS; valid values: on, off',
+    );
   });
 
   it('prints the boot failure as one JSON line with --log.format=json', async () => {
